@@ -98,7 +98,7 @@ def check_probabilities(q: Any, axis: int, name: str = "q") -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite probabilities, but got NaN or inf")
     if np.any(arr < 0):
-        raise ValueError(f"{name} must be non-negative, but got minimum {arr.min()!r}")
+        raise ValueError(f"{name} must be non-negative, but got minimum {float(arr.min())!r}")
     sums = arr.sum(axis=ax)
     worst = np.max(np.abs(sums - 1.0)) if sums.size else 0.0
     if worst > SUM_TOL:
@@ -121,7 +121,7 @@ def check_alpha(alpha: Any, name: str = "alpha") -> np.ndarray:
     if np.any(arr <= 0):
         raise ValueError(
             f"{name} must be strictly positive (Dirichlet concentrations), "
-            f"but got minimum {arr.min()!r}"
+            f"but got minimum {float(arr.min())!r}"
         )
     return arr
 
@@ -138,7 +138,7 @@ def check_counts(counts: Any, name: str = "counts") -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, but got NaN or inf")
     if np.any(arr < 0):
-        raise ValueError(f"{name} must be non-negative, but got minimum {arr.min()!r}")
+        raise ValueError(f"{name} must be non-negative, but got minimum {float(arr.min())!r}")
     if np.any(arr != np.round(arr)):
         bad = arr[arr != np.round(arr)]
         raise ValueError(f"{name} must be whole numbers, but got {_describe(bad[:5])}")
