@@ -1,12 +1,43 @@
 """ambppl: Bayesian inference of ambiguity in categorical annotations.
 
-Importing ``ambppl`` needs only numpy, scipy and xarray; PyMC and ArviZ are imported by the
-functions that need them.
+Importing ``ambppl`` needs only numpy; every public name below is loaded from its module on
+first use (PEP 562), so ``import ambppl`` stays well under 0.5 s and pulls in neither scipy,
+xarray, pandas nor PyMC/ArviZ until a function that needs them is called.
+
+To export a new public name: add it to ``_EXPORTS`` (name -> module), to the
+``TYPE_CHECKING`` imports and to the literal ``__all__`` (sorted).
 """
 
-from ambppl.measures import MEASURES, amb, amb_modified, amb_old, normalized_entropy
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+#: public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "MEASURES": "ambppl.measures",
+    "amb": "ambppl.measures",
+    "amb_modified": "ambppl.measures",
+    "amb_old": "ambppl.measures",
+    "normalized_entropy": "ambppl.measures",
+    "read_annotations": "ambppl.data",
+    "get_model": "ambppl.catalog",
+    "list_models": "ambppl.catalog",
+    "fit": "ambppl.fit",
+    "summarize": "ambppl.summary",
+    "rank": "ambppl.summary",
+    "select": "ambppl.summary",
+    "stratify": "ambppl.summary",
+}
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from ambppl.catalog import get_model, list_models
+    from ambppl.data import read_annotations
+    from ambppl.fit import fit
+    from ambppl.measures import MEASURES, amb, amb_modified, amb_old, normalized_entropy
+    from ambppl.summary import rank, select, stratify, summarize
 
 __all__ = [
     "MEASURES",
@@ -14,5 +45,26 @@ __all__ = [
     "amb",
     "amb_modified",
     "amb_old",
+    "fit",
+    "get_model",
+    "list_models",
     "normalized_entropy",
+    "rank",
+    "read_annotations",
+    "select",
+    "stratify",
+    "summarize",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ambppl' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # cache: later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -31,7 +31,9 @@ def as_float_array(x: Any, name: str) -> np.ndarray:
     try:
         arr = np.asarray(x)
     except Exception as err:  # pragma: no cover - numpy raises rarely here
-        raise TypeError(f"{name} must be array-like of numbers, but got {type(x).__name__}") from err
+        raise TypeError(
+            f"{name} must be array-like of numbers, but got {type(x).__name__}"
+        ) from err
     if arr.dtype == object or not (
         np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
     ):
@@ -180,3 +182,33 @@ def check_option(value: Any, options: Mapping[str, Any] | tuple[str, ...], name:
             f"{name} must be one of {', '.join(repr(v) for v in valid)}, but got {value!r}"
         )
     return value
+
+
+def check_prior(prior: Any, n_categories: int, name: str = "prior") -> np.ndarray:
+    """Return a symmetric (scalar) or full Dirichlet prior as a vector of ``n_categories``."""
+    arr = as_float_array(prior, name)
+    if arr.ndim == 0:
+        arr = np.full(n_categories, float(arr))
+    elif arr.ndim != 1 or arr.shape[0] != n_categories:
+        raise ValueError(
+            f"{name} must be a positive number (symmetric Dirichlet) or a vector of "
+            f"{n_categories} positive numbers (one per category), but got shape {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(
+            f"{name} must be strictly positive and finite (Dirichlet concentrations), "
+            f"but got {_describe(prior)}"
+        )
+    return arr
+
+
+def cant_solve_position(label: Any, categories: Any, name: str = "cant_solve") -> int | None:
+    """Position of the can't-solve ``label`` among ``categories`` (``None`` if label is None)."""
+    if label is None:
+        return None
+    labels = [str(c) for c in np.asarray(categories).tolist()]
+    if str(label) not in labels:
+        raise ValueError(
+            f"{name} must be one of the category labels {labels} or None, but got {label!r}"
+        )
+    return labels.index(str(label))

@@ -12,16 +12,13 @@ the position of the "can't solve" answer (default: last; ``None`` = the task has
 from __future__ import annotations
 
 import math
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from ambppl._checks import check_axis, check_cant_solve, check_n_proper, check_probabilities
 
 __all__ = ["MEASURES", "amb", "amb_modified", "amb_old", "normalized_entropy"]
-
-T = TypeVar("T")
-
 
 class _NumpyOps:
     """The handful of array operations the kernels need, for numpy."""
@@ -127,7 +124,9 @@ def _apply(measure: str, q: Any, cant_solve: int | None, axis: int, dim: str | N
     if module.startswith("xarray"):
         return _apply_xarray(measure, q, cant_solve, dim)
     if dim is not None:
-        raise TypeError(f"{fname}: dim= is for xarray inputs; for arrays use axis=, got dim={dim!r}")
+        raise TypeError(
+            f"{fname}: dim= is for xarray inputs; for arrays use axis=, got dim={dim!r}"
+        )
     if module.startswith("pytensor"):
         ops = _PyTensorOps()
         ax = check_axis(axis, q.ndim)
@@ -182,7 +181,7 @@ def _apply_xarray(measure: str, q: Any, cant_solve: int | None, dim: str | None)
     return out.rename(fname)
 
 
-def amb(q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | None = None) -> T:
+def amb[T](q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | None = None) -> T:
     r"""Ambiguity: probability of "can't solve" or of a label flip between two answers.
 
     Parameters
@@ -235,7 +234,7 @@ def amb(q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | None = 
     return _apply("amb", q, cant_solve, axis, dim)
 
 
-def amb_modified(
+def amb_modified[T](
     q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | None = None
 ) -> T:
     r"""Modified ambiguity: the label-flip part normalized to reach 1 at uniform answers.
@@ -280,7 +279,7 @@ def amb_modified(
     return _apply("modified", q, cant_solve, axis, dim)
 
 
-def amb_old(q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | None = None) -> T:
+def amb_old[T](q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | None = None) -> T:
     r"""The older total-variation ambiguity ``amb0`` of Schwirten et al. and Klugmann et al.
 
     Parameters
@@ -324,7 +323,7 @@ def amb_old(q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | Non
     return _apply("old", q, cant_solve, axis, dim)
 
 
-def normalized_entropy(
+def normalized_entropy[T](
     q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | None = None
 ) -> T:
     r"""Shannon entropy of ``q`` divided by its maximum ``log K``.

@@ -26,3 +26,32 @@ def shared_data() -> Path:
 def rng() -> np.random.Generator:
     """A generator with a fixed seed; tests that need their own seed make one."""
     return np.random.default_rng(20261125)
+
+
+@pytest.fixture(scope="session")
+def small_counts():
+    """3 items x 3 categories (can't-solve last) shared by the fit and summary tests."""
+    import xarray as xr
+
+    return xr.DataArray(
+        np.array([[5, 0, 0], [2, 2, 1], [1, 3, 2]]),
+        dims=("item", "category"),
+        coords={"item": ["clear", "mixed", "unsure"], "category": ["yes", "no", "cs"]},
+        attrs={"cant_solve": "cs", "source": "test"},
+    )
+
+
+@pytest.fixture(scope="session")
+def nuts_fit(small_counts):
+    """The one NUTS fit of the suite (PyMC compiles ~60 s cold per new model shape):
+    2 chains x 300 draws on ``small_counts``, reused by test_fit and test_summary."""
+    import ambppl
+
+    return ambppl.fit(
+        small_counts,
+        method="nuts",
+        draws=300,
+        chains=2,
+        random_seed=20261125,
+        sample_kwargs={"tune": 300, "cores": 1},
+    )

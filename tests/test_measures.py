@@ -188,7 +188,12 @@ def test_pytensor_graph_matches_numpy():
         ([1.0], {}, ValueError, r"q must have at least 2 categories along axis -1, but got 1"),
         ([0.5, 0.5], {"axis": 1}, ValueError, r"axis must be in \[-1, 0\].*but got 1"),
         ([0.5, 0.5], {"axis": 0.5}, TypeError, r"axis must be an integer, but got 0\.5"),
-        ([0.5, 0.5, 0], {"cant_solve": 3}, ValueError, r"cant_solve must be a position in \[-3, 2\]"),
+        (
+            [0.5, 0.5, 0],
+            {"cant_solve": 3},
+            ValueError,
+            r"cant_solve must be a position in \[-3, 2\]",
+        ),
         ([0.5, 0.5, 0], {"cant_solve": "cs"}, TypeError, r"cant_solve must be an integer position"),
         (["a", "b"], {}, TypeError, r"q must be array-like of numbers, but got dtype <U1"),
         ([0.5, 0.5], {"dim": "category"}, TypeError, r"dim= is for xarray inputs"),

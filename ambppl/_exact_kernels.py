@@ -1,0 +1,184 @@
+"""Integrands for the exact two-class distributions of the ambiguity measures.
+
+Private helper of :mod:`ambppl.exact`. For ``C = 2`` write ``q = (q_1, q_2, q_cs)`` with
+``V = 1 - q_cs ~ Beta(b, c)`` (``b = alpha_1 + alpha_2``, ``c = alpha_cs``) independent of
+``pi = q_1 / V ~ Beta(alpha_1, alpha_2)``, and ``D = |2 pi - 1|``. Every measure has the form
+
+    A = 1 - V * H(D),   H = (1 + D**2) / 2 (amb),  D**2 (modified),  D (old),
+
+so with ``y = 1 - a``
+
+    pdf(a) = E[f_V(y / H) / H],   cdf(a) = P(V H >= y) = E[S_V(y / H)],
+
+a one-dimensional integral over ``D`` (paper eq. ``amb_posterior_analytic`` after the change
+of variables ``u = 1 - V``; ERRATA 1 for the lower limit ``max(0, 2a - 1)``). The variable of
+integration is chosen per measure so that no singularity lies close to (but not on) the
+interval and every end-point singularity is a power of a distance the quadrature supplies:
+
+* amb, ``a > 1/2``: ``r = |pi - 1/2| = sqrt(2a - 1)/2 * sinh(w)``; ``a < 1/2``:
+  ``r = sqrt(1 - 2a)/2 * cosh(w)``; ``a = 1/2``: ``r`` itself. This absorbs the
+  ``1/sqrt`` singularity of the paper's integrand at ``u = 2a - 1`` and its collision with
+  the ``u**(alpha_cs - 1)`` singularity near ``a = 1/2`` (ERRATA 6).
+* modified and old: ``s = -log H``, so ``V = y * exp(s)`` and ``1 - V = 1 - exp(-(S - s))``
+  with ``S = -log y`` taken from the distance to the upper end.
+
+All functions return logarithms of the integrand including the Jacobian.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.special as sc
+
+LOG2 = math.log(2.0)
+
+
+def xl(k: np.ndarray, log_x: np.ndarray) -> np.ndarray:
+    """``k * log_x`` with ``0 * log(0) = 0``."""
+    return np.where(k == 0, 0.0, k * log_x)
+
+
+def log_sinh(x: np.ndarray, log_x: np.ndarray) -> np.ndarray:
+    """``log(sinh(x))`` for ``x > 0``, exact for tiny ``x`` given ``log(x)``."""
+    xs = np.maximum(x, 1e-300)
+    small = log_x + np.log(np.sinh(np.minimum(xs, 1.0)) / np.minimum(xs, 1.0))
+    big = xs + np.log1p(-np.exp(-2.0 * xs)) - LOG2
+    return np.where(x < 1.0, small, big)
+
+
+def log1mexp(x: np.ndarray, log_x: np.ndarray) -> np.ndarray:
+    """``log(1 - exp(-x))`` for ``x > 0``, exact for tiny ``x`` given ``log(x)``."""
+    xs = np.maximum(x, 1e-300)
+    small = log_x + np.log(-np.expm1(-np.minimum(xs, 1.0)) / np.minimum(xs, 1.0))
+    big = np.log1p(-np.exp(-xs))
+    return np.where(x < 1.0, small, big)
+
+
+def log_pi_pair(p: dict, l1: np.ndarray, l2: np.ndarray) -> np.ndarray:
+    """``log(f_pi(x) + f_pi(1 - x))`` for ``pi ~ Beta(a1, a2)``, given log x and log(1-x)."""
+    k1 = p["a1"] - 1.0
+    k2 = p["a2"] - 1.0
+    return np.logaddexp(xl(k1, l1) + xl(k2, l2), xl(k1, l2) + xl(k2, l1)) - p["lbR"]
+
+
+def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) -> np.ndarray:
+    """log f_V(v) (pdf), log P(V >= v) (cdf) or log P(V < v) (sf), V ~ Beta(b, c)."""
+    b = p["b"]
+    c = p["c"]
+    if kind == "pdf":
+        return xl(b - 1.0, log_v) + xl(c - 1.0, log_1mv) - p["lbV"]
+    v = np.exp(log_v)
+    one_m_v = np.exp(log_1mv)
+    # leading term of the incomplete beta tail: a finite stand-in where betainc underflows
+    # (only the peak search looks at those nodes; their contribution is below 1e-300)
+    if kind == "cdf":
+        val = sc.betainc(c, b, one_m_v)
+        tail = xl(c, log_1mv) + xl(b, log_v) - np.log(c) - p["lbV"]
+    else:
+        val = sc.betainc(b, c, v)
+        tail = xl(b, log_v) + xl(c, log_1mv) - np.log(b) - p["lbV"]
+    with np.errstate(divide="ignore"):
+        out = np.log(val)
+    return np.where(val > 0, out, tail)
+
+
+# ---------------------------------------------------------------------------------------
+# amb
+# ---------------------------------------------------------------------------------------
+
+
+def amb_above(kind: str):
+    """amb at ``a > 1/2``: ``r = sqrt(e)/2 sinh(w)``, ``w in [0, W]``, ``e = 2a - 1``."""
+
+    def logf(p, dl, dr, ldl, ldr):
+        w = dl
+        se = p["se"]
+        sh = np.sinh(w)
+        ch = np.cosh(w)
+        r = 0.5 * se * sh
+        l_lo = (
+            np.log(se) + np.log(np.cosh(0.5 * (p["W"] + w))) + log_sinh(0.5 * dr, ldr - LOG2)
+        )  # log(1/2 - r)
+        l_hi = np.log(0.5 + r)  # log(1/2 + r)
+        l1p = np.log1p(p["e"] * sh * sh)  # log(1 + 4 r^2)
+        log_v = p["log2y"] - l1p
+        log_1mv = np.log(p["e"]) + 2.0 * np.log(ch) - l1p
+        jac = np.log(0.5 * se) + np.log(ch)
+        out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv) + jac
+        if kind == "pdf":
+            out = out - (l1p - LOG2)  # 1 / H, H = (1 + 4 r^2) / 2
+        return out
+
+    return logf
+
+
+def amb_below(kind: str):
+    """amb at ``a < 1/2``: ``r = r0 cosh(w)``, ``r0 = sqrt(1 - 2a)/2``, ``w in [0, W]``."""
+
+    def logf(p, dl, dr, ldl, ldr):
+        w = dl
+        r0 = p["r0"]
+        ch = np.cosh(w)
+        r = r0 * ch
+        l_lo = (
+            np.log(2.0 * r0)
+            + np.log(np.sinh(0.5 * (p["W"] + w)))
+            + log_sinh(0.5 * dr, ldr - LOG2)
+        )
+        l_hi = np.log(0.5 + r)
+        l1p = np.log1p(4.0 * r * r)
+        lsh = log_sinh(w, ldl)
+        log_v = p["log2y"] - l1p
+        log_1mv = np.log(4.0 * r0 * r0) + 2.0 * lsh - l1p
+        jac = np.log(r0) + lsh
+        out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv) + jac
+        if kind == "pdf":
+            out = out - (l1p - LOG2)
+        return out
+
+    return logf
+
+
+def amb_half(kind: str):
+    """amb at ``a = 1/2`` exactly: integrate over ``r in [0, 1/2]``."""
+
+    def logf(p, dl, dr, ldl, ldr):
+        r = dl
+        l1p = np.log1p(4.0 * r * r)
+        log_v = p["log2y"] - l1p
+        log_1mv = 2.0 * (LOG2 + ldl) - l1p
+        out = log_pi_pair(p, ldr, np.log(0.5 + r)) + _log_v_factor(p, kind, log_v, log_1mv)
+        if kind == "pdf":
+            out = out - (l1p - LOG2)
+        return out
+
+    return logf
+
+
+# ---------------------------------------------------------------------------------------
+# modified and old: s = -log H in [0, S], S = -log(1 - a)
+# ---------------------------------------------------------------------------------------
+
+
+def power_family(kind: str, power: int):
+    """``H = D**power`` (2: modified, 1: old) in the variable ``s = -log H``."""
+    half = 1.0 / power
+
+    def logf(p, dl, dr, ldl, ldr):
+        s = dl
+        sd = half * s  # -log D
+        d = np.exp(-sd)
+        l_lo = log1mexp(sd, ldl - math.log(power)) - LOG2  # log((1 - D)/2)
+        l_hi = np.log1p(d) - LOG2  # log((1 + D)/2)
+        log_fd = log_pi_pair(p, l_lo, l_hi) - LOG2  # density of D
+        log_v = -dr
+        log_1mv = log1mexp(dr, ldr)
+        out = log_fd + _log_v_factor(p, kind, log_v, log_1mv)
+        # pdf: f_D f_V / H |dD/ds| ;  cdf, sf: f_D S_V |dD/ds|,  |dD/ds| = D / power
+        if kind == "pdf":
+            return out + s - sd - math.log(power)
+        return out - sd - math.log(power)
+
+    return logf

@@ -1,0 +1,324 @@
+"""The model catalog: the PyMC programs in ``models/`` and their info records.
+
+Each entry is a pair of files, ``<name>.py`` (maths in the module docstring, then
+``model(counts, **prior) -> pymc.Model``) and ``<name>.json`` (the info record). The catalog
+folder is, in this order of preference:
+
+1. the folder named by the environment variable ``AMBPPL_MODELS`` (for tests and for users
+   who keep their own models);
+2. ``ambppl/_models`` inside an installed wheel (``pyproject.toml`` maps ``models`` there);
+3. the top-level ``models/`` folder of a source checkout.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["ENV_VAR", "INFO_KEYS", "ModelEntry", "catalog_dir", "get_model", "list_models"]
+
+#: Environment variable that overrides the catalog folder.
+ENV_VAR = "AMBPPL_MODELS"
+#: Keys every info record must have.
+INFO_KEYS = ("name", "description", "parameters", "reference", "exact", "data")
+
+
+def catalog_dir(path: str | Path | None = None) -> Path:
+    """The folder the catalog is read from.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        Use this folder instead of the default lookup.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path`` if given, else ``$AMBPPL_MODELS``, else ``ambppl/_models`` of an installed
+        wheel, else ``models/`` of the source checkout.
+
+    Raises
+    ------
+    ValueError
+        If the folder does not exist.
+
+    Notes
+    -----
+    The wheel's ``_models`` folder is tried before the checkout's ``models/`` so that an
+    installed copy never picks up an unrelated ``models`` folder next to ``site-packages``.
+
+    References
+    ----------
+    ``pyproject.toml``: ``[tool.hatch.build.targets.wheel.force-include]``.
+
+    Examples
+    --------
+    >>> catalog_dir().name in ("models", "_models")
+    True
+    """
+    package = Path(__file__).resolve().parent
+    if path is not None:
+        folder, what = Path(path), "path"
+    elif os.environ.get(ENV_VAR):
+        folder, what = Path(os.environ[ENV_VAR]), f"${ENV_VAR}"
+    elif (package / "_models").is_dir():
+        folder, what = package / "_models", "the installed catalog"
+    else:
+        folder, what = package.parent / "models", "the source checkout's catalog"
+    if not folder.is_dir():
+        raise ValueError(
+            f"{what} must be a folder of models (<name>.py + <name>.json), but "
+            f"{str(folder)!r} does not exist"
+        )
+    return folder
+
+
+def _read_info(json_path: Path) -> dict[str, Any]:
+    """Load and check one info record."""
+    import json
+
+    try:
+        info = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"info record {json_path.name!r} must be valid JSON, but {err}") from err
+    if not isinstance(info, dict):
+        raise ValueError(
+            f"info record {json_path.name!r} must be a JSON object, but got {type(info).__name__}"
+        )
+    missing = [k for k in INFO_KEYS if k not in info]
+    if missing:
+        raise ValueError(
+            f"info record {json_path.name!r} must have the keys {list(INFO_KEYS)!r}, but "
+            f"{missing!r} are missing"
+        )
+    if info["name"] != json_path.stem:
+        raise ValueError(
+            f"info record {json_path.name!r} must have name {json_path.stem!r} (its file "
+            f"name), but got {info['name']!r}"
+        )
+    if not isinstance(info["parameters"], dict) or not all(
+        isinstance(v, dict) and "default" in v for v in info["parameters"].values()
+    ):
+        raise ValueError(
+            f"info record {json_path.name!r} must map each parameter to "
+            f'{{"default": ..., "description": ...}}, but got {info["parameters"]!r}'
+        )
+    if info["data"] not in ("counts", "long"):
+        raise ValueError(
+            f"info record {json_path.name!r} must have data 'counts' or 'long', "
+            f"but got {info['data']!r}"
+        )
+    return info
+
+
+def _load_module(path: Path) -> ModuleType:
+    """Import ``path`` as a module (once per path and modification time)."""
+    import importlib.util
+
+    key = f"ambppl._catalog_models.{path.stem}_{abs(hash((str(path), path.stat().st_mtime_ns)))}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, path)
+    if spec is None or spec.loader is None:  # pragma: no cover - only for odd file systems
+        raise ValueError(f"model file {str(path)!r} cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[key]
+        raise
+    if not callable(getattr(module, "model", None)):
+        raise ValueError(
+            f"model file {path.name!r} must define a function model(counts, **prior), but has none"
+        )
+    return module
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One catalog entry: a PyMC program and its info record.
+
+    Attributes
+    ----------
+    name : str
+        The entry's name (the file stem).
+    info : dict
+        The info record (keys ``name``, ``description``, ``parameters``, ``reference``,
+        ``exact``, ``data``).
+    path : pathlib.Path
+        The ``<name>.py`` file.
+    """
+
+    name: str
+    info: dict[str, Any] = field(repr=False, compare=False)
+    path: Path
+
+    def build(self, counts: Any, **prior: Any) -> Any:
+        """Build the entry's ``pymc.Model`` for ``counts``.
+
+        Parameters
+        ----------
+        counts : xarray.DataArray or any source of :func:`ambppl.read_annotations`
+            The data. For ``"data": "counts"`` models anything that is not already a
+            DataArray is read with :func:`ambppl.read_annotations` (default options).
+        **prior
+            The model's parameters (see ``info["parameters"]``); missing ones take their
+            defaults.
+
+        Returns
+        -------
+        pymc.Model
+            The model returned by the file's ``model(counts, **prior)``.
+
+        Raises
+        ------
+        ValueError
+            For a parameter the model does not have (the message lists the ones it has).
+
+        Notes
+        -----
+        The file is imported by path, so a wheel needs no importable ``models`` package.
+
+        References
+        ----------
+        PyMC: https://www.pymc.io
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> m = get_model("dirichlet_categorical").build(np.array([[3, 1], [2, 2]]), prior=1.0)
+        >>> sorted(m.named_vars)[:3]
+        ['amb', 'amb_modified', 'amb_old']
+        """
+        unknown = sorted(set(prior) - set(self.info["parameters"]))
+        if unknown:
+            raise ValueError(
+                f"model {self.name!r} must be given only its parameters "
+                f"{sorted(self.info['parameters'])!r}, but got {unknown!r}"
+            )
+        if self.info["data"] == "counts":
+            import xarray as xr
+
+            if not isinstance(counts, xr.DataArray):
+                from ambppl.data import read_annotations
+
+                counts = read_annotations(counts)
+        return _load_module(self.path).model(counts, **prior)
+
+
+def _entries(path: str | Path | None) -> dict[str, ModelEntry]:
+    folder = catalog_dir(path)
+    entries = {}
+    for py in sorted(folder.glob("*.py")):
+        if py.name.startswith("_"):
+            continue
+        json_path = py.with_suffix(".json")
+        if not json_path.is_file():
+            raise ValueError(
+                f"model {py.stem!r} must have an info record {json_path.name!r} next to "
+                f"{py.name!r} in {str(folder)!r}, but it is missing"
+            )
+        entries[py.stem] = ModelEntry(name=py.stem, info=_read_info(json_path), path=py)
+    return entries
+
+
+def list_models(path: str | Path | None = None) -> pd.DataFrame:
+    """List the models in the catalog.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        A catalog folder to read instead of the default (see :func:`catalog_dir`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``name``; columns ``description``, ``parameters`` (``"name=default, ..."``;
+        the full records are in ``get_model(name).info``), ``reference`` and ``exact``
+        (the conjugate exact sampler, or None); all of object dtype.
+
+    Raises
+    ------
+    ValueError
+        If the folder is missing, or an entry lacks or has a broken info record.
+
+    Notes
+    -----
+    One row per ``<name>.py`` file (files starting with ``_`` are skipped).
+
+    References
+    ----------
+    ARCHITECTURE.md, "Files": ``models/<name>.py`` and ``models/<name>.json``.
+
+    Examples
+    --------
+    >>> table = list_models()
+    >>> "dirichlet_categorical" in table.index, list(table.columns)
+    (True, ['description', 'parameters', 'reference', 'exact'])
+    """
+    import pandas as pd
+
+    rows = [
+        {
+            "name": e.name,
+            "description": e.info["description"],
+            "parameters": ", ".join(
+                f"{k}={v['default']!r}" for k, v in e.info["parameters"].items()
+            ),
+            "reference": e.info["reference"],
+            "exact": e.info["exact"],
+        }
+        for e in _entries(path).values()
+    ]
+    columns = ["name", "description", "parameters", "reference", "exact"]
+    # object dtype keeps ``exact=None`` as None (pandas' string dtype would turn it into NaN)
+    return pd.DataFrame(rows, columns=columns, dtype=object).set_index("name")
+
+
+def get_model(name: str, path: str | Path | None = None) -> ModelEntry:
+    """One catalog entry by name.
+
+    Parameters
+    ----------
+    name : str
+        The model's name, e.g. ``"dirichlet_categorical"``.
+    path : str or pathlib.Path, optional
+        A catalog folder to read instead of the default (see :func:`catalog_dir`).
+
+    Returns
+    -------
+    ModelEntry
+        The entry; ``.build(counts, **prior)`` makes its ``pymc.Model``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the available ones).
+
+    Notes
+    -----
+    The info record's ``reference`` names the closed-form results the model is checked
+    against (e.g. Dirichlet moments, paper Section 3).
+
+    References
+    ----------
+    ARCHITECTURE.md, "Files": ``models/<name>.py`` and ``models/<name>.json``.
+
+    Examples
+    --------
+    >>> entry = get_model("dirichlet_categorical")
+    >>> entry.info["exact"], entry.path.name
+    ('dirichlet', 'dirichlet_categorical.py')
+    """
+    entries = _entries(path)
+    if name not in entries:
+        raise ValueError(f"name must be one of {sorted(entries)!r}, but got {name!r}")
+    return entries[name]

@@ -1,0 +1,646 @@
+"""The ``ambppl`` command: parse the command line, call the library, print or write.
+
+Subcommands live in a registry (:data:`SUBCOMMANDS`): each entry is a function that adds its
+own parser to the ``argparse`` sub-parser collection and sets ``handler`` on it. A new
+subcommand (validation, rater models, ...) is one decorated function; nothing else changes.
+
+Errors raised by the library for bad input (``ValueError``, ``TypeError``,
+``FileNotFoundError``) and bad command lines are reported as one line
+``ambppl: error: <message>`` on stderr with exit status 2, never as a traceback. Output files
+are written atomically (a temporary file in the same directory, then :func:`os.replace`) and
+an existing file is only replaced with ``--force``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+PROG = "ambppl"
+
+#: Exit status for bad usage or bad input (the argparse convention).
+EXIT_USAGE = 2
+
+#: Table output suffixes of ``ambppl score -o``.
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
+
+#: The subcommand registry: name -> function adding the subcommand's parser.
+SUBCOMMANDS: dict[str, Callable[[Any], argparse.ArgumentParser]] = {}
+
+
+class UsageError(Exception):
+    """A problem with the command line or the files it names (exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors are one line: ``ambppl: error: ...`` (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        hint = f"see '{self.prog} --help'"
+        self.exit(EXIT_USAGE, f"{PROG}: error: {_one_line(message)} ({hint})\n")
+
+
+def subcommand(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a function that adds the parser of subcommand ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The subcommand as typed on the command line.
+
+    Returns
+    -------
+    callable
+        A decorator; the decorated function receives the ``argparse`` sub-parser collection,
+        adds its parser with ``set_defaults(handler=...)`` and returns that parser.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is registered already.
+
+    Notes
+    -----
+    Registration order is the order of the subcommands in ``ambppl --help``.
+
+    References
+    ----------
+    The Python documentation of :mod:`argparse`, "Sub-commands".
+
+    Examples
+    --------
+    >>> "score" in SUBCOMMANDS and "report" in SUBCOMMANDS and "models" in SUBCOMMANDS
+    True
+    """
+
+    def register(add_parser: Callable[..., Any]) -> Callable[..., Any]:
+        if name in SUBCOMMANDS:
+            raise ValueError(f"subcommand {name!r} is registered already")
+        SUBCOMMANDS[name] = add_parser
+        return add_parser
+
+    return register
+
+
+# ----------------------------------------------------------------------------------------------
+# small helpers
+
+
+def _one_line(message: str) -> str:
+    """Collapse a (possibly multi-line) message onto one line."""
+    return " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+
+
+def _progress(args: argparse.Namespace, message: str) -> None:
+    """Report progress on stderr unless ``--quiet``."""
+    if not getattr(args, "quiet", False):
+        print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+
+
+def _prior(text: str) -> float | list[float]:
+    """Parse ``--prior``: one positive number or a comma-separated list of them."""
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        values = []
+    if not values or not all(v > 0 and v != float("inf") for v in values):
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number (symmetric Dirichlet prior, e.g. --prior 0.5) or a "
+            f"comma-separated list with one positive number per category (e.g. --prior "
+            f"1,1,2), but got {text!r}"
+        )
+    return values[0] if len(values) == 1 else values
+
+
+def _positive_int(text: str) -> int:
+    """Parse a positive integer option."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, but got {text!r}")
+    return value
+
+
+def _open_prob(text: str) -> float:
+    """Parse a probability in the open interval (0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a number in the open interval (0, 1), e.g. 0.94, but got {text!r}"
+        )
+    return value
+
+
+def _unit_number(text: str) -> float:
+    """Parse a threshold in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], but got {text!r}")
+    return value
+
+
+def _input_path(text: str) -> Path:
+    """Check that the input file exists and is a file."""
+    path = Path(text)
+    if not path.exists():
+        raise UsageError(f"input file '{text}' does not exist; check the path")
+    if not path.is_file():
+        raise UsageError(f"input '{text}' is not a file; give the path of an annotations file")
+    return path
+
+
+def _check_output(path: Path, force: bool) -> None:
+    """Refuse to replace an existing file without ``--force``; the folder must exist."""
+    if path.is_dir():
+        raise UsageError(f"output '{path}' is a folder; give a file name, e.g. -o {path}/out")
+    if path.exists() and not force:
+        raise UsageError(
+            f"output file '{path}' exists already; pass --force to replace it or choose "
+            "another name with -o"
+        )
+    if not path.parent.is_dir():
+        raise UsageError(f"the folder of output '{path}' does not exist; create it first")
+
+
+@contextlib.contextmanager
+def atomic_output(path: Path, *, force: bool) -> Iterator[Path]:
+    """Yield a temporary path in ``path``'s folder; move it onto ``path`` on success.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The final output file.
+    force : bool
+        Replace ``path`` if it exists; otherwise an existing ``path`` raises.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager of pathlib.Path
+        The temporary file to write; it is renamed onto ``path`` with :func:`os.replace`
+        when the block ends without an exception and removed otherwise, so ``path`` is never
+        left half-written (also not after Ctrl-C).
+
+    Raises
+    ------
+    UsageError
+        If ``path`` exists and ``force`` is false, is a folder, or its folder is missing.
+
+    Notes
+    -----
+    The temporary file lives in the same folder so that the final rename is atomic on POSIX
+    file systems; its permissions follow the umask like a normally created file.
+
+    References
+    ----------
+    POSIX ``rename(2)``; the Python documentation of :func:`os.replace`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> with atomic_output(folder / "out.txt", force=False) as tmp:
+    ...     _ = tmp.write_text("done")
+    >>> (folder / "out.txt").read_text(), sorted(p.name for p in folder.iterdir())
+    ('done', ['out.txt'])
+    """
+    _check_output(path, force)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        _check_output(path, force)  # a file may have appeared while we worked
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+# ----------------------------------------------------------------------------------------------
+# shared option groups
+
+
+def _add_input_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("input")
+    group.add_argument(
+        "annotations",
+        help="annotations file: .csv, .tsv or .parquet with one row per answer (also "
+        "compressed, e.g. .csv.gz), or a NumPy .npy count matrix (items x categories)",
+    )
+    group.add_argument(
+        "--item", default="task", help="column with the item ids (default: %(default)s)"
+    )
+    group.add_argument(
+        "--rater", default="worker", help="column with the rater ids (default: %(default)s)"
+    )
+    group.add_argument(
+        "--label", default="label", help="column with the answers (default: %(default)s)"
+    )
+    group.add_argument(
+        "--cant-solve",
+        metavar="LABEL",
+        default=None,
+        help="the answer that means 'can't solve' (e.g. \"I can't tell\"); default: none",
+    )
+    group.add_argument(
+        "--layout",
+        choices=("long", "wide", "counts"),
+        default=None,
+        help="table layout: long (one row per answer, the default), wide (items x raters) "
+        "or counts (items x categories); .npy files are always counts",
+    )
+
+
+def _add_model_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("model")
+    group.add_argument(
+        "--model",
+        default="dirichlet_categorical",
+        help="catalog model (see 'ambppl models'; default: %(default)s)",
+    )
+    group.add_argument(
+        "--prior",
+        type=_prior,
+        default=1.0,
+        help="Dirichlet prior: one number for a symmetric prior or one per category, "
+        "comma-separated (default: %(default)s)",
+    )
+    group.add_argument(
+        "--method",
+        choices=("exact", "nuts"),
+        default=None,
+        help="exact conjugate draws or NUTS (default: exact where the model has it)",
+    )
+    group.add_argument(
+        "--draws", type=_positive_int, default=1000, help="draws per chain (default: %(default)s)"
+    )
+    group.add_argument(
+        "--chains", type=_positive_int, default=4, help="chains (default: %(default)s)"
+    )
+    group.add_argument("--seed", type=int, default=None, help="random seed (default: random)")
+
+
+def _add_summary_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("summary")
+    group.add_argument(
+        "--measure",
+        default="amb",
+        help="ambiguity measure: amb, modified, old or entropy (default: %(default)s)",
+    )
+    group.add_argument(
+        "--hdi-prob",
+        type=_open_prob,
+        default=None,
+        help="probability mass of the highest-density intervals (default: ArviZ's, 0.94)",
+    )
+    group.add_argument(
+        "--threshold",
+        type=_unit_number,
+        default=0.4,
+        help="report P(measure > threshold) per item (default: %(default)s)",
+    )
+
+
+def _add_output_options(
+    parser: argparse.ArgumentParser, help_text: str, default: str | None
+) -> None:
+    group = parser.add_argument_group("output")
+    group.add_argument("-o", "--output", default=default, help=help_text)
+    group.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    group.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
+
+
+# ----------------------------------------------------------------------------------------------
+# the pipeline shared by score and report
+
+
+def _read(args: argparse.Namespace) -> Any:
+    """Read the annotations named on the command line into the count array."""
+    from ambppl.data import read_annotations
+
+    path = _input_path(args.annotations)
+    _progress(args, f"reading {path}")
+    return read_annotations(
+        path,
+        item=args.item,
+        rater=args.rater,
+        label=args.label,
+        cant_solve=args.cant_solve,
+        format=args.layout,
+    )
+
+
+def _fit(args: argparse.Namespace, counts: Any) -> Any:
+    """Fit the chosen model to the counts, with progress on stderr."""
+    from ambppl.fit import VARIABLES, fit
+
+    # Store only the draws of the summarized measure (q costs K times as much memory).
+    variable = VARIABLES.get(args.measure)
+    method = args.method or "default method"
+    _progress(
+        args,
+        f"fitting {args.model} ({method}, {args.chains} x {args.draws} draws) to "
+        f"{counts.sizes['item']} items x {counts.sizes['category']} categories",
+    )
+    start = time.perf_counter()
+    result = fit(
+        counts,
+        model=args.model,
+        method=args.method,
+        prior=args.prior,
+        draws=args.draws,
+        chains=args.chains,
+        random_seed=args.seed,
+        var_names=None if variable is None else [variable],
+        progressbar=not args.quiet and sys.stderr.isatty(),
+    )
+    _progress(args, f"fitted in {time.perf_counter() - start:.1f} s")
+    return result
+
+
+def _summarize(args: argparse.Namespace, result: Any) -> Any:
+    from ambppl.summary import rank, summarize
+
+    table = summarize(
+        result, measure=args.measure, hdi_prob=args.hdi_prob, threshold=args.threshold
+    )
+    return rank(table)
+
+
+# ----------------------------------------------------------------------------------------------
+# subcommands
+
+
+@subcommand("score")
+def _add_score(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "score",
+        help="per-item ambiguity table (CSV, TSV, Parquet or on screen)",
+        description="Fit the model and write one row per item, most ambiguous first: number "
+        "of answers, can't-solve share, plug-in and less-biased estimates, posterior mean, "
+        "sd, closed-form mean and sd, HDI and P(measure > threshold).",
+        epilog="examples:\n"
+        '  ambppl score answers.csv --cant-solve "I can\'t tell"\n'
+        "  ambppl score answers.csv --item tweet_id --rater worker_id --label emotion \\\n"
+        '      --cant-solve "I can\'t tell" -o scores.parquet\n'
+        "  ambppl score answers.tsv --prior 0.5 --threshold 0.3 -o - | head\n"
+        "  ambppl score counts.npy --draws 200 -o scores.csv",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_input_options(parser)
+    _add_model_options(parser)
+    _add_summary_options(parser)
+    _add_output_options(
+        parser,
+        "output file; its suffix picks the format (.csv, .tsv, .parquet/.pq); '-' writes "
+        "CSV to stdout; default: a readable table on screen",
+        None,
+    )
+    parser.set_defaults(handler=_run_score)
+    return parser
+
+
+def _table_writer(path: Path) -> Callable[[Any, Path], None]:
+    suffix = path.suffix.lower()
+    if suffix not in TABLE_SUFFIXES:
+        raise UsageError(
+            f"cannot tell the table format of output '{path}'; end the name in "
+            f"{', '.join(TABLE_SUFFIXES)}"
+        )
+    if suffix == ".csv":
+        return lambda table, tmp: table.to_csv(tmp)
+    if suffix == ".tsv":
+        return lambda table, tmp: table.to_csv(tmp, sep="\t")
+    return lambda table, tmp: table.to_parquet(tmp)
+
+
+def _run_score(args: argparse.Namespace) -> int:
+    output = None if args.output in (None, "-") else Path(args.output)
+    if output is not None:
+        write = _table_writer(output)
+        _check_output(output, args.force)  # fail before the expensive part
+    table = _summarize(args, _fit(args, _read(args)))
+    if args.output == "-":
+        table.to_csv(sys.stdout)
+    elif output is None:
+        import pandas as pd
+
+        with pd.option_context("display.max_rows", None, "display.width", 200):
+            print(table.to_string(float_format=lambda x: f"{x:.4g}"))
+    else:
+        with atomic_output(output, force=args.force) as tmp:
+            write(table, tmp)
+        _progress(args, f"wrote {len(table)} items to {output}")
+    return 0
+
+
+@subcommand("report")
+def _add_report(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "report",
+        help="self-contained HTML diagnostics report",
+        description="Fit the model and write one HTML file (figures embedded, no network "
+        "access needed) with the data overview, the model and prior, convergence "
+        "diagnostics, the check of the draws against the closed-form moments, the "
+        "distribution of item ambiguity, a sortable ranked item table, the most ambiguous "
+        "items with their answer counts and the sensitivity to the prior.",
+        epilog="examples:\n"
+        '  ambppl report answers.csv --cant-solve "I can\'t tell" -o report.html\n'
+        "  ambppl report answers.parquet --item question --rater worker --label answer \\\n"
+        "      --method nuts --draws 500 -o dogs.html --force",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_input_options(parser)
+    _add_model_options(parser)
+    _add_summary_options(parser)
+    parser.add_argument_group("report").add_argument(
+        "--top",
+        type=_positive_int,
+        default=15,
+        help="items shown in the most-ambiguous and prior-sensitivity sections "
+        "(default: %(default)s)",
+    )
+    _add_output_options(parser, "the HTML file to write (default: %(default)s)", "report.html")
+    parser.set_defaults(handler=_run_report)
+    return parser
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from ambppl.report import render_report
+
+    output = Path(args.output)
+    if output.suffix.lower() not in (".html", ".htm"):
+        raise UsageError(f"the report is HTML: end the output name in .html, but got '{output}'")
+    _check_output(output, args.force)
+    result = _fit(args, _read(args))
+    _progress(args, "summarizing and drawing the figures")
+    html = render_report(
+        result,
+        measure=args.measure,
+        hdi_prob=args.hdi_prob,
+        threshold=args.threshold,
+        top=args.top,
+        random_seed=args.seed,
+        command=args.command_line,
+    )
+    with atomic_output(output, force=args.force) as tmp:
+        tmp.write_text(html, encoding="utf-8")
+    _progress(args, f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
+    return 0
+
+
+@subcommand("models")
+def _add_models(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "models",
+        help="list the model catalog",
+        description="List the models that --model accepts, with their parameters, the "
+        "closed-form reference that checks them and whether they have exact draws.",
+        epilog="examples:\n  ambppl models\n  ambppl models --verbose",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="also show parameters and references"
+    )
+    parser.set_defaults(handler=_run_models)
+    return parser
+
+
+def _run_models(args: argparse.Namespace) -> int:
+    from ambppl.catalog import get_model, list_models
+
+    catalog = list_models()
+    for name, row in catalog.iterrows():
+        exact = f"exact draws: {row['exact']}" if row["exact"] else "NUTS only"
+        print(f"{name}  ({exact})")
+        print(f"    {row['description']}")
+        if args.verbose:
+            params = get_model(str(name)).info.get("parameters") or {}
+            for key, spec in params.items():
+                spec = spec if isinstance(spec, dict) else {"description": spec}
+                print(
+                    f"    --{key} (default {spec.get('default')}): {spec.get('description', '')}"
+                )
+            print(f"    reference: {row['reference']}")
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------
+# entry point
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the ``ambppl`` argument parser from the subcommand registry.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser; every subcommand parser sets ``handler`` (a function of the parsed
+        namespace returning the exit status).
+
+    Notes
+    -----
+    Usage errors print one line ``ambppl: error: ...`` and exit with status 2.
+
+    References
+    ----------
+    The Python documentation of :mod:`argparse`.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["score", "a.csv", "--prior", "0.5"])
+    >>> args.annotations, args.prior, args.item, args.rater, args.label
+    ('a.csv', 0.5, 'task', 'worker', 'label')
+    """
+    from ambppl import __version__
+
+    parser = _Parser(
+        prog=PROG,
+        description="Bayesian inference of ambiguity in categorical annotations: per-item "
+        "posterior of the ambiguity (the chance that an annotator cannot solve the item or "
+        "that two annotators disagree), from a table with one row per answer.",
+        epilog="examples:\n"
+        '  ambppl score answers.csv --cant-solve "I can\'t tell" -o scores.csv\n'
+        '  ambppl report answers.csv --cant-solve "I can\'t tell" -o report.html\n'
+        "  ambppl models\n"
+        "\n"
+        "Columns default to crowd-kit's names task, worker, label; give yours with --item,\n"
+        "--rater and --label. 'ambppl <command> --help' shows each command's options.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="<command>", required=True)
+    for add_parser in SUBCOMMANDS.values():
+        add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``ambppl`` command.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after the program name; ``None`` reads :data:`sys.argv`.
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 2 for bad usage or bad input, 130 after Ctrl-C.
+
+    Raises
+    ------
+    Exception
+        Only for bugs: bad usage and bad input are reported on stderr and give status 2;
+        ``--help`` and ``--version`` print and give status 0.
+
+    Notes
+    -----
+    Library errors that describe bad input (``ValueError``, ``TypeError``,
+    ``FileNotFoundError``) become ``ambppl: error: <message>`` on stderr, without a
+    traceback. Other exceptions are bugs and propagate.
+
+    References
+    ----------
+    The Python documentation of :mod:`argparse`.
+
+    Examples
+    --------
+    >>> main(["score", "no-such-file.csv"])
+    2
+    """
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help, --version (0) or a usage error (2, message printed)
+        return int(done.code or 0)
+    args.command_line = shlex.join([PROG, *argv])
+    try:
+        return int(args.handler(args))
+    except (UsageError, ValueError, TypeError, FileNotFoundError) as err:
+        print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; no output was written", file=sys.stderr)
+        return 130

@@ -1,0 +1,412 @@
+"""The report's figures: matplotlib ``Figure`` objects rendered to embedded PNG data URIs.
+
+Every function returns a ``data:image/png;base64,...`` string that an ``<img src=...>``
+shows without any network access. Figures are made with :class:`matplotlib.figure.Figure`
+and the Agg canvas, never with ``pyplot``, so no global state is touched and nothing opens a
+window. User-supplied text (category labels, item ids) is passed through :func:`plain` so
+that matplotlib never interprets it as mathtext.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+#: Resolution of the embedded PNGs (dots per inch).
+DPI = 96
+
+_BLUE = "#3b6ea8"
+_ORANGE = "#d9822b"
+_GREY = "#777777"
+
+
+def plain(text: Any, limit: int = 40) -> str:
+    """Return ``text`` as a string that matplotlib draws literally (no mathtext), shortened.
+
+    Parameters
+    ----------
+    text : object
+        A label or id; converted with :class:`str`.
+    limit : int
+        Longer strings are cut to ``limit`` characters, ending in an ellipsis.
+
+    Returns
+    -------
+    str
+        The text with every ``$`` escaped (matplotlib treats ``$...$`` as mathtext).
+
+    Notes
+    -----
+    Escaping matters for robustness, not security: figures are PNG pixels, so no markup in a
+    label can reach the HTML through them.
+
+    References
+    ----------
+    matplotlib, "Writing mathematical expressions" (text between ``$`` signs).
+
+    Examples
+    --------
+    >>> plain("costs $5 or $6")
+    'costs \\\\$5 or \\\\$6'
+    >>> plain("x" * 50, limit=10)
+    'xxxxxxxxx…'
+    """
+    s = str(text)
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return s.replace("$", r"\$")
+
+
+def _new_figure(width: float, height: float) -> Any:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+
+
+def to_data_uri(fig: Any) -> str:
+    """Render a matplotlib figure to a base64 PNG data URI.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure; it is not modified.
+
+    Returns
+    -------
+    str
+        ``"data:image/png;base64,..."``.
+
+    Notes
+    -----
+    Uses the Agg canvas through :meth:`Figure.savefig`, which needs no ``pyplot`` backend.
+
+    References
+    ----------
+    RFC 2397, "The data URL scheme".
+
+    Examples
+    --------
+    >>> fig = _new_figure(1, 1)
+    >>> to_data_uri(fig)[:22]
+    'data:image/png;base64,'
+    """
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def answers_per_item(n_answers: Sequence[int] | np.ndarray) -> str:
+    """Bar chart of how many items have each number of answers.
+
+    Parameters
+    ----------
+    n_answers : array-like of int
+        Answers per item.
+
+    Returns
+    -------
+    str
+        PNG data URI.
+
+    Notes
+    -----
+    One bar per distinct count (counts are few and whole); with more than 40 distinct counts
+    the bars become a histogram.
+
+    References
+    ----------
+    The paper's data description (answers per item ``N_i``).
+
+    Examples
+    --------
+    >>> answers_per_item([3, 3, 4])[:10]
+    'data:image'
+    """
+    n = np.asarray(n_answers, dtype=np.int64)
+    fig = _new_figure(4.2, 2.6)
+    ax = fig.add_subplot()
+    values, freq = np.unique(n, return_counts=True)
+    if len(values) <= 40:
+        from matplotlib.ticker import MaxNLocator
+
+        ax.bar(values, freq, width=0.8, color=_BLUE)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlim(values.min() - 1, values.max() + 1)
+    else:
+        ax.hist(n, bins=40, color=_BLUE)
+    ax.set_xlabel("answers per item")
+    ax.set_ylabel("items")
+    return to_data_uri(fig)
+
+
+def category_shares(labels: Sequence[Any], shares: Sequence[float], cant_solve: Any) -> str:
+    """Horizontal bar chart of the share of all answers in each category.
+
+    Parameters
+    ----------
+    labels : sequence
+        Category labels (can't-solve last).
+    shares : sequence of float
+        Share of all answers per category (sums to 1).
+    cant_solve : object or None
+        The can't-solve label; its bar is drawn in a second colour.
+
+    Returns
+    -------
+    str
+        PNG data URI.
+
+    Notes
+    -----
+    The pooled shares are the plug-in estimate of the population answer distribution.
+
+    References
+    ----------
+    The paper's data description (category frequencies).
+
+    Examples
+    --------
+    >>> category_shares(["a", "b", "?"], [0.5, 0.3, 0.2], "?")[:10]
+    'data:image'
+    """
+    labels = [str(c) for c in labels]
+    shares = np.asarray(shares, dtype=float)
+    fig = _new_figure(5.0, 0.45 * len(labels) + 0.9)
+    ax = fig.add_subplot()
+    colors = [_ORANGE if c == str(cant_solve) else _BLUE for c in labels]
+    y = np.arange(len(labels))[::-1]
+    ax.barh(y, shares, color=colors)
+    ax.set_yticks(y, [plain(c, 32) for c in labels])
+    ax.set_xlabel("share of all answers")
+    ax.set_xlim(0, max(1e-9, float(shares.max())) * 1.15)
+    for yi, s in zip(y, shares, strict=True):
+        ax.annotate(f"{s:.1%}", (s, yi), xytext=(3, 0), textcoords="offset points", va="center")
+    return to_data_uri(fig)
+
+
+def ambiguity_histogram(
+    mean: np.ndarray, plugin: np.ndarray, measure: str, threshold: float
+) -> str:
+    """Histogram of the items' posterior mean ambiguity, with the plug-in estimate.
+
+    Parameters
+    ----------
+    mean : numpy.ndarray
+        Posterior mean of the measure per item.
+    plugin : numpy.ndarray
+        Plug-in (observed-share) estimate per item; NaNs are left out.
+    measure : str
+        The measure's name, for the axis label.
+    threshold : float
+        Drawn as a vertical line.
+
+    Returns
+    -------
+    str
+        PNG data URI.
+
+    Notes
+    -----
+    The plug-in estimate uses the observed answer shares in place of ``q`` and is biased
+    for few answers; the posterior mean shrinks towards the prior.
+
+    References
+    ----------
+    The paper, Sections "Ambiguity" and "Estimation".
+
+    Examples
+    --------
+    >>> ambiguity_histogram(np.array([0.1, 0.5]), np.array([0.0, 0.6]), "amb", 0.4)[:10]
+    'data:image'
+    """
+    mean = np.asarray(mean, dtype=float)
+    plugin = np.asarray(plugin, dtype=float)
+    fig = _new_figure(5.6, 3.0)
+    ax = fig.add_subplot()
+    hi = max(1.0, float(np.nanmax(np.r_[mean, plugin, 0.0])))
+    bins = np.linspace(0.0, hi, 31)
+    ax.hist(mean, bins=bins, color=_BLUE, alpha=0.85, label="posterior mean")
+    finite = plugin[np.isfinite(plugin)]
+    if finite.size:
+        ax.hist(finite, bins=bins, histtype="step", color=_ORANGE, lw=1.6, label="plug-in")
+    ax.axvline(threshold, color=_GREY, ls="--", lw=1, label=f"threshold {threshold:g}")
+    ax.set_xlabel(plain(measure))
+    ax.set_ylabel("items")
+    ax.legend(frameon=False)
+    return to_data_uri(fig)
+
+
+def zscore_histogram(z: np.ndarray) -> str:
+    """Histogram of the z-scores of the posterior means against the closed-form means.
+
+    Parameters
+    ----------
+    z : numpy.ndarray
+        ``(mean - exact_mean) / mcse`` per item; non-finite values are left out.
+
+    Returns
+    -------
+    str
+        PNG data URI.
+
+    Notes
+    -----
+    When the draws come from the right posterior the z-scores are close to standard normal;
+    the density of N(0, 1) is drawn for comparison.
+
+    References
+    ----------
+    Monte Carlo standard error ``sd / sqrt(ESS)``: Vehtari et al. (2021), "Rank-normalization,
+    folding, and localization: an improved R-hat", Bayesian Analysis 16(2).
+
+    Examples
+    --------
+    >>> zscore_histogram(np.array([-1.0, 0.2, 0.4]))[:10]
+    'data:image'
+    """
+    from scipy.stats import norm
+
+    z = np.asarray(z, dtype=float)
+    z = z[np.isfinite(z)]
+    fig = _new_figure(4.6, 2.8)
+    ax = fig.add_subplot()
+    lim = max(4.0, float(np.abs(z).max()) if z.size else 0.0)
+    ax.hist(z, bins=np.linspace(-lim, lim, 41), density=True, color=_BLUE, alpha=0.85)
+    grid = np.linspace(-lim, lim, 200)
+    ax.plot(grid, norm.pdf(grid), color=_ORANGE, lw=1.6, label="N(0, 1)")
+    ax.set_xlabel("z = (mean − closed-form mean) / MCSE")
+    ax.set_ylabel("density")
+    ax.legend(frameon=False)
+    return to_data_uri(fig)
+
+
+def rank_plots(draws: np.ndarray, items: Sequence[Any], r_hat: Sequence[float]) -> str:
+    """Rank plots (one panel per item): histograms of pooled ranks per chain.
+
+    Parameters
+    ----------
+    draws : numpy.ndarray
+        Shape ``(n_items, chains, draws)``.
+    items : sequence
+        Item ids for the panel titles.
+    r_hat : sequence of float
+        R-hat per item for the panel titles.
+
+    Returns
+    -------
+    str
+        PNG data URI.
+
+    Notes
+    -----
+    The draws of all chains are ranked together; when the chains mix, each chain's ranks
+    are uniform and every histogram is flat around the dashed line.
+
+    References
+    ----------
+    Vehtari et al. (2021), "Rank-normalization, folding, and localization: an improved
+    R-hat for assessing convergence of MCMC", Bayesian Analysis 16(2), Section 4.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> rank_plots(rng.normal(size=(2, 4, 50)), ["a", "b"], [1.0, 1.01])[:10]
+    'data:image'
+    """
+    from scipy.stats import rankdata
+
+    draws = np.asarray(draws, dtype=float)
+    n_items, n_chains, n_draws = draws.shape
+    ncols = min(n_items, 3)
+    nrows = -(-n_items // ncols)
+    fig = _new_figure(3.2 * ncols, 2.3 * nrows)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    n_bins = max(5, min(20, n_draws // 10))
+    total = n_chains * n_draws
+    edges = np.linspace(0, total, n_bins + 1)
+    for k in range(n_items):
+        ax = axes[k]
+        ranks = rankdata(draws[k].ravel()).reshape(n_chains, n_draws)
+        expected = n_draws / n_bins
+        for c in range(n_chains):
+            freq, _ = np.histogram(ranks[c], bins=edges)
+            offset = c * expected * 1.5
+            ax.stairs(freq + offset, edges, baseline=offset, fill=True, alpha=0.7)
+            ax.axhline(offset + expected, color=_GREY, ls="--", lw=0.8)
+        ax.set_title(f"item {plain(items[k], 24)}  R-hat {float(r_hat[k]):.3f}", fontsize=9)
+        ax.set_yticks([])
+        ax.set_xlabel("rank (all chains)", fontsize=8)
+    for ax in axes[n_items:]:
+        ax.set_visible(False)
+    return to_data_uri(fig)
+
+
+def prior_sensitivity(
+    items: Sequence[Any],
+    priors: Sequence[float],
+    mean: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    measure: str,
+) -> str:
+    """Interval plot of the posterior mean and HDI per item under each symmetric prior.
+
+    Parameters
+    ----------
+    items : sequence
+        Item ids (rows).
+    priors : sequence of float
+        The symmetric Dirichlet concentrations compared.
+    mean, lower, upper : numpy.ndarray
+        Shape ``(len(items), len(priors))``.
+    measure : str
+        The measure's name, for the axis label.
+
+    Returns
+    -------
+    str
+        PNG data URI.
+
+    Notes
+    -----
+    A small prior concentration lets few answers dominate; a large one shrinks every item
+    towards the prior mean of the measure.
+
+    References
+    ----------
+    The paper, Section "Prior".
+
+    Examples
+    --------
+    >>> m = np.array([[0.5, 0.45]])
+    >>> prior_sensitivity(["a"], [0.5, 2.0], m, m - 0.1, m + 0.1, "amb")[:10]
+    'data:image'
+    """
+    mean, lower, upper = (np.asarray(a, dtype=float) for a in (mean, lower, upper))
+    n_items, n_priors = mean.shape
+    fig = _new_figure(6.0, 0.32 * n_items * 1.0 + 1.2)
+    ax = fig.add_subplot()
+    y = np.arange(n_items)[::-1].astype(float)
+    colors = [_ORANGE, _BLUE, "#4d9a59", "#8a5ca8", _GREY]
+    for j, beta in enumerate(priors):
+        yj = y + (j - (n_priors - 1) / 2) * 0.22
+        ax.errorbar(
+            mean[:, j],
+            yj,
+            xerr=np.vstack([mean[:, j] - lower[:, j], upper[:, j] - mean[:, j]]),
+            fmt="o",
+            ms=3.5,
+            lw=1.2,
+            color=colors[j % len(colors)],
+            label=f"prior {beta:g}",
+        )
+    ax.set_yticks(y, [plain(i, 24) for i in items])
+    ax.set_xlabel(f"{plain(measure)}: posterior mean and HDI")
+    ax.legend(
+        frameon=False, fontsize=8, ncols=n_priors, loc="lower center", bbox_to_anchor=(0.5, 1.0)
+    )
+    return to_data_uri(fig)

@@ -1,0 +1,470 @@
+"""Assemble the HTML diagnostics report of a fit: collect the numbers, draw, fill the template.
+
+:func:`render_report` turns the result of :func:`ambppl.fit` into one self-contained HTML
+page (figures embedded as base64 PNG, a few lines of inline JavaScript to sort the item
+table, nothing fetched from a network). The page is a Jinja2 template with autoescaping on,
+so item ids, labels and file names are always shown as text, never interpreted as markup.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+#: Symmetric Dirichlet concentrations compared in the prior-sensitivity section.
+SENSITIVITY_PRIORS: tuple[float, ...] = (0.5, 1.0, 2.0)
+
+#: Items shown in the rank-plot panel of a NUTS fit (those with the largest R-hat).
+N_RANK_PLOTS = 6
+
+_TEMPLATE = "report.html.j2"
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    """Format a number for the page: fixed digits, a dash for missing values."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value))
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(x):
+        return "–"
+    return f"{x:.{digits}f}"
+
+
+def _sort_key(value: Any) -> str:
+    """The ``data-value`` of a table cell: a plain number for sorting, '' when missing."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return ""
+    return repr(x) if math.isfinite(x) else ""
+
+
+def _environment() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("ambppl.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["fmt"] = _fmt
+    env.filters["pct"] = lambda x, d=1: "–" if x is None or not np.isfinite(x) else f"{x:.{d}%}"
+    env.filters["sortkey"] = _sort_key
+    return env
+
+
+def _model_description(name: str) -> str:
+    """The catalog's one-line description of a model (empty if the catalog lacks it)."""
+    try:
+        from ambppl.catalog import get_model
+
+        return str(get_model(name).info.get("description", ""))
+    except (ValueError, OSError):
+        return ""
+
+
+def _overview(counts: Any) -> dict[str, Any]:
+    """Numbers and figures of the data overview section."""
+    from ambppl.report import figures
+
+    values = np.asarray(counts.values, dtype=np.int64)
+    n_answers = values.sum(axis=1)
+    labels = [str(c) for c in counts["category"].values]
+    totals = values.sum(axis=0)
+    shares = totals / totals.sum()
+    cs = counts.attrs.get("cant_solve")
+    items_with_cs = int((values[:, -1] > 0).sum()) if cs is not None else None
+    return {
+        "source": str(counts.attrs.get("source") or "data"),
+        "format": counts.attrs.get("format"),
+        "n_items": int(values.shape[0]),
+        "n_categories": int(values.shape[1]),
+        "n_raters": counts.attrs.get("n_raters"),
+        "n_total": int(n_answers.sum()),
+        "n_dropped": int(counts.attrs.get("n_dropped") or 0),
+        "answers_min": int(n_answers.min()),
+        "answers_median": float(np.median(n_answers)),
+        "answers_max": int(n_answers.max()),
+        "cant_solve": None if cs is None else str(cs),
+        "items_with_cs": items_with_cs,
+        "categories": [
+            {
+                "label": lab,
+                "count": int(t),
+                "share": float(s),
+                "is_cs": cs is not None and j == len(labels) - 1,
+            }
+            for j, (lab, t, s) in enumerate(zip(labels, totals, shares, strict=True))
+        ],
+        "fig_answers": figures.answers_per_item(n_answers),
+        "fig_shares": figures.category_shares(labels, shares, cs),
+    }
+
+
+def _convergence(result: Any, table: Any, variable: str) -> dict[str, Any]:
+    """Convergence diagnostics of a NUTS fit, or the statement that the draws are exact."""
+    from ambppl.report import figures
+
+    posterior = result["posterior"]
+    method = str(result.attrs.get("method", posterior.attrs.get("method", "")))
+    chains = int(posterior.sizes["chain"])
+    draws = int(posterior.sizes["draw"])
+    out: dict[str, Any] = {"method": method, "chains": chains, "draws": draws, "exact": False}
+    if method == "exact" or "r_hat" not in table.columns:
+        out["exact"] = True
+        return out
+    r_hat = table["r_hat"].to_numpy(dtype=float)
+    ess = table["ess_bulk"].to_numpy(dtype=float)
+    diverging = 0
+    if "sample_stats" in result.children and "diverging" in result["sample_stats"]:
+        diverging = int(np.asarray(result["sample_stats"]["diverging"].values).sum())
+    worst = np.argsort(-np.nan_to_num(r_hat, nan=np.inf))[: min(N_RANK_PLOTS, len(r_hat))]
+    worst_ids = table.index.to_numpy()[worst]
+    draws_arr = (
+        posterior[variable].sel(item=list(worst_ids)).transpose("item", "chain", "draw").values
+    )
+    out.update(
+        {
+            "r_hat_max": float(np.nanmax(r_hat)),
+            "n_r_hat_bad": int(np.sum(r_hat > 1.01)),
+            "ess_min": float(np.nanmin(ess)),
+            "n_ess_low": int(np.sum(ess < 100 * chains)),
+            "ess_threshold": 100 * chains,
+            "divergences": diverging,
+            "n_total_draws": chains * draws,
+            "fig_rank": figures.rank_plots(draws_arr, list(worst_ids), r_hat[worst]),
+            "ok": bool(
+                np.nanmax(r_hat) <= 1.01 and np.nanmin(ess) >= 100 * chains and diverging == 0
+            ),
+        }
+    )
+    return out
+
+
+def _agreement(table: Any, n_draws_total: int, exact: bool) -> dict[str, Any]:
+    """z-scores of the posterior means against the closed-form means."""
+    from scipy.stats import norm
+
+    from ambppl.report import figures
+
+    mean = table["mean"].to_numpy(dtype=float)
+    exact_mean = table["exact_mean"].to_numpy(dtype=float)
+    sd = table["sd"].to_numpy(dtype=float)
+    exact_sd = table["exact_sd"].to_numpy(dtype=float)
+    ess = (
+        np.full(mean.shape, float(n_draws_total))
+        if exact or "ess_bulk" not in table.columns
+        else table["ess_bulk"].to_numpy(dtype=float)
+    )
+    mcse = sd / np.sqrt(ess)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (mean - exact_mean) / mcse
+        sd_ratio = sd / exact_sd
+    finite = np.isfinite(z)
+    n = int(finite.sum())
+    if n == 0:
+        return {"available": False}
+    az = np.abs(z[finite])
+    worst = np.argsort(-np.where(finite, np.abs(z), -np.inf))[:5]
+    ratio = sd_ratio[np.isfinite(sd_ratio)]
+    # Two-sided tail probabilities of N(0, 1): how many |z| beyond 3 (4) chance alone gives.
+    p3, p4 = 2 * norm.sf(3.0), 2 * norm.sf(4.0)
+    # Bonferroni: the largest |z| among n items exceeds this with probability 1 %.
+    z_crit = float(norm.isf(0.005 / n))
+    return {
+        "available": True,
+        "n": n,
+        "max_abs_z": float(az.max()),
+        "z_crit": z_crit,
+        "ok": bool(az.max() <= z_crit),
+        "n_above_3": int((az > 3).sum()),
+        "expected_above_3": float(n * p3),
+        "n_above_4": int((az > 4).sum()),
+        "expected_above_4": float(n * p4),
+        "mean_z": float(np.mean(z[finite])),
+        "sd_z": float(np.std(z[finite], ddof=1)) if n > 1 else float("nan"),
+        "sd_ratio_median": float(np.median(ratio)) if ratio.size else float("nan"),
+        "sd_ratio_min": float(ratio.min()) if ratio.size else float("nan"),
+        "sd_ratio_max": float(ratio.max()) if ratio.size else float("nan"),
+        "worst": [
+            {
+                "item": table.index[k],
+                "mean": mean[k],
+                "exact_mean": exact_mean[k],
+                "mcse": mcse[k],
+                "z": z[k],
+            }
+            for k in worst
+            if np.isfinite(z[k])
+        ],
+        "fig_z": figures.zscore_histogram(z),
+    }
+
+
+def _sensitivity(
+    result: Any,
+    table: Any,
+    *,
+    top: int,
+    priors: Sequence[float],
+    measure: str,
+    hdi_prob: float | None,
+    threshold: float,
+    random_seed: Any,
+) -> dict[str, Any]:
+    """Refit the top items exactly under each symmetric prior and collect their summaries."""
+    from ambppl.fit import VARIABLES, fit
+    from ambppl.report import figures
+    from ambppl.summary import summarize
+
+    counts = result["observed_data"]["counts"]
+    ids = list(table.index[:top])
+    subset = counts.sel(item=ids)
+    subset.attrs = dict(counts.attrs)
+    model = str(result.attrs.get("model", "dirichlet_categorical"))
+    draws = min(int(result["posterior"].sizes["draw"]), 1000)
+    variable = VARIABLES.get(measure, measure)
+    rows: dict[Any, dict[str, Any]] = {i: {"item": i, "by_prior": []} for i in ids}
+    means = np.empty((len(ids), len(priors)))
+    lowers = np.empty_like(means)
+    uppers = np.empty_like(means)
+    try:
+        for j, beta in enumerate(priors):
+            refit = fit(
+                subset,
+                model=model,
+                method="exact",
+                prior=float(beta),
+                draws=draws,
+                chains=2,
+                random_seed=random_seed,
+                var_names=[variable],
+            )
+            summ = summarize(refit, measure=measure, hdi_prob=hdi_prob, threshold=threshold)
+            summ = summ.loc[ids]
+            means[:, j] = summ["mean"].to_numpy(dtype=float)
+            lowers[:, j] = summ["hdi_lower"].to_numpy(dtype=float)
+            uppers[:, j] = summ["hdi_upper"].to_numpy(dtype=float)
+            for k, i in enumerate(ids):
+                rows[i]["by_prior"].append(
+                    {
+                        "mean": means[k, j],
+                        "lower": lowers[k, j],
+                        "upper": uppers[k, j],
+                        "p_above": float(summ["p_above"].iloc[k]),
+                    }
+                )
+    except ValueError as err:  # the model has no exact sampler
+        return {"available": False, "reason": str(err)}
+    spread = means.max(axis=1) - means.min(axis=1)
+    for k, i in enumerate(ids):
+        rows[i]["spread"] = float(spread[k])
+    return {
+        "available": True,
+        "priors": [float(b) for b in priors],
+        "rows": [rows[i] for i in ids],
+        "max_spread": float(spread.max()) if len(ids) else float("nan"),
+        "draws": draws,
+        "fig": figures.prior_sensitivity(ids, priors, means, lowers, uppers, measure),
+    }
+
+
+def render_report(
+    result: Any,
+    *,
+    measure: str = "amb",
+    hdi_prob: float | None = None,
+    threshold: float = 0.4,
+    top: int = 15,
+    priors: Sequence[float] = SENSITIVITY_PRIORS,
+    random_seed: Any = None,
+    command: str | None = None,
+    title: str | None = None,
+) -> str:
+    """Render the HTML diagnostics report of a fit.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        The result of :func:`ambppl.fit` (groups ``posterior``, ``observed_data`` and, for
+        NUTS, ``sample_stats``).
+    measure : str, default "amb"
+        The ambiguity measure summarized (one of :data:`ambppl.MEASURES`).
+    hdi_prob : float, optional
+        Mass of the highest-density intervals (default: :func:`ambppl.summarize`'s).
+    threshold : float, default 0.4
+        The table shows P(measure > threshold) per item.
+    top : int, default 15
+        Items listed with their answer counts and refitted in the prior-sensitivity section.
+    priors : sequence of float, default (0.5, 1, 2)
+        Symmetric Dirichlet concentrations compared in the prior-sensitivity section.
+    random_seed : int, optional
+        Seed of the prior-sensitivity refits.
+    command : str, optional
+        The command line that produced the report, shown in its header.
+    title : str, optional
+        Page title (default: "ambppl report: <source>").
+
+    Returns
+    -------
+    str
+        One self-contained HTML document.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``measure``, a bad ``hdi_prob`` or ``threshold`` (from
+        :func:`ambppl.summarize`) or a non-positive ``top``.
+    TypeError
+        If ``result`` is not a fit result.
+
+    Notes
+    -----
+    Sections: data overview; model and prior; convergence (R-hat, ESS, divergences and rank
+    plots of the items with the largest R-hat for NUTS, or the statement that the draws are
+    exact); agreement of the posterior means with the closed-form means (z-scores against
+    the Monte Carlo standard error ``sd / sqrt(ESS)``, paper section 3 / ERRATA for the
+    moments); the distribution of item ambiguity; the sortable ranked item table; the most
+    ambiguous items with their answer counts; the sensitivity to the prior. Every value that
+    comes from the data is escaped by Jinja2's autoescaping.
+
+    References
+    ----------
+    .. [1] "Bayesian inference of ambiguity in categorical annotations", sections 3-4.
+    .. [2] Vehtari et al. (2021), "Rank-normalization, folding, and localization: an
+       improved R-hat for assessing convergence of MCMC", Bayesian Analysis 16(2).
+
+    Examples
+    --------
+    >>> import ambppl
+    >>> from ambppl.data import example_path
+    >>> result = ambppl.fit(example_path("weather_sentiment"), cant_solve="I can't tell",
+    ...                     draws=200, chains=2, random_seed=1)
+    >>> page = render_report(result, top=5, random_seed=1)
+    >>> page.startswith("<!DOCTYPE html>"), 'id="items"' in page, "http://" in page
+    (True, True, False)
+    """
+    import xarray as xr
+
+    from ambppl import __version__
+    from ambppl._checks import check_positive_int
+    from ambppl.fit import VARIABLES
+    from ambppl.report import figures
+    from ambppl.summary import rank, summarize
+
+    if not isinstance(result, xr.DataTree) or "posterior" not in result.children:
+        raise TypeError(
+            "result must be the DataTree returned by ambppl.fit (with a 'posterior' group), "
+            f"but got {type(result).__name__}"
+        )
+    top = check_positive_int(top, "top")
+    table = rank(summarize(result, measure=measure, hdi_prob=hdi_prob, threshold=threshold))
+    counts = result["observed_data"]["counts"]
+    variable = VARIABLES.get(measure, measure)
+    posterior = result["posterior"]
+    n_total_draws = int(posterior.sizes["chain"] * posterior.sizes["draw"])
+
+    overview = _overview(counts)
+    convergence = _convergence(result, table, variable)
+    agreement = _agreement(table, n_total_draws, convergence["exact"])
+    top_n = min(top, len(table))
+    sensitivity = _sensitivity(
+        result,
+        table,
+        top=top_n,
+        priors=priors,
+        measure=measure,
+        hdi_prob=table.attrs.get("hdi_prob", hdi_prob),
+        threshold=threshold,
+        random_seed=random_seed,
+    )
+    labels = [str(c) for c in counts["category"].values]
+    top_ids = list(table.index[:top_n])
+    top_counts = counts.sel(item=top_ids).values
+    top_rows = [
+        {
+            "rank": k + 1,
+            "item": item,
+            "counts": [int(c) for c in top_counts[k]],
+            "n": int(top_counts[k].sum()),
+            "mean": table["mean"].iloc[k],
+            "lower": table["hdi_lower"].iloc[k],
+            "upper": table["hdi_upper"].iloc[k],
+            "p_above": table["p_above"].iloc[k],
+        }
+        for k, item in enumerate(top_ids)
+    ]
+    item_rows = [
+        {
+            "rank": k + 1,
+            "item": item,
+            "n_answers": row.n_answers,
+            "cs_share": row.cs_share,
+            "plugin": row.plugin,
+            "less_biased": row.less_biased,
+            "mean": row.mean,
+            "sd": row.sd,
+            "lower": row.hdi_lower,
+            "upper": row.hdi_upper,
+            "p_above": row.p_above,
+            "r_hat": getattr(row, "r_hat", None),
+            "ess": getattr(row, "ess_bulk", None),
+        }
+        for k, (item, row) in enumerate(
+            zip(table.index, table.itertuples(index=False), strict=True)
+        )
+    ]
+    prior = [float(p) for p in result.attrs.get("prior", [])]
+    p_above = table["p_above"].to_numpy(dtype=float)
+    context = {
+        "title": title or f"ambppl report: {overview['source']}",
+        "version": __version__,
+        "created": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": command,
+        "measure": measure,
+        "variable": variable,
+        "threshold": threshold,
+        "hdi_prob": table.attrs.get("hdi_prob", hdi_prob),
+        "model": {
+            "name": str(result.attrs.get("model", "")),
+            "description": _model_description(str(result.attrs.get("model", ""))),
+            "method": convergence["method"],
+            "sampler": str(result.attrs.get("sampler", "")),
+            "prior": [{"label": lab, "value": p} for lab, p in zip(labels, prior, strict=False)],
+            "symmetric": len(set(prior)) == 1,
+            "prior_value": prior[0] if prior else None,
+        },
+        "overview": overview,
+        "convergence": convergence,
+        "agreement": agreement,
+        "distribution": {
+            "fig": figures.ambiguity_histogram(
+                table["mean"].to_numpy(dtype=float),
+                table["plugin"].to_numpy(dtype=float),
+                measure,
+                threshold,
+            ),
+            "n_above": int(np.sum(p_above > 0.5)),
+            "n_confident": int(np.sum(p_above > 0.9)),
+            "median": float(np.median(table["mean"].to_numpy(dtype=float))),
+        },
+        "has_mcmc_columns": "r_hat" in table.columns,
+        "items": item_rows,
+        "labels": labels,
+        "top_rows": top_rows,
+        "sensitivity": sensitivity,
+    }
+    return _environment().get_template(_TEMPLATE).render(**context)

@@ -1,0 +1,482 @@
+"""``summarize``: one row per item from a fit, and the decision helpers rank, select, stratify.
+
+The per-item statistics are computed for all items at once (vectorized over the ``item``
+dimension with xarray and ArviZ), never one variable or one item at a time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ambppl._checks import cant_solve_position, check_option, check_prob
+from ambppl.fit import VARIABLES
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    import xarray as xr
+
+__all__ = ["rank", "select", "stratify", "summarize"]
+
+#: Columns of :func:`summarize` (``ess_bulk`` and ``r_hat`` are added for MCMC fits).
+COLUMNS = (
+    "n_answers",
+    "cs_share",
+    "plugin",
+    "less_biased",
+    "mean",
+    "sd",
+    "exact_mean",
+    "exact_sd",
+    "hdi_lower",
+    "hdi_upper",
+    "p_above",
+)
+
+_SAMPLE_DIMS = ("chain", "draw")
+
+
+def _measure_name(measure: Any) -> str:
+    """Accept a measure name (``"modified"``) or its variable name (``"amb_modified"``)."""
+    by_variable = {v: m for m, v in VARIABLES.items()}
+    if isinstance(measure, str) and measure in by_variable:
+        return by_variable[measure]
+    return check_option(measure, tuple(VARIABLES), "measure")
+
+
+def summarize(
+    result: xr.DataTree,
+    *,
+    measure: str = "amb",
+    hdi_prob: float | None = None,
+    threshold: float = 0.4,
+) -> pd.DataFrame:
+    """Per-item table of a measure's posterior next to its closed forms and estimators.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        The result of :func:`ambppl.fit` (groups ``posterior`` and ``observed_data``).
+    measure : {"amb", "modified", "old", "entropy"}, default "amb"
+        The measure to summarize (the variable names ``"amb_modified"``, ``"amb_old"`` are
+        accepted too). If its variable was not stored but ``q`` was, it is computed from ``q``.
+    hdi_prob : float, optional
+        Probability mass of the highest density interval; default ArviZ's
+        ``rcParams["stats.ci_prob"]``.
+    threshold : float, default 0.4
+        ``p_above`` is the posterior probability that the measure exceeds it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``item``; columns ``n_answers`` (answers per item), ``cs_share`` (share of
+        can't-solve answers; 0 without such a category, NaN for items without answers),
+        ``plugin`` and ``less_biased`` (estimators from the counts alone), ``mean``, ``sd``
+        (posterior, from the draws), ``exact_mean``, ``exact_sd`` (closed forms under the
+        Dirichlet posterior), ``hdi_lower``, ``hdi_upper``, ``p_above`` and, when MCMC made
+        the draws, ``ess_bulk`` and ``r_hat``. ``df.attrs`` holds ``measure``, ``threshold``,
+        ``hdi_prob``, ``method``, ``model``.
+
+    Raises
+    ------
+    TypeError
+        If ``result`` is not a DataTree.
+    ValueError
+        For an unknown measure, ``hdi_prob`` or ``threshold`` outside (0, 1), or a result
+        without the groups/variables needed.
+
+    Notes
+    -----
+    ``exact_mean`` / ``exact_sd`` are :func:`ambppl.dirichlet_mean` /
+    :func:`ambppl.dirichlet_var` at ``prior + counts`` (paper eqs. ``amb_expectation`` and
+    ``amb_variance``; ERRATA item 5 for the variance's conditioning). They are NaN where no
+    closed form exists (see those functions) and for models whose posterior is not Dirichlet.
+    ``plugin`` and ``less_biased`` are :func:`ambppl.estimate` (paper section 4, ERRATA item 8).
+    ``sd`` uses ``ddof=1`` like ArviZ; the HDI is :func:`arviz.hdi`, and ESS/R-hat are
+    :func:`arviz.ess` (bulk) and :func:`arviz.rhat` (rank-normalized), all over every item at
+    once.
+
+    References
+    ----------
+    .. [1] "Bayesian inference of ambiguity in categorical annotations", sections 3-4.
+    .. [2] Vehtari et al. (2021), "Rank-normalization, folding, and localization: an improved
+       R-hat for assessing convergence of MCMC", Bayesian Analysis 16(2).
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> import ambppl
+    >>> counts = xr.DataArray(
+    ...     np.array([[5, 0, 0], [2, 2, 1]]), dims=("item", "category"),
+    ...     coords={"item": ["a", "b"], "category": ["yes", "no", "cs"]},
+    ...     attrs={"cant_solve": "cs"})
+    >>> table = ambppl.summarize(ambppl.fit(counts, draws=500, chains=2, random_seed=1))
+    >>> table.loc["b", ["n_answers", "cs_share"]].tolist()
+    [5.0, 0.2]
+    >>> round(float(table.loc["a", "exact_mean"]), 6)  # E[amb] under Dirichlet(6, 1, 1)
+    0.222222
+    """
+    import arviz as az
+    import arviz_base
+    import pandas as pd
+    import xarray as xr
+
+    if not isinstance(result, xr.DataTree):
+        raise TypeError(
+            f"result must be the xarray.DataTree returned by ambppl.fit, but got "
+            f"{type(result).__name__}"
+        )
+    for group in ("posterior", "observed_data"):
+        if group not in result.children:
+            raise ValueError(
+                f"result must have a {group!r} group (as ambppl.fit returns), but it has "
+                f"{sorted(result.children)}"
+            )
+    measure = _measure_name(measure)
+    threshold = check_prob(threshold, "threshold")
+    if hdi_prob is None:
+        hdi_prob = float(arviz_base.rcParams["stats.ci_prob"])
+    hdi_prob = check_prob(hdi_prob, "hdi_prob")
+
+    posterior = result["posterior"].to_dataset()
+    counts = result["observed_data"]["counts"]
+    attrs = {**posterior.attrs, **result.attrs}
+    method = attrs.get("method", "nuts")
+    cs = cant_solve_position(attrs.get("cant_solve"), counts["category"].values)
+    draws = _draws(posterior, measure, cs)
+    values = np.asarray(counts.values, dtype=np.int64)
+    n = values.sum(axis=1)
+
+    columns: dict[str, Any] = {}
+    columns["n_answers"] = n.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = values[:, cs] / n if cs is not None else np.zeros(len(n))
+    columns["cs_share"] = np.where(n > 0, share, np.nan)
+    columns["plugin"], columns["less_biased"] = _estimators(values, measure, cs)
+    columns["mean"] = draws.mean(_SAMPLE_DIMS).values
+    columns["sd"] = draws.std(_SAMPLE_DIMS, ddof=1).values
+    columns["exact_mean"], columns["exact_sd"] = _closed_forms(values, attrs, measure, cs)
+    hdi = az.hdi(draws, prob=hdi_prob, dim=list(_SAMPLE_DIMS)).transpose("item", "ci_bound")
+    columns["hdi_lower"] = hdi.sel(ci_bound="lower").values
+    columns["hdi_upper"] = hdi.sel(ci_bound="upper").values
+    columns["p_above"] = (draws > threshold).mean(_SAMPLE_DIMS).values
+    if method != "exact":
+        columns["ess_bulk"] = az.ess(draws, method="bulk").values
+        columns["r_hat"] = az.rhat(draws).values
+
+    index = pd.Index(draws["item"].values, name="item")
+    table = pd.DataFrame(columns, index=index)
+    table.attrs.update(
+        {
+            "measure": measure,
+            "threshold": threshold,
+            "hdi_prob": hdi_prob,
+            "method": method,
+            "model": attrs.get("model"),
+        }
+    )
+    return table
+
+
+def _draws(posterior: xr.Dataset, measure: str, cs: int | None) -> xr.DataArray:
+    """Draws of ``measure`` (chain, draw, item): stored, or computed from ``q``."""
+    import ambppl.measures as measures
+
+    name = VARIABLES[measure]
+    if name in posterior:
+        da = posterior[name]
+    elif "q" in posterior:
+        func = {
+            "amb": measures.amb,
+            "modified": measures.amb_modified,
+            "old": measures.amb_old,
+            "entropy": measures.normalized_entropy,
+        }[measure]
+        da = func(posterior["q"], cant_solve=cs, dim="category")
+    else:
+        raise ValueError(
+            f"result must hold the draws of {name!r} or of 'q' to summarize measure "
+            f"{measure!r}, but its posterior has {sorted(posterior.data_vars)}; fit with "
+            f"var_names=[{name!r}]"
+        )
+    return da.transpose("chain", "draw", "item")
+
+
+def _estimators(values: np.ndarray, measure: str, cs: int | None) -> tuple[Any, Any]:
+    """Plug-in and less-biased estimates per item (NaN where an estimator is undefined)."""
+    from ambppl.estimators import estimate
+
+    out = []
+    for method in ("plugin", "less_biased"):
+        out.append(estimate(values, method=method, measure=measure, cant_solve=cs))
+    return tuple(np.asarray(v, dtype=np.float64) for v in out)
+
+
+def _closed_forms(
+    values: np.ndarray, attrs: dict[str, Any], measure: str, cs: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mean and sd in closed form (NaN where not available)."""
+    nan = np.full(values.shape[0], np.nan)
+    prior = attrs.get("prior")
+    if prior is None or not _dirichlet_posterior(attrs.get("model")):
+        return nan, nan
+    from ambppl.moments import dirichlet_mean, dirichlet_var
+
+    alpha = values + np.asarray(prior, dtype=np.float64)
+    mean = np.asarray(dirichlet_mean(alpha, measure=measure, cant_solve=cs), dtype=np.float64)
+    var = np.asarray(dirichlet_var(alpha, measure=measure, cant_solve=cs), dtype=np.float64)
+    return mean, np.sqrt(var)
+
+
+def _dirichlet_posterior(model: Any) -> bool:
+    """Whether the catalog model's posterior is the conjugate Dirichlet."""
+    if not isinstance(model, str):
+        return False
+    from ambppl.catalog import get_model
+
+    try:
+        return get_model(model).info.get("exact") == "dirichlet"
+    except ValueError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------
+# Decision helpers
+
+
+def _check_table(table: Any) -> pd.DataFrame:
+    import pandas as pd
+
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(
+            f"table must be the pandas.DataFrame returned by ambppl.summarize, but got "
+            f"{type(table).__name__}"
+        )
+    return table
+
+
+def _check_column(table: pd.DataFrame, by: Any, name: str = "by") -> str:
+    if not isinstance(by, str) or by not in table.columns:
+        raise ValueError(f"{name} must be one of the columns {list(table.columns)}, but got {by!r}")
+    return by
+
+
+def rank(table: pd.DataFrame, by: str = "mean", ascending: bool = False) -> pd.DataFrame:
+    """Sort the items of a summary table and number them.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A table from :func:`summarize`.
+    by : str, default "mean"
+        Column to sort by.
+    ascending : bool, default False
+        Sort order; the default puts the most ambiguous items first.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A sorted copy with an added column ``rank`` (1 = first); ties keep their order.
+
+    Raises
+    ------
+    ValueError
+        If ``by`` is not a column of ``table``.
+    TypeError
+        If ``table`` is not a DataFrame.
+
+    Notes
+    -----
+    Ranking by the posterior mean orders items by expected ambiguity; ranking by
+    ``hdi_lower`` is a conservative alternative that penalizes items with few answers.
+
+    References
+    ----------
+    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 5.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"mean": [0.1, 0.7, 0.4]}, index=pd.Index(list("abc"), name="item"))
+    >>> rank(table)["rank"].to_dict()
+    {'b': 1, 'c': 2, 'a': 3}
+    """
+    table = _check_table(table)
+    by = _check_column(table, by)
+    if not isinstance(ascending, bool):
+        raise TypeError(f"ascending must be True or False, but got {ascending!r}")
+    out = table.sort_values(by, ascending=ascending, kind="stable").copy()
+    out["rank"] = np.arange(1, len(out) + 1)
+    return out
+
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_OP = r">=|<=|>|<"
+_PROB_CLAUSE = re.compile(
+    rf"^P\(\s*(?P<measure>\w+)\s*(?P<inner>{_OP})\s*(?P<t>{_NUMBER})\s*\)\s*"
+    rf"(?P<op>{_OP})\s*(?P<p>{_NUMBER})$"
+)
+_COLUMN_CLAUSE = re.compile(rf"^(?P<column>\w+)\s*(?P<op>{_OP})\s*(?P<value>{_NUMBER})$")
+_GRAMMAR = (
+    "rule := clause ['and' clause ...]; clause := 'P(<measure> <op> <threshold>) <op> <prob>' "
+    "or '<column> <op> <number>'; op := > | >= | < | <=; e.g. 'P(amb > 0.4) > 0.9' or "
+    "'mean > 0.5 and n_answers >= 5'"
+)
+
+
+def _compare(x: Any, op: str, y: float) -> Any:
+    return {">": x > y, ">=": x >= y, "<": x < y, "<=": x <= y}[op]
+
+
+def select(table: pd.DataFrame, rule: str) -> pd.DataFrame:
+    """Keep the items of a summary table that satisfy a rule.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A table from :func:`summarize`.
+    rule : str
+        ``clause`` or ``clause and clause ...``, each clause either
+        ``"P(<measure> <op> <threshold>) <op> <prob>"`` (uses the ``p_above`` column; the
+        measure and threshold must be those the table was made with) or
+        ``"<column> <op> <number>"``; ``op`` is one of ``>``, ``>=``, ``<``, ``<=``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows satisfying every clause (a copy; attrs kept).
+
+    Raises
+    ------
+    ValueError
+        If the rule does not follow the grammar (the message gives it), names an unknown
+        column, or asks for a measure/threshold the table was not summarized with.
+    TypeError
+        If ``rule`` is not a string or ``table`` not a DataFrame.
+
+    Notes
+    -----
+    The rule is parsed with regular expressions, never evaluated as code. Inside ``P(...)``,
+    ``<`` is read as ``1 - p_above`` and ``>=`` like ``>``: the measures' posteriors are
+    continuous, so ties have probability zero.
+
+    References
+    ----------
+    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 5.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"mean": [0.1, 0.7], "p_above": [0.01, 0.97]},
+    ...                      index=pd.Index(["a", "b"], name="item"))
+    >>> table.attrs.update(measure="amb", threshold=0.4)
+    >>> list(select(table, "P(amb > 0.4) > 0.9").index)
+    ['b']
+    >>> list(select(table, "mean < 0.5").index)
+    ['a']
+    """
+    table = _check_table(table)
+    if not isinstance(rule, str):
+        raise TypeError(f"rule must be a string ({_GRAMMAR}), but got {rule!r}")
+    clauses = [c.strip() for c in re.split(r"\s+and\s+", rule.strip())]
+    keep = np.ones(len(table), dtype=bool)
+    for clause in clauses:
+        keep &= _clause_mask(table, clause, rule)
+    return table[keep].copy()
+
+
+def _clause_mask(table: pd.DataFrame, clause: str, rule: str) -> np.ndarray:
+    m = _PROB_CLAUSE.match(clause)
+    if m:
+        if "p_above" not in table.columns:
+            raise ValueError(
+                f"rule {rule!r} uses P(...), which needs the p_above column of "
+                "ambppl.summarize, but the table has none"
+            )
+        measure = _measure_name(m["measure"])
+        t = float(m["t"])
+        have_m, have_t = table.attrs.get("measure"), table.attrs.get("threshold")
+        if measure != have_m or have_t is None or not np.isclose(t, have_t):
+            raise ValueError(
+                f"rule {rule!r} asks for P({m['measure']} {m['inner']} {m['t']}), but the "
+                f"table holds P({have_m} > {have_t}); summarize with "
+                f"measure={measure!r}, threshold={t}"
+            )
+        p = table["p_above"].to_numpy()
+        if m["inner"] in ("<", "<="):
+            p = 1.0 - p
+        return np.asarray(_compare(p, m["op"], float(m["p"])))
+    m = _COLUMN_CLAUSE.match(clause)
+    if m:
+        column = _check_column(table, m["column"], "the column in rule")
+        return np.asarray(_compare(table[column].to_numpy(), m["op"], float(m["value"])))
+    raise ValueError(f"rule must follow the grammar {_GRAMMAR}, but got {rule!r}")
+
+
+def stratify(
+    table: pd.DataFrame,
+    bins: Sequence[float] = (0, 0.2, 0.4, 0.6, 1.0),
+    by: str = "mean",
+) -> pd.DataFrame:
+    """Assign each item to an ambiguity bin.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A table from :func:`summarize`.
+    bins : sequence of float, default (0, 0.2, 0.4, 0.6, 1.0)
+        Strictly increasing bin edges; the bins are ``[b0, b1], (b1, b2], ...``.
+    by : str, default "mean"
+        Column to bin.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy with an added ordered categorical column ``stratum`` (:func:`pandas.cut`,
+        labelled ``"[0, 0.2]"``, ``"(0.2, 0.4]"``, ...; NaN outside the edges).
+
+    Raises
+    ------
+    ValueError
+        If ``bins`` has fewer than two edges or is not strictly increasing, or ``by`` is
+        not a column.
+    TypeError
+        If ``table`` is not a DataFrame or ``bins`` not numeric.
+
+    Notes
+    -----
+    Strata such as "clear", "somewhat ambiguous", "ambiguous" make a fixed annotation
+    budget easy to allocate: e.g. collect more answers for the middle strata.
+
+    References
+    ----------
+    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 5.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"mean": [0.1, 0.5]}, index=pd.Index(["a", "b"], name="item"))
+    >>> stratify(table)["stratum"].astype(str).tolist()
+    ['[0, 0.2]', '(0.4, 0.6]']
+    """
+    import pandas as pd
+
+    from ambppl._checks import as_float_array
+
+    table = _check_table(table)
+    by = _check_column(table, by)
+    edges = as_float_array(bins, "bins")
+    if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
+        raise ValueError(
+            f"bins must be at least two strictly increasing edges, but got {edges.tolist()}"
+        )
+    out = table.copy()
+    labels = [
+        f"{'[' if i == 0 else '('}{lo:g}, {hi:g}]"
+        for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:], strict=True))
+    ]
+    out["stratum"] = pd.cut(out[by], edges, labels=labels, include_lowest=True)
+    return out

@@ -1,0 +1,255 @@
+"""Tests of ambppl.catalog: lookup, info records, building models, and the installed wheel."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+from dataclasses import FrozenInstanceError
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ambppl
+from ambppl.catalog import ENV_VAR, INFO_KEYS, ModelEntry, catalog_dir, get_model, list_models
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TOY_MODEL = '''
+"""Toy model for the catalog tests: returns its inputs instead of a pymc.Model."""
+
+
+def model(counts, *, scale=2.0):
+    return {"counts": counts, "scale": scale}
+'''
+
+
+def toy_info(name: str = "toy", **changes) -> dict:
+    info = {
+        "name": name,
+        "description": "A toy entry.",
+        "parameters": {"scale": {"default": 2.0, "description": "a number"}},
+        "reference": "none",
+        "exact": None,
+        "data": "counts",
+    }
+    info.update(changes)
+    return info
+
+
+def write_entry(folder: Path, name: str = "toy", source: str = TOY_MODEL, info=None) -> None:
+    (folder / f"{name}.py").write_text(source)
+    if info is not False:
+        text = info if isinstance(info, str) else json.dumps(info or toy_info(name))
+        (folder / f"{name}.json").write_text(text)
+
+
+@pytest.fixture(autouse=True)
+def _no_catalog_override(monkeypatch):
+    """Tests of the default lookup must not see a user's $AMBPPL_MODELS."""
+    monkeypatch.delenv(ENV_VAR, raising=False)
+
+
+@pytest.fixture
+def toy_catalog(tmp_path) -> Path:
+    write_entry(tmp_path)
+    write_entry(tmp_path, "other", info=toy_info("other", exact="dirichlet"))
+    (tmp_path / "_helpers.py").write_text("X = 1\n")  # skipped: starts with "_"
+    return tmp_path
+
+
+# --------------------------------------------------------------------------- toy catalog
+
+
+def test_list_models_from_a_folder(toy_catalog):
+    table = list_models(toy_catalog)
+    assert table.index.name == "name"
+    assert table.index.tolist() == ["other", "toy"]
+    assert list(table.columns) == ["description", "parameters", "reference", "exact"]
+    assert table.loc["toy", "parameters"] == "scale=2.0"
+    assert table.loc["other", "exact"] == "dirichlet"
+    assert table.loc["toy", "exact"] is None
+
+
+def test_env_var_overrides_the_folder(toy_catalog, monkeypatch):
+    monkeypatch.setenv(ENV_VAR, str(toy_catalog))
+    assert catalog_dir() == toy_catalog
+    assert list_models().index.tolist() == ["other", "toy"]
+
+
+def test_get_model_and_build(toy_catalog):
+    entry = get_model("toy", toy_catalog)
+    assert isinstance(entry, ModelEntry)
+    assert entry.name == "toy" and entry.path == toy_catalog / "toy.py"
+    assert entry.info == toy_info()
+    built = entry.build(np.array([[1, 2], [3, 0]]), scale=5.0)
+    assert built["scale"] == 5.0
+    # non-DataArray data of a "counts" model go through read_annotations
+    assert built["counts"].dims == ("item", "category")
+    assert built["counts"].values.tolist() == [[1, 2], [3, 0]]
+    assert entry.build(built["counts"])["scale"] == 2.0
+    with pytest.raises(FrozenInstanceError):
+        entry.name = "x"
+
+
+def test_build_rejects_unknown_parameters(toy_catalog):
+    with pytest.raises(
+        ValueError, match=r"model 'toy' must be given only its parameters \['scale'\]"
+    ):
+        get_model("toy", toy_catalog).build(np.ones((1, 2)), prior=1.0)
+
+
+def test_unknown_name_lists_available(toy_catalog):
+    with pytest.raises(ValueError, match=r"name must be one of \['other', 'toy'\], but got 'nope'"):
+        get_model("nope", toy_catalog)
+
+
+def test_missing_folder(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match=r"path must be a folder of models.*does not exist"):
+        list_models(tmp_path / "absent")
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "absent"))
+    with pytest.raises(ValueError, match=rf"\${ENV_VAR} must be a folder of models"):
+        list_models()
+
+
+@pytest.mark.parametrize(
+    ("info", "match"),
+    [
+        (False, r"model 'toy' must have an info record 'toy.json' next to 'toy.py'"),
+        ("{not json", r"info record 'toy.json' must be valid JSON"),
+        ("[1, 2]", r"info record 'toy.json' must be a JSON object, but got list"),
+        (
+            {k: v for k, v in toy_info().items() if k not in ("exact", "data")},
+            r"must have the keys .*\['exact', 'data'\] are missing",
+        ),
+        (toy_info(name="other"), r"must have name 'toy' \(its file name\), but got 'other'"),
+        (toy_info(parameters={"scale": 2.0}), r'must map each parameter to \{"default"'),
+        (toy_info(data="wide"), r"must have data 'counts' or 'long', but got 'wide'"),
+    ],
+)
+def test_broken_info_records(tmp_path, info, match):
+    write_entry(tmp_path, info=info)
+    with pytest.raises(ValueError, match=match):
+        list_models(tmp_path)
+
+
+def test_model_file_without_model_function(tmp_path):
+    write_entry(tmp_path, source="def other():\n    pass\n")
+    entry = get_model("toy", tmp_path)
+    with pytest.raises(ValueError, match=r"model file 'toy.py' must define a function model"):
+        entry.build(np.ones((1, 2)))
+
+
+def test_info_keys_constant():
+    assert INFO_KEYS == ("name", "description", "parameters", "reference", "exact", "data")
+
+
+# --------------------------------------------------------------------------- real catalog
+
+
+def test_real_catalog_lists_dirichlet_categorical():
+    assert catalog_dir() == ROOT / "models"  # source checkout (no ambppl/_models here)
+    table = ambppl.list_models()
+    row = table.loc["dirichlet_categorical"]
+    assert row["exact"] == "dirichlet"
+    assert row["parameters"] == "prior=1.0"
+    entry = ambppl.get_model("dirichlet_categorical")
+    assert set(INFO_KEYS) <= set(entry.info)
+    assert entry.info["data"] == "counts"
+
+
+@pytest.mark.slow
+def test_real_model_builds_with_the_count_coords():
+    counts = ambppl.read_annotations(
+        ambppl.data.example_path("weather_sentiment"), cant_solve="I can't tell"
+    )
+    model = ambppl.get_model("dirichlet_categorical").build(counts, prior=0.5)
+    assert {"q", "counts", "amb", "amb_modified", "amb_old", "entropy"} <= set(model.named_vars)
+    assert list(model.coords["item"]) == counts["item"].values.tolist()
+    assert list(model.coords["category"]) == counts["category"].values.tolist()
+    observed = model.rvs_to_values[model["counts"]]
+    np.testing.assert_array_equal(observed.data, counts.values)
+
+
+# --------------------------------------------------------------------------- installed wheel
+
+WHEEL_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import ambppl
+    from ambppl.catalog import catalog_dir
+    from ambppl.data import example_path
+    from ambppl.fit import fit
+
+    counts = ambppl.read_annotations(example_path("weather_sentiment"), cant_solve="I can't tell")
+    model = ambppl.get_model("dirichlet_categorical").build(counts)
+    result = fit(counts, method="exact", draws=50, chains=2, random_seed=1)
+    print(json.dumps({
+        "ambppl": ambppl.__file__,
+        "catalog": str(catalog_dir()),
+        "example": str(example_path("weather_sentiment")),
+        "models": ambppl.list_models().index.tolist(),
+        "vars": sorted(model.named_vars),
+        "method": result.attrs.get("method", result["posterior"].attrs.get("method")),
+        "amb_shape": list(result["posterior"]["amb"].shape),
+    }))
+    """
+)
+
+
+@pytest.mark.slow
+def test_catalog_and_example_from_installed_wheel(tmp_path):
+    """Build the wheel, install it outside the checkout and use it from a fresh process."""
+    dist, target, work = tmp_path / "dist", tmp_path / "site", tmp_path / "work"
+    work.mkdir()
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = dist.glob("ambppl-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "ambppl/_models/dirichlet_categorical.py" in names
+    assert "ambppl/_models/dirichlet_categorical.json" in names
+    assert "ambppl/examples/weather_sentiment.csv" in names
+    assert "ambppl/examples/README.md" in names
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
+    env["PYTHONPATH"] = str(target)  # ahead of the editable install's path entry
+    done = subprocess.run(
+        [sys.executable, "-c", WHEEL_SCRIPT],
+        cwd=work,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    package = target / "ambppl"
+    assert Path(got["ambppl"]).parent == package
+    assert Path(got["catalog"]) == package / "_models"
+    assert Path(got["example"]) == package / "examples" / "weather_sentiment.csv"
+    assert "dirichlet_categorical" in got["models"]
+    assert {"q", "counts", "amb"} <= set(got["vars"])
+    assert got["method"] == "exact"
+    assert got["amb_shape"] == [2, 50, 200]

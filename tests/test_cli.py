@@ -1,0 +1,432 @@
+"""Tests of the ``ambppl`` command (ambppl/cli.py, ambppl/__main__.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ambppl.cli as cli
+from ambppl.cli import main
+
+#: Columns of the table that ``ambppl score`` writes (the contract of ambppl.summarize).
+SUMMARY_COLUMNS = [
+    "n_answers",
+    "cs_share",
+    "plugin",
+    "less_biased",
+    "mean",
+    "sd",
+    "exact_mean",
+    "exact_sd",
+    "hdi_lower",
+    "hdi_upper",
+    "p_above",
+    "rank",
+]
+
+#: Small fit settings: the exact sampler with few draws keeps every CLI call well under 1 s.
+FAST = ["--draws", "200", "--chains", "2", "--seed", "7", "-q"]
+
+
+def _answers(rng: np.random.Generator, n_items: int = 12, per_item: int = 6) -> pd.DataFrame:
+    """A long table with crowd-kit's column names and a can't-solve answer 'skip'."""
+    labels = np.array(["cat", "dog", "skip"])
+    rows = []
+    for i in range(n_items):
+        q = rng.dirichlet([1.0, 1.0, 0.5])
+        for j, lab in enumerate(rng.choice(labels, size=per_item, p=q)):
+            rows.append({"task": f"t{i:02d}", "worker": f"w{j}", "label": lab})
+    # make sure every label occurs, whatever the seed gave
+    rows += [{"task": "t00", "worker": "w9", "label": lab} for lab in labels]
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def answers_csv(tmp_path: Path, rng: np.random.Generator) -> Path:
+    path = tmp_path / "answers.csv"
+    _answers(rng).to_csv(path, index=False)
+    return path
+
+
+def _error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    """The single stderr line of a failed call (and check there is no traceback)."""
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("ambppl: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+# ---------------------------------------------------------------------------------------- help
+
+
+def test_help_lists_every_subcommand_and_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in cli.SUBCOMMANDS:
+        assert name in out
+    assert "examples:" in out
+    assert {"score", "report", "models"} <= set(cli.SUBCOMMANDS)
+
+
+@pytest.mark.parametrize("name", ["score", "report", "models"])
+def test_subcommand_help_has_examples(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([name, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: ambppl {name}")
+    assert "examples:" in out
+    assert f"ambppl {name}" in out.split("examples:")[1]
+
+
+def test_python_dash_m_help() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ambppl", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: ambppl")
+
+
+def test_console_script_is_declared() -> None:
+    (script,) = [ep for ep in entry_points(group="console_scripts") if ep.name == "ambppl"]
+    assert script.value == "ambppl.cli:main"
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import ambppl
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"ambppl {ambppl.__version__}"
+
+
+def test_registry_adds_a_subcommand(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new subcommand is one registered function; the parser picks it up unchanged."""
+    monkeypatch.setattr(cli, "SUBCOMMANDS", dict(cli.SUBCOMMANDS))
+
+    @cli.subcommand("hello")
+    def _add(subparsers):
+        parser = subparsers.add_parser("hello", help="say hello")
+        parser.add_argument("name")
+        parser.set_defaults(handler=lambda args: print(f"hello {args.name}") or 0)
+        return parser
+
+    assert main(["hello", "you"]) == 0
+    assert capsys.readouterr().out == "hello you\n"
+    with pytest.raises(ValueError, match="subcommand 'hello' is registered already"):
+        cli.subcommand("hello")(_add)
+
+
+# ---------------------------------------------------------------------------------------- score
+
+
+def _library_table(path: Path, **kwargs) -> pd.DataFrame:
+    """What ``ambppl score`` should produce, computed with the library directly."""
+    from ambppl.fit import fit
+    from ambppl.summary import rank, summarize
+
+    summary_kwargs = {k: kwargs.pop(k) for k in ("hdi_prob", "threshold") if k in kwargs}
+    result = fit(path, cant_solve="skip", draws=200, chains=2, random_seed=7, **kwargs)
+    return rank(summarize(result, **summary_kwargs))
+
+
+def test_score_csv_equals_library(answers_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "scores.csv"
+    argv = ["score", str(answers_csv), "--cant-solve", "skip", "--prior", "0.5"]
+    argv += ["--threshold", "0.3", "--hdi-prob", "0.8", "-o", str(out), *FAST]
+    assert main(argv) == 0
+    table = pd.read_csv(out, index_col="item")
+    expected = _library_table(answers_csv, prior=0.5, threshold=0.3, hdi_prob=0.8)
+    assert list(table.columns) == SUMMARY_COLUMNS
+    assert list(table.index) == list(expected.index)
+    # the CSV round trip keeps 15+ significant digits
+    np.testing.assert_allclose(table.to_numpy(float), expected.to_numpy(float), rtol=1e-12)
+    assert table["mean"].is_monotonic_decreasing
+
+
+def test_score_parquet_and_tsv(answers_csv: Path, tmp_path: Path) -> None:
+    base = ["score", str(answers_csv), "--cant-solve", "skip", *FAST]
+    assert main([*base, "-o", str(tmp_path / "s.parquet")]) == 0
+    assert main([*base, "-o", str(tmp_path / "s.tsv")]) == 0
+    parquet = pd.read_parquet(tmp_path / "s.parquet")
+    tsv = pd.read_csv(tmp_path / "s.tsv", sep="\t", index_col="item")
+    assert parquet.index.name == "item"
+    assert list(parquet.columns) == SUMMARY_COLUMNS
+    np.testing.assert_allclose(parquet.to_numpy(float), tsv.to_numpy(float), rtol=1e-12)
+
+
+def test_score_reads_tsv_and_parquet_input(answers_csv: Path, tmp_path: Path) -> None:
+    frame = pd.read_csv(answers_csv)
+    frame.to_csv(tmp_path / "a.tsv", sep="\t", index=False)
+    frame.to_parquet(tmp_path / "a.parquet")
+    tables = []
+    for name in ("answers.csv", "a.tsv", "a.parquet"):
+        out = tmp_path / f"from-{name}.csv"
+        assert (
+            main(["score", str(tmp_path / name), "--cant-solve", "skip", "-o", str(out), *FAST])
+            == 0
+        )
+        tables.append(pd.read_csv(out))
+    pd.testing.assert_frame_equal(tables[0], tables[1])
+    pd.testing.assert_frame_equal(tables[0], tables[2])
+
+
+def test_score_on_screen_and_stdout(answers_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", str(answers_csv), "--cant-solve", "skip", *FAST]) == 0
+    screen = capsys.readouterr().out
+    assert "t00" in screen and "p_above" in screen
+    assert main(["score", str(answers_csv), "--cant-solve", "skip", "-o", "-", *FAST]) == 0
+    csv_text = capsys.readouterr().out
+    table = pd.read_csv(pd.io.common.StringIO(csv_text), index_col="item")
+    assert len(table) == 12 and list(table.columns) == SUMMARY_COLUMNS
+
+
+def test_progress_goes_to_stderr(answers_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["score", str(answers_csv), "--cant-solve", "skip", "-o", "-", "--draws", "50"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "ambppl: reading" in captured.err and "ambppl: fitting" in captured.err
+    assert "ambppl:" not in captured.out
+
+
+def test_score_counts_npy(tmp_path: Path, rng: np.random.Generator) -> None:
+    counts = rng.multinomial(8, [0.5, 0.3, 0.2], size=5)
+    np.save(tmp_path / "counts.npy", counts)
+    out = tmp_path / "s.csv"
+    assert (
+        main(["score", str(tmp_path / "counts.npy"), "--cant-solve", "2", "-o", str(out), *FAST])
+        == 0
+    )
+    table = pd.read_csv(out, index_col="item").sort_index()
+    np.testing.assert_array_equal(table["n_answers"], 8)
+    np.testing.assert_allclose(table["cs_share"], counts[:, 2] / 8)
+
+
+def test_models_lists_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
+    from ambppl.catalog import list_models
+
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    for name in list_models().index:
+        assert name in out
+    assert main(["models", "--verbose"]) == 0
+    assert "--prior" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------- report
+
+
+def test_report_writes_one_self_contained_file(answers_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    argv = ["report", str(answers_csv), "--cant-solve", "skip", "--top", "4", "-o", str(out)]
+    assert main([*argv, *FAST]) == 0
+    page = out.read_text(encoding="utf-8")
+    for section in (
+        "overview",
+        "model",
+        "convergence",
+        "agreement",
+        "distribution",
+        "items",
+        "top",
+        "sensitivity",
+    ):
+        assert f'<section id="{section}">' in page
+    assert "http://" not in page and "https://" not in page
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.csv", "r.html"]
+
+
+# ---------------------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--item", "nope"], "nope"),
+        (["--label", "answer"], "answer"),
+        (["--cant-solve", "I can't tell"], "I can't tell"),
+        (["--prior", "abc"], "--prior"),
+        (["--prior", "-1"], "--prior"),
+        (["--prior", "0"], "--prior"),
+        (["--prior", "1,2"], "prior"),  # 2 values for 3 categories (from ambppl.fit)
+        (["--method", "gibbs"], "--method"),
+        (["--model", "no_such_model"], "no_such_model"),
+        (["--measure", "variance"], "variance"),
+        (["--draws", "0"], "--draws"),
+        (["--hdi-prob", "1.5"], "--hdi-prob"),
+        (["--threshold", "x"], "--threshold"),
+        (["--layout", "diagonal"], "--layout"),
+        (["-o", "scores.xlsx"], "xlsx"),
+        (["--no-such-option"], "no-such-option"),
+    ],
+)
+def test_bad_input_is_one_line_and_status_2(
+    answers_csv: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    extra: list[str],
+    match: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = ["score", str(answers_csv), *extra, "-q"]
+    if "--cant-solve" not in extra:
+        argv += ["--cant-solve", "skip"]
+    if "--draws" not in extra:
+        argv += ["--draws", "20"]
+    assert main(argv) == 2
+    assert match in _error_line(capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.csv"]
+
+
+def test_missing_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("score", "report"):
+        assert main([command, str(tmp_path / "absent.csv"), "-o", str(tmp_path / "x.html")]) == 2
+        assert "absent.csv' does not exist" in _error_line(capsys)
+
+
+def test_unreadable_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.parquet"
+    bad.write_text("not parquet")
+    assert main(["score", str(bad), "-q"]) == 2
+    assert "bad.parquet" in _error_line(capsys)
+
+
+def test_missing_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "required" in _error_line(capsys)
+
+
+@pytest.mark.parametrize("command", ["score", "report"])
+def test_existing_output_needs_force(
+    command: str, answers_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / ("out.csv" if command == "score" else "out.html")
+    out.write_text("precious")
+    argv = [command, str(answers_csv), "--cant-solve", "skip", "-o", str(out), *FAST]
+    assert main(argv) == 2
+    assert "--force" in _error_line(capsys)
+    assert out.read_text() == "precious"
+    assert (
+        main([*argv, "--force", "--top", "3"] if command == "report" else [*argv, "--force"]) == 0
+    )
+    assert out.read_text() != "precious"
+
+
+def test_output_folder_must_exist(
+    answers_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "nowhere" / "s.csv"
+    assert main(["score", str(answers_csv), "--cant-solve", "skip", "-o", str(out), *FAST]) == 2
+    assert "does not exist" in _error_line(capsys)
+
+
+def test_report_needs_html_suffix(
+    answers_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(answers_csv), "-o", str(tmp_path / "r.pdf"), *FAST]) == 2
+    assert ".html" in _error_line(capsys)
+
+
+# ---------------------------------------------------------------------------------------- atomic
+
+
+def test_atomic_output_leaves_nothing_on_error(tmp_path: Path) -> None:
+    target = tmp_path / "out.csv"
+    with pytest.raises(RuntimeError, match="boom"), cli.atomic_output(target, force=False) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("boom")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_interrupted_write_keeps_old_file(
+    answers_csv: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Ctrl-C while the table is being written: the old file survives, no temporary is left."""
+    out = tmp_path / "s.csv"
+    out.write_text("old")
+
+    def half_write(self, path, *args, **kwargs):
+        Path(path).write_text("half a tab")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", half_write)
+    argv = ["score", str(answers_csv), "--cant-solve", "skip", "-o", str(out), "--force", *FAST]
+    assert main(argv) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert out.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.csv", "s.csv"]
+
+
+def test_output_file_permissions_follow_umask(answers_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s.csv"
+    assert main(["score", str(answers_csv), "--cant-solve", "skip", "-o", str(out), *FAST]) == 0
+    reference = tmp_path / "plain.txt"
+    reference.write_text("x")  # created the ordinary way
+    assert out.stat().st_mode & 0o777 == reference.stat().st_mode & 0o666
+
+
+# ---------------------------------------------------------------------------------------- real data
+
+#: Each shared data set with its own column names (see ../shared/data/README.md) and the
+#: numbers of items and categories stated there.
+DATA_SETS = {
+    "weather": (
+        "cf_weather_sentiment/weather-non-agg-DFE.csv",
+        [
+            "--item",
+            "tweet_id",
+            "--rater",
+            "worker_id",
+            "--label",
+            "emotion",
+            "--cant-solve",
+            "I can't tell",
+        ],
+        1000,
+    ),
+    "anesthesia": (
+        "anesthesia_ds1979/anesthesia_long.csv",
+        ["--item", "item", "--rater", "rater", "--label", "rating"],
+        45,
+    ),
+    "dog": (
+        "dog_zhou2012/answer.csv",
+        ["--item", "question", "--rater", "worker", "--label", "answer"],
+        807,
+    ),
+    "cifar10h": ("cifar10h/cifar10h-counts.npy", [], 10_000),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DATA_SETS))
+def test_score_shared_data_sets(name: str, shared_data: Path, tmp_path: Path) -> None:
+    rel, options, n_items = DATA_SETS[name]
+    out = tmp_path / "s.parquet"
+    argv = ["score", str(shared_data / rel), *options, "--method", "exact", "--draws", "50"]
+    assert main([*argv, "--chains", "2", "--seed", "1", "-q", "-o", str(out)]) == 0
+    table = pd.read_parquet(out)
+    assert len(table) == n_items
+    assert table["mean"].between(0, 1).all()
+    assert (table["hdi_lower"] <= table["hdi_upper"]).all()
+    assert (table["cs_share"] > 0).any() == (name == "weather")
+
+
+@pytest.mark.parametrize("name", ["anesthesia", "dog", "weather"])
+def test_report_shared_data_sets(name: str, shared_data: Path, tmp_path: Path) -> None:
+    rel, options, n_items = DATA_SETS[name]
+    out = tmp_path / "r.html"
+    argv = ["report", str(shared_data / rel), *options, "--method", "exact", "--draws", "100"]
+    assert main([*argv, "--seed", "1", "--top", "5", "-q", "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert page.count('<tr><td data-value="') >= n_items

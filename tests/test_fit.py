@@ -1,0 +1,344 @@
+"""``ambppl.fit``: exact conjugate draws, NUTS, one result layout, and every error message.
+
+Monte Carlo tolerances are 5 standard errors computed from the samples themselves (for
+exact draws, which are independent, se = sd / sqrt(n); for NUTS, ArviZ's MCSE).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import shutil
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import ambppl
+from ambppl.catalog import ENV_VAR, get_model
+
+# ``ambppl.fit`` is the function (it shadows its module); the module is needed for patching.
+fit_module = importlib.import_module("ambppl.fit")
+
+MEASURE_FUNCS = {
+    "amb": ambppl.amb,
+    "amb_modified": ambppl.amb_modified,
+    "amb_old": ambppl.amb_old,
+    "entropy": ambppl.normalized_entropy,
+}
+
+
+def _se_mean(x: np.ndarray, axis=0) -> np.ndarray:
+    """Standard error of the mean of independent draws."""
+    return x.std(axis=axis, ddof=1) / np.sqrt(x.shape[axis])
+
+
+def _se_var(x: np.ndarray, axis=0) -> np.ndarray:
+    """Standard error of the sample variance of independent draws: sqrt((m4 - s^4) / n)."""
+    d = x - x.mean(axis=axis, keepdims=True)
+    m4 = (d**4).mean(axis=axis)
+    s2 = (d**2).mean(axis=axis)
+    return np.sqrt((m4 - s2**2) / x.shape[axis])
+
+
+@pytest.fixture(scope="module")
+def exact_fit(small_counts):
+    return ambppl.fit(small_counts, draws=5000, chains=2, random_seed=7)
+
+
+# ---------------------------------------------------------------------------------------
+# Layout
+
+
+def test_exact_layout(exact_fit, small_counts):
+    assert set(exact_fit.children) == {"posterior", "observed_data"}
+    post = exact_fit["posterior"]
+    assert post["q"].dims == ("chain", "draw", "item", "category")
+    for name in MEASURE_FUNCS:
+        assert post[name].dims == ("chain", "draw", "item")
+    assert dict(post.sizes) == {"chain": 2, "draw": 5000, "item": 3, "category": 3}
+    assert post["item"].values.tolist() == ["clear", "mixed", "unsure"]
+    assert post["category"].values.tolist() == ["yes", "no", "cs"]
+    assert post.attrs["sample_dims"] == ["chain", "draw"]
+    observed = exact_fit["observed_data"]["counts"]
+    xr.testing.assert_equal(observed, small_counts.rename("counts"))
+    assert observed.attrs["cant_solve"] == "cs" and observed.attrs["source"] == "test"
+    expected = {
+        "method": "exact",
+        "model": "dirichlet_categorical",
+        "prior": [1.0, 1.0, 1.0],
+        "cant_solve": "cs",
+        "sampler": "numpy.random.Generator.standard_gamma",
+    }
+    for key, value in expected.items():
+        assert exact_fit.attrs[key] == value
+        assert post.attrs[key] == value
+
+
+def test_default_method_is_exact_for_a_conjugate_model(small_counts):
+    result = ambppl.fit(small_counts, draws=10, chains=1, random_seed=1)
+    assert result.attrs["method"] == "exact"
+
+
+def test_var_names_stores_only_what_is_asked(small_counts):
+    result = ambppl.fit(small_counts, draws=20, chains=2, random_seed=1, var_names=["amb"])
+    assert list(result["posterior"].data_vars) == ["amb"]
+    assert "category" not in result["posterior"].dims
+    single = ambppl.fit(small_counts, draws=20, chains=2, random_seed=1, var_names="entropy")
+    assert list(single["posterior"].data_vars) == ["entropy"]
+
+
+def test_one_proper_category_has_no_modified_or_old(small_counts):
+    counts = small_counts.isel(category=[0, 2])
+    result = ambppl.fit(counts, draws=10, chains=1, random_seed=1)
+    assert sorted(result["posterior"].data_vars) == ["amb", "entropy", "q"]
+    with pytest.raises(ValueError, match=r"var_names must be a non-empty selection of"):
+        ambppl.fit(counts, draws=10, chains=1, var_names=["amb_old"])
+
+
+# ---------------------------------------------------------------------------------------
+# Exact draws: correctness
+
+
+def test_same_seed_same_draws(small_counts):
+    a = ambppl.fit(small_counts, draws=50, chains=2, random_seed=11)
+    b = ambppl.fit(small_counts, draws=50, chains=2, random_seed=11)
+    c = ambppl.fit(small_counts, draws=50, chains=2, random_seed=12)
+    xr.testing.assert_identical(a["posterior"].to_dataset().drop_attrs(), b["posterior"].to_dataset().drop_attrs())
+    assert not np.array_equal(a["posterior"]["q"].values, c["posterior"]["q"].values)
+    gen = ambppl.fit(small_counts, draws=50, chains=2, random_seed=np.random.default_rng(11))
+    np.testing.assert_array_equal(gen["posterior"]["q"].values, a["posterior"]["q"].values)
+
+
+def test_stored_measures_are_the_measures_of_the_stored_q(exact_fit):
+    post = exact_fit["posterior"]
+    q = post["q"].values
+    for name, func in MEASURE_FUNCS.items():
+        np.testing.assert_allclose(
+            post[name].values, func(q, cant_solve=2), rtol=1e-12, atol=1e-15
+        )
+
+
+def test_q_moments_match_the_dirichlet_posterior(exact_fit, small_counts):
+    # Independent formula: q | n ~ Dirichlet(alpha), alpha = prior + n, so
+    # E q_k = alpha_k / alpha_0 and Var q_k = alpha_k (alpha_0 - alpha_k) / (alpha_0^2 (alpha_0 + 1)).
+    alpha = small_counts.values + 1.0
+    a0 = alpha.sum(axis=1, keepdims=True)
+    mean = alpha / a0
+    var = alpha * (a0 - alpha) / (a0**2 * (a0 + 1))
+    q = exact_fit["posterior"]["q"].values.reshape(-1, *alpha.shape)
+    assert np.all(np.abs(q.mean(axis=0) - mean) <= 5 * _se_mean(q))
+    assert np.all(np.abs(q.var(axis=0) - var) <= 5 * _se_var(q))
+
+
+def test_amb_moments_match_dirichlet_mean_and_var(exact_fit, small_counts):
+    moments = pytest.importorskip("ambppl.moments", reason="ambppl.moments (helper A) missing")
+    alpha = small_counts.values + 1.0
+    amb = exact_fit["posterior"]["amb"].values.reshape(-1, 3)
+    exact_mean = moments.dirichlet_mean(alpha, measure="amb", cant_solve=-1)
+    exact_var = moments.dirichlet_var(alpha, measure="amb", cant_solve=-1)
+    assert np.all(np.abs(amb.mean(axis=0) - exact_mean) <= 5 * _se_mean(amb))
+    assert np.all(np.abs(amb.var(axis=0) - exact_var) <= 5 * _se_var(amb))
+
+
+def test_chunks_give_the_same_distribution_and_measures(small_counts, monkeypatch):
+    # A chunk of a single item (3 items -> 3 chunks per chain) exercises the chunk loop
+    # and the progress bar; the draws must still be Dirichlet(prior + counts).
+    monkeypatch.setattr(fit_module, "CHUNK_BYTES", 1)
+    result = ambppl.fit(small_counts, draws=4000, chains=2, random_seed=3, progressbar=True)
+    post = result["posterior"]
+    np.testing.assert_allclose(post["amb"].values, ambppl.amb(post["q"].values), rtol=1e-12)
+    alpha = small_counts.values + 1.0
+    q = post["q"].values.reshape(-1, 3, 3)
+    assert np.all(np.abs(q.mean(axis=0) - alpha / alpha.sum(1, keepdims=True)) <= 5 * _se_mean(q))
+
+
+def test_tiny_concentrations_do_not_underflow_to_nan(rng):
+    # With alpha = 1e-3 every gamma variate underflows to 0 with probability ~0.47, all three
+    # together ~0.1 of the time; those vectors are redrawn in log space. By symmetry of
+    # Dirichlet(a, a, a): E q_k = 1/3 and P(q_1 > 1/2) = 1/3 (q is nearly one-hot).
+    counts = xr.DataArray(
+        np.zeros((2, 3), dtype=int),
+        dims=("item", "category"),
+        coords={"item": ["a", "b"], "category": ["x", "y", "z"]},
+        attrs={"cant_solve": None},
+    )
+    result = ambppl.fit(counts, prior=1e-3, draws=6000, chains=1, random_seed=5)
+    q = result["posterior"]["q"].values.reshape(-1, 2, 3)
+    assert np.all(np.isfinite(q))
+    np.testing.assert_allclose(q.sum(axis=-1), 1.0, rtol=1e-12)
+    assert np.all(np.abs(q.mean(axis=0) - 1 / 3) <= 5 * _se_mean(q))
+    hit = (q[..., 0] > 0.5).astype(float)
+    assert np.all(np.abs(hit.mean(axis=0) - 1 / 3) <= 5 * _se_mean(hit))
+
+
+def test_full_prior_vector(small_counts):
+    prior = [0.5, 2.0, 0.25]
+    result = ambppl.fit(small_counts, prior=prior, draws=4000, chains=1, random_seed=9)
+    assert result.attrs["prior"] == prior
+    alpha = small_counts.values + np.array(prior)
+    q = result["posterior"]["q"].values.reshape(-1, 3, 3)
+    assert np.all(np.abs(q.mean(axis=0) - alpha / alpha.sum(1, keepdims=True)) <= 5 * _se_mean(q))
+
+
+# ---------------------------------------------------------------------------------------
+# Data sources (via ambppl.read_annotations)
+
+
+def test_long_frame_with_column_names():
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "doc": ["d1", "d1", "d1", "d2", "d2"],
+            "who": ["r1", "r2", "r3", "r1", "r2"],
+            "answer": ["a", "b", "?", "a", "a"],
+        }
+    )
+    result = ambppl.fit(
+        frame, item="doc", rater="who", label="answer", cant_solve="?", draws=10, chains=1
+    )
+    counts = result["observed_data"]["counts"]
+    assert counts.values.tolist() == [[1, 1, 1], [2, 0, 0]]
+    assert result.attrs["cant_solve"] == "?"
+    assert counts["category"].values.tolist()[-1] == "?"
+
+
+def test_bundled_example_path():
+    from ambppl.data import example_path
+
+    result = ambppl.fit(
+        example_path("weather_sentiment"), cant_solve="I can't tell", draws=20, chains=1
+    )
+    assert result["posterior"]["amb"].sizes["item"] == 200
+    assert result.attrs["cant_solve"] == "I can't tell"
+
+
+def test_numpy_count_matrix():
+    result = ambppl.fit(np.array([[3, 1], [0, 4]]), draws=10, chains=1, random_seed=1)
+    assert result.attrs["cant_solve"] is None
+    assert set(result["posterior"].data_vars) == {"q", "amb", "amb_modified", "amb_old", "entropy"}
+
+
+# ---------------------------------------------------------------------------------------
+# NUTS (the one compiled model, shared via the session fixture ``nuts_fit``)
+
+
+def test_nuts_layout_matches_exact(nuts_fit, exact_fit):
+    assert set(nuts_fit.children) >= {"posterior", "observed_data", "sample_stats"}
+    post, ref = nuts_fit["posterior"], exact_fit["posterior"]
+    assert set(post.data_vars) == set(ref.data_vars)
+    for name in ref.data_vars:
+        assert post[name].dims == ref[name].dims
+    assert post["item"].values.tolist() == ref["item"].values.tolist()
+    assert post["category"].values.tolist() == ref["category"].values.tolist()
+    assert nuts_fit.attrs["method"] == "nuts" and post.attrs["sampler"] == "pymc"
+    assert nuts_fit.attrs["prior"] == [1.0, 1.0, 1.0]
+    assert nuts_fit["observed_data"]["counts"].attrs["cant_solve"] == "cs"
+    np.testing.assert_array_equal(
+        nuts_fit["observed_data"]["counts"].values, exact_fit["observed_data"]["counts"].values
+    )
+
+
+def test_nuts_deterministics_are_the_measures_of_q(nuts_fit):
+    post = nuts_fit["posterior"]
+    q = post["q"].values
+    for name, func in MEASURE_FUNCS.items():
+        np.testing.assert_allclose(post[name].values, func(q, cant_solve=2), rtol=1e-9, atol=1e-12)
+
+
+def test_nuts_agrees_with_exact_within_monte_carlo_error(nuts_fit, exact_fit):
+    import arviz as az
+
+    for name in ("amb", "amb_modified", "entropy", "q"):
+        nuts = nuts_fit["posterior"][name]
+        mcse = az.mcse(nuts).values
+        exact = exact_fit["posterior"][name]
+        se = exact.std(("chain", "draw"), ddof=1).values / np.sqrt(exact.sizes["chain"] * exact.sizes["draw"])
+        diff = np.abs(nuts.mean(("chain", "draw")).values - exact.mean(("chain", "draw")).values)
+        assert np.all(diff <= 5 * np.sqrt(mcse**2 + se**2)), (name, diff, mcse)
+
+
+# ---------------------------------------------------------------------------------------
+# Errors
+
+
+@pytest.fixture
+def no_exact_catalog(tmp_path, monkeypatch):
+    """A catalog with a copy of the model whose info record names no exact sampler."""
+    src = get_model("dirichlet_categorical")
+    for name, exact in (("no_exact", None), ("odd_exact", "wishart")):
+        shutil.copy(src.path, tmp_path / f"{name}.py")
+        info = {**src.info, "name": name, "exact": exact}
+        (tmp_path / f"{name}.json").write_text(json.dumps(info))
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))
+    return tmp_path
+
+
+def test_exact_needs_a_conjugate_model(small_counts, no_exact_catalog):
+    with pytest.raises(ValueError, match=r"method='exact' needs a model with a conjugate"):
+        ambppl.fit(small_counts, "no_exact", method="exact")
+    with pytest.raises(ValueError, match=r"names the exact sampler 'wishart'"):
+        ambppl.fit(small_counts, "odd_exact", method="exact")
+
+
+def test_default_method_is_nuts_without_exact_sampler(small_counts, no_exact_catalog, monkeypatch):
+    seen = {}
+
+    def fake_nuts(entry, counts, *args):
+        seen["model"] = entry.name
+        return fit_module._assemble({"amb": np.zeros((1, 1, 3))}, counts)
+
+    monkeypatch.setattr(fit_module, "_fit_nuts", fake_nuts)
+    result = ambppl.fit(small_counts, "no_exact")
+    assert seen == {"model": "no_exact"} and result.attrs["method"] == "nuts"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"model": "nope"}, ValueError, r"name must be one of \['dirichlet_categorical'"),
+        ({"method": "mcmc"}, ValueError, r"method must be one of 'exact', 'nuts', but got 'mcmc'"),
+        ({"prior": -1.0}, ValueError, r"prior must be strictly positive"),
+        ({"prior": [1.0, 2.0]}, ValueError, r"prior must be .* a vector of 3 positive numbers"),
+        ({"prior": "flat"}, TypeError, r"prior must be array-like of numbers"),
+        ({"draws": 0}, ValueError, r"draws must be a positive integer, but got 0"),
+        ({"draws": 1.5}, TypeError, r"draws must be a positive integer, but got 1.5"),
+        ({"chains": -2}, ValueError, r"chains must be a positive integer, but got -2"),
+        ({"var_names": ["qq"]}, ValueError, r"var_names must be a non-empty selection of \['q'"),
+        ({"var_names": []}, ValueError, r"var_names must be a non-empty selection"),
+        ({"var_names": 3}, TypeError, r"var_names must be a variable name or a list"),
+        ({"sampler": "nutpie"}, ValueError, r"sampler chooses the NUTS implementation"),
+        ({"sample_kwargs": {"tune": 5}}, ValueError, r"sample_kwargs are passed to pymc.sample"),
+        ({"method": "nuts", "sampler": "stan"}, ValueError, r"sampler must be one of 'pymc', "),
+        (
+            {"method": "nuts", "sample_kwargs": {"draws": 5}},
+            ValueError,
+            r"sample_kwargs must not contain \['draws'\]",
+        ),
+    ],
+)
+def test_bad_arguments(small_counts, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        ambppl.fit(small_counts, **kwargs)
+
+
+def test_missing_nuts_sampler_package(small_counts, monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "nutpie" else real(name, *a)
+    )
+    with pytest.raises(ImportError, match=r"pip install 'ambppl\[nutpie\]'"):
+        ambppl.fit(small_counts, method="nuts", sampler="nutpie")
+
+
+def test_bad_data(small_counts):
+    with pytest.raises(ValueError, match=r"dims \('item', 'category'\), but got dims"):
+        ambppl.fit(small_counts.T)
+    with pytest.raises(ValueError, match=r"counts must be whole numbers"):
+        ambppl.fit(small_counts * 0.5)
+    with pytest.raises(ValueError, match=r"cant_solve must be one of the category labels"):
+        ambppl.fit(small_counts.assign_attrs(cant_solve="maybe"))
+    with pytest.raises(ValueError, match=r"counts must have at least one item"):
+        ambppl.fit(small_counts.isel(item=[]))
