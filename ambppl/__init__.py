@@ -22,22 +22,34 @@ _EXPORTS: dict[str, str] = {
     "amb_modified": "ambppl.measures",
     "amb_old": "ambppl.measures",
     "normalized_entropy": "ambppl.measures",
+    "dirichlet_mean": "ambppl.moments",
+    "dirichlet_var": "ambppl.moments",
+    "estimate": "ambppl.estimators",
+    "expected_plugin": "ambppl.estimators",
+    "less_biased_bias": "ambppl.estimators",
+    "plugin_bias": "ambppl.estimators",
     "read_annotations": "ambppl.data",
     "get_model": "ambppl.catalog",
     "list_models": "ambppl.catalog",
-    "fit": "ambppl.fit",
     "summarize": "ambppl.summary",
     "rank": "ambppl.summary",
     "select": "ambppl.summary",
     "stratify": "ambppl.summary",
+    "summarize_counts": "ambppl.summary",
 }
+
+# ``fit`` is imported eagerly (ambppl.fit loads only numpy): a lazily exported function named
+# like its module would be replaced by the module object as soon as anything imported
+# ``ambppl.fit`` (the import system sets the package attribute ``fit`` to the submodule).
+from ambppl.fit import fit  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ambppl.catalog import get_model, list_models
     from ambppl.data import read_annotations
-    from ambppl.fit import fit
+    from ambppl.estimators import estimate, expected_plugin, less_biased_bias, plugin_bias
     from ambppl.measures import MEASURES, amb, amb_modified, amb_old, normalized_entropy
-    from ambppl.summary import rank, select, stratify, summarize
+    from ambppl.moments import dirichlet_mean, dirichlet_var
+    from ambppl.summary import rank, select, stratify, summarize, summarize_counts
 
 __all__ = [
     "MEASURES",
@@ -45,15 +57,22 @@ __all__ = [
     "amb",
     "amb_modified",
     "amb_old",
+    "dirichlet_mean",
+    "dirichlet_var",
+    "estimate",
+    "expected_plugin",
     "fit",
     "get_model",
+    "less_biased_bias",
     "list_models",
     "normalized_entropy",
+    "plugin_bias",
     "rank",
     "read_annotations",
     "select",
     "stratify",
     "summarize",
+    "summarize_counts",
 ]
 
 

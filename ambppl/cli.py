@@ -145,17 +145,6 @@ def _open_prob(text: str) -> float:
     return value
 
 
-def _unit_number(text: str) -> float:
-    """Parse a threshold in [0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], but got {text!r}")
-    return value
-
-
 def _input_path(text: str) -> Path:
     """Check that the input file exists and is a file."""
     path = Path(text)
@@ -311,11 +300,12 @@ def _add_summary_options(parser: argparse.ArgumentParser) -> None:
         "--hdi-prob",
         type=_open_prob,
         default=None,
-        help="probability mass of the highest-density intervals (default: ArviZ's, 0.94)",
+        help="probability mass of the highest-density intervals (default: ArviZ's "
+        "rcParams['stats.ci_prob'], 0.89 unless changed)",
     )
     group.add_argument(
         "--threshold",
-        type=_unit_number,
+        type=_open_prob,
         default=0.4,
         help="report P(measure > threshold) per item (default: %(default)s)",
     )
@@ -352,11 +342,13 @@ def _read(args: argparse.Namespace) -> Any:
 
 def _fit(args: argparse.Namespace, counts: Any) -> Any:
     """Fit the chosen model to the counts, with progress on stderr."""
+    from ambppl.catalog import get_model
     from ambppl.fit import VARIABLES, fit
 
-    # Store only the draws of the summarized measure (q costs K times as much memory).
-    variable = VARIABLES.get(args.measure)
-    method = args.method or "default method"
+    method = args.method or ("exact" if get_model(args.model).info.get("exact") else "nuts")
+    # Exact draws: store only the summarized measure (q costs K times as much memory).
+    # NUTS keeps every variable: PyMC's own convergence checks need them.
+    variable = VARIABLES.get(args.measure) if method == "exact" else None
     _progress(
         args,
         f"fitting {args.model} ({method}, {args.chains} x {args.draws} draws) to "
@@ -366,7 +358,7 @@ def _fit(args: argparse.Namespace, counts: Any) -> Any:
     result = fit(
         counts,
         model=args.model,
-        method=args.method,
+        method=method,
         prior=args.prior,
         draws=args.draws,
         chains=args.chains,
@@ -435,6 +427,7 @@ def _table_writer(path: Path) -> Callable[[Any, Path], None]:
 
 
 def _run_score(args: argparse.Namespace) -> int:
+    _input_path(args.annotations)
     output = None if args.output in (None, "-") else Path(args.output)
     if output is not None:
         write = _table_writer(output)
@@ -488,6 +481,7 @@ def _add_report(subparsers: Any) -> argparse.ArgumentParser:
 def _run_report(args: argparse.Namespace) -> int:
     from ambppl.report import render_report
 
+    _input_path(args.annotations)
     output = Path(args.output)
     if output.suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"the report is HTML: end the output name in .html, but got '{output}'")
@@ -606,7 +600,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        The exit status: 0 on success, 2 for bad usage or bad input, 130 after Ctrl-C.
+        The exit status: 0 on success, 2 for bad usage or bad input, 130 after Ctrl-C,
+        141 when the reader of stdout went away (``| head``).
 
     Raises
     ------
@@ -617,8 +612,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     Notes
     -----
     Library errors that describe bad input (``ValueError``, ``TypeError``,
-    ``FileNotFoundError``) become ``ambppl: error: <message>`` on stderr, without a
-    traceback. Other exceptions are bugs and propagate.
+    ``FileNotFoundError``) or an unsupported combination (``NotImplementedError``) become
+    ``ambppl: error: <message>`` on stderr, without a traceback. Other exceptions are bugs
+    and propagate.
 
     References
     ----------
@@ -638,9 +634,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.command_line = shlex.join([PROG, *argv])
     try:
         return int(args.handler(args))
-    except (UsageError, ValueError, TypeError, FileNotFoundError) as err:
+    except (UsageError, ValueError, TypeError, FileNotFoundError, NotImplementedError) as err:
         print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; no output was written", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `ambppl score ... -o - | head`: the reader left early
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes at exit
+        return 141  # what a shell reports for a process ended by SIGPIPE

@@ -3,6 +3,10 @@
 Two ways to draw, one result layout (an :class:`xarray.DataTree` shaped like the one
 ``pymc.sample`` returns): ``method="exact"`` samples a conjugate posterior directly
 (independent draws, no MCMC), ``method="nuts"`` samples the catalog's PyMC model.
+
+This module imports only numpy at load time: ``ambppl/__init__.py`` imports :func:`fit`
+eagerly, because a function named like its module is otherwise replaced by the module object
+as soon as anything imports ``ambppl.fit``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ from ambppl._checks import (
     check_positive_int,
     check_prior,
 )
-from ambppl.measures import _numpy as _measure_numpy
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -87,7 +90,8 @@ def fit(
     method : {"exact", "nuts"}, optional
         ``"exact"``: independent draws from the conjugate posterior (needs a model whose info
         record names an exact sampler); ``"nuts"``: MCMC on the PyMC model. Default: "exact"
-        where the model allows it, else "nuts".
+        where the model allows it and neither ``sampler`` nor ``sample_kwargs`` is given,
+        else "nuts".
     prior : float or array_like, default 1.0
         Symmetric Dirichlet concentration or one positive value per category.
     draws, chains : int, default 1000, 4
@@ -135,7 +139,8 @@ def fit(
     underflow (concentrations far below 1) are redrawn in log space
     (``Gamma(a) = Gamma(a + 1) U^(1/a)``). Items are processed in chunks of about
     :data:`CHUNK_BYTES` so temporary memory stays bounded, and the measures are computed per
-    chunk with the same kernels as :func:`ambppl.amb` & co.
+    chunk with the same kernels as :func:`ambppl.amb` & co (the probability checks run on the
+    first chunk only).
 
     Every item gets its own independent draws. Sampling once per *distinct* count vector and
     broadcasting (much faster on real data, where count vectors repeat) would make items with
@@ -158,15 +163,16 @@ def fit(
     >>> result = ambppl.fit(counts, draws=500, chains=2, random_seed=1)
     >>> result.posterior["amb"].sizes["draw"], result.attrs["method"]
     (500, 'exact')
-    >>> bool(result.posterior["amb"].sel(item="b").mean() > result.posterior["amb"].sel(item="a").mean())
+    >>> amb = result.posterior["amb"].mean(("chain", "draw"))
+    >>> bool(amb.sel(item="b") > amb.sel(item="a"))
     True
     """
     from ambppl.catalog import get_model
 
     entry = get_model(model)
     exact_name = entry.info.get("exact")
-    if method is None:
-        method = "exact" if exact_name else "nuts"
+    if method is None:  # a NUTS sampler or pymc.sample arguments imply NUTS
+        method = "exact" if exact_name and sampler is None and not sample_kwargs else "nuts"
     check_option(method, METHODS, "method")
     draws = check_positive_int(draws, "draws")
     chains = check_positive_int(chains, "chains")
@@ -257,7 +263,9 @@ def _as_counts(data: Any, read_kwargs: dict[str, Any]) -> xr.DataArray:
     }
     attrs = dict(counts.attrs)
     attrs.setdefault("cant_solve", None)
-    return xr.DataArray(values, dims=("item", "category"), coords=coords, name="counts", attrs=attrs)
+    return xr.DataArray(
+        values, dims=("item", "category"), coords=coords, name="counts", attrs=attrs
+    )
 
 
 def _check_var_names(var_names: Any, available: list[str]) -> list[str]:
@@ -306,6 +314,8 @@ def _exact_dirichlet(
     progressbar: bool,
 ) -> dict[str, np.ndarray]:
     """Independent draws of q_i ~ Dirichlet(alpha + counts_i) and of the measures."""
+    from ambppl.measures import _numpy as _measure_numpy
+
     rng = np.random.default_rng(random_seed)
     post = counts.values + alpha
     n_items, n_cat = post.shape
@@ -325,8 +335,9 @@ def _exact_dirichlet(
                 q = _dirichlet_draws(rng, post[start:stop], draws)
                 if store_q:
                     out["q"][c, :, start:stop] = q
+                first = c == 0 and start == 0  # validate q once (finite, on the simplex)
                 for m in todo:
-                    out[VARIABLES[m]][c, :, start:stop] = _measure_numpy(m, q, cs, -1, check=False)
+                    out[VARIABLES[m]][c, :, start:stop] = _measure_numpy(m, q, cs, -1, check=first)
                 advance()
     return out
 
@@ -449,4 +460,3 @@ class _progress:
     def __exit__(self, *exc: object) -> None:
         if self.show:
             self._bar.__exit__(*exc)
-

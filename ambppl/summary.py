@@ -6,6 +6,7 @@ dimension with xarray and ArviZ), never one variable or one item at a time.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import xarray as xr
 
-__all__ = ["rank", "select", "stratify", "summarize"]
+__all__ = ["rank", "select", "stratify", "summarize", "summarize_counts"]
 
 #: Columns of :func:`summarize` (``ess_bulk`` and ``r_hat`` are added for MCMC fits).
 COLUMNS = (
@@ -74,7 +75,8 @@ def summarize(
     pandas.DataFrame
         Index ``item``; columns ``n_answers`` (answers per item), ``cs_share`` (share of
         can't-solve answers; 0 without such a category, NaN for items without answers),
-        ``plugin`` and ``less_biased`` (estimators from the counts alone), ``mean``, ``sd``
+        ``plugin`` and ``less_biased`` (estimators from the counts alone; NaN for items
+        without answers and where an estimator does not cover the measure), ``mean``, ``sd``
         (posterior, from the draws), ``exact_mean``, ``exact_sd`` (closed forms under the
         Dirichlet posterior), ``hdi_lower``, ``hdi_upper``, ``p_above`` and, when MCMC made
         the draws, ``ess_bulk`` and ``r_hat``. ``df.attrs`` holds ``measure``, ``threshold``,
@@ -116,8 +118,8 @@ def summarize(
     >>> table = ambppl.summarize(ambppl.fit(counts, draws=500, chains=2, random_seed=1))
     >>> table.loc["b", ["n_answers", "cs_share"]].tolist()
     [5.0, 0.2]
-    >>> round(float(table.loc["a", "exact_mean"]), 6)  # E[amb] under Dirichlet(6, 1, 1)
-    0.222222
+    >>> round(float(table.loc["a", "exact_mean"]), 6)  # E[amb] under Dirichlet(6, 1, 1): 5/16
+    0.3125
     """
     import arviz as az
     import arviz_base
@@ -206,13 +208,26 @@ def _draws(posterior: xr.Dataset, measure: str, cs: int | None) -> xr.DataArray:
 
 
 def _estimators(values: np.ndarray, measure: str, cs: int | None) -> tuple[Any, Any]:
-    """Plug-in and less-biased estimates per item (NaN where an estimator is undefined)."""
+    """Plug-in and less-biased estimates per item.
+
+    NaN for items without answers (no estimate exists) and for a measure an estimator does
+    not cover (``ambppl.estimate`` raises NotImplementedError, e.g. less_biased for entropy).
+    """
     from ambppl.estimators import estimate
 
+    answered = values.sum(axis=1) > 0
     out = []
     for method in ("plugin", "less_biased"):
-        out.append(estimate(values, method=method, measure=measure, cant_solve=cs))
-    return tuple(np.asarray(v, dtype=np.float64) for v in out)
+        column = np.full(values.shape[0], np.nan)
+        if np.any(answered):
+            try:
+                column[answered] = estimate(
+                    values[answered], method=method, measure=measure, cant_solve=cs
+                )
+            except NotImplementedError:
+                pass
+        out.append(column)
+    return out[0], out[1]
 
 
 def _closed_forms(
@@ -226,9 +241,13 @@ def _closed_forms(
     from ambppl.moments import dirichlet_mean, dirichlet_var
 
     alpha = values + np.asarray(prior, dtype=np.float64)
-    mean = np.asarray(dirichlet_mean(alpha, measure=measure, cant_solve=cs), dtype=np.float64)
-    var = np.asarray(dirichlet_var(alpha, measure=measure, cant_solve=cs), dtype=np.float64)
-    return mean, np.sqrt(var)
+    out = []
+    for func in (dirichlet_mean, dirichlet_var):
+        try:
+            out.append(np.asarray(func(alpha, measure=measure, cant_solve=cs), dtype=np.float64))
+        except NotImplementedError:  # no closed form for this measure (e.g. Var of entropy)
+            out.append(nan)
+    return out[0], np.sqrt(out[1])
 
 
 def _dirichlet_posterior(model: Any) -> bool:
@@ -241,6 +260,122 @@ def _dirichlet_posterior(model: Any) -> bool:
         return get_model(model).info.get("exact") == "dirichlet"
     except ValueError:
         return False
+
+
+#: Bytes of stored draws per batch of distinct count vectors in :func:`summarize_counts`.
+BATCH_BYTES = 256 * 2**20
+
+
+def summarize_counts(
+    data: Any,
+    model: str = "dirichlet_categorical",
+    *,
+    measure: str = "amb",
+    prior: Any = 1.0,
+    draws: int = 4000,
+    hdi_prob: float | None = None,
+    threshold: float = 0.4,
+    random_seed: Any = None,
+    **read_kwargs: Any,
+) -> pd.DataFrame:
+    """The :func:`summarize` table straight from counts, sampling once per distinct count vector.
+
+    Parameters
+    ----------
+    data : xarray.DataArray, pandas.DataFrame, str, pathlib.Path or numpy.ndarray
+        Counts or annotations, as for :func:`ambppl.fit`.
+    model : str, default "dirichlet_categorical"
+        A catalog model with a conjugate exact sampler.
+    measure : {"amb", "modified", "old", "entropy"}, default "amb"
+        The measure to summarize.
+    prior : float or array_like, default 1.0
+        Symmetric Dirichlet concentration or one positive value per category.
+    draws : int, default 4000
+        Exact posterior draws per distinct count vector.
+    hdi_prob : float, optional
+        HDI probability; default ArviZ's ``rcParams["stats.ci_prob"]``.
+    threshold : float, default 0.4
+        ``p_above`` is P(measure > threshold).
+    random_seed : int, numpy.random.Generator or None
+        Seed; the same seed gives the same table.
+    **read_kwargs
+        Passed to :func:`ambppl.read_annotations`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :func:`summarize` (method "exact"), one row per item in the order of
+        the data; ``attrs`` as there plus ``draws`` and ``n_distinct`` (distinct count vectors).
+
+    Raises
+    ------
+    ValueError
+        As :func:`ambppl.fit` and :func:`summarize` do for bad arguments, including a model
+        without an exact sampler.
+
+    Notes
+    -----
+    An item's posterior depends on its data only through its count vector, so items with
+    equal counts have the same posterior, ``Dirichlet(prior + counts)``, and share one set of
+    draws here (``numpy.unique(..., axis=0, return_inverse=True)``, then broadcast back).
+    With 20 answers per item there are at most 231 distinct vectors for K = 3 and 53,130 for
+    K = 6, so a million items cost a few seconds instead of storing draws x items values.
+    Each row's statistics are exact-sampler estimates of that item's marginal posterior;
+    items with equal counts get identical rows (shared Monte Carlo error), which is why this
+    is only offered for per-item summaries and never for stored draws (joint quantities across
+    items would be wrong). The distinct vectors are sampled in batches of about
+    :data:`BATCH_BYTES` of draws.
+
+    References
+    ----------
+    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ambppl
+    >>> counts = np.array([[5, 0, 0], [2, 2, 1], [5, 0, 0]])
+    >>> table = ambppl.summarize_counts(
+    ...     counts, categories=["yes", "no", "cs"], cant_solve="cs", random_seed=1)
+    >>> table.attrs["n_distinct"], bool(table.iloc[0].equals(table.iloc[2]))
+    (2, True)
+    """
+    import pandas as pd
+    import xarray as xr
+
+    from ambppl._checks import check_positive_int
+    from ambppl.fit import _as_counts, fit
+
+    measure = _measure_name(measure)
+    draws = check_positive_int(draws, "draws")
+    counts = _as_counts(data, read_kwargs)
+    distinct, inverse = np.unique(counts.values, axis=0, return_inverse=True)
+    rng = np.random.default_rng(random_seed)
+    batch = max(1, BATCH_BYTES // (8 * draws))
+    parts = []
+    for start in range(0, len(distinct), batch):
+        rows = distinct[start : start + batch]
+        part = xr.DataArray(
+            rows,
+            dims=("item", "category"),
+            coords={"item": np.arange(start, start + len(rows)), "category": counts["category"]},
+            attrs=counts.attrs,
+        )
+        result = fit(
+            part,
+            model,
+            method="exact",
+            prior=prior,
+            draws=draws,
+            chains=1,
+            random_seed=rng,
+            var_names=[VARIABLES[measure]],
+        )
+        parts.append(summarize(result, measure=measure, hdi_prob=hdi_prob, threshold=threshold))
+    table = pd.concat(parts).iloc[inverse.reshape(-1)]
+    table.index = pd.Index(counts["item"].values, name="item")
+    table.attrs = {**parts[0].attrs, "draws": draws, "n_distinct": len(distinct)}
+    return table
 
 
 # ---------------------------------------------------------------------------------------
@@ -476,7 +611,7 @@ def stratify(
     out = table.copy()
     labels = [
         f"{'[' if i == 0 else '('}{lo:g}, {hi:g}]"
-        for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:], strict=True))
+        for i, (lo, hi) in enumerate(itertools.pairwise(edges))
     ]
     out["stratum"] = pd.cut(out[by], edges, labels=labels, include_lowest=True)
     return out

@@ -24,10 +24,10 @@ The same program in Stan notation::
       }
     }
     generated quantities {
-      vector[N] amb;                         // ambppl.amb(q[i])                 eq. def_amb_final
-      vector[N] amb_modified;                // ambppl.amb_modified(q[i])        eq. def_modified_amb
-      vector[N] amb_old;                     // ambppl.amb_old(q[i])             section 2.4
-      vector[N] entropy;                     // ambppl.normalized_entropy(q[i])  section 3.1
+      vector[N] amb;            // ambppl.amb(q[i])                 eq. def_amb_final
+      vector[N] amb_modified;   // ambppl.amb_modified(q[i])        eq. def_modified_amb
+      vector[N] amb_old;        // ambppl.amb_old(q[i])             section 2.4
+      vector[N] entropy;        // ambppl.normalized_entropy(q[i])  section 3.1
     }
 
 The posterior is conjugate, ``q_i | counts ~ Dirichlet(alpha + counts_i)`` (paper section 3),
@@ -85,7 +85,7 @@ def model(counts: Any, *, prior: Any = 1.0) -> Any:
             f"counts must have dims ('item', 'category'), but got {tuple(counts.dims)}"
         )
     values = check_counts(counts.values)
-    n_items, n_categories = values.shape
+    n_categories = values.shape[1]
     alpha = check_prior(prior, n_categories)
     cs = cant_solve_position(counts.attrs.get("cant_solve"), _coord(counts, "category"))
     n_proper = n_categories - (cs is not None)

@@ -178,6 +178,19 @@ def test_score_reads_tsv_and_parquet_input(answers_csv: Path, tmp_path: Path) ->
     pd.testing.assert_frame_equal(tables[0], tables[2])
 
 
+def test_score_wide_layout_equals_long(answers_csv: Path, tmp_path: Path) -> None:
+    long = pd.read_csv(answers_csv).drop_duplicates(["task", "worker"])
+    long.to_csv(tmp_path / "long.csv", index=False)
+    long.pivot(index="task", columns="worker", values="label").to_csv(tmp_path / "wide.csv")
+    tables = []
+    for name, layout in (("long.csv", []), ("wide.csv", ["--layout", "wide"])):
+        out = tmp_path / f"from-{name}"
+        argv = ["score", str(tmp_path / name), *layout, "--cant-solve", "skip", "-o", str(out)]
+        assert main([*argv, *FAST]) == 0
+        tables.append(pd.read_csv(out, index_col="item").sort_index())
+    pd.testing.assert_frame_equal(tables[0], tables[1], check_like=True)
+
+
 def test_score_on_screen_and_stdout(answers_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["score", str(answers_csv), "--cant-solve", "skip", *FAST]) == 0
     screen = capsys.readouterr().out
@@ -186,6 +199,22 @@ def test_score_on_screen_and_stdout(answers_csv: Path, capsys: pytest.CaptureFix
     csv_text = capsys.readouterr().out
     table = pd.read_csv(pd.io.common.StringIO(csv_text), index_col="item")
     assert len(table) == 12 and list(table.columns) == SUMMARY_COLUMNS
+
+
+def test_closed_stdout_is_not_an_error(tmp_path: Path, rng: np.random.Generator) -> None:
+    """``ambppl score ... -o - | head -1``: no traceback when the reader stops early."""
+    path = tmp_path / "many.csv"
+    _answers(rng, n_items=800, per_item=3).to_csv(path, index=False)  # > 64 KiB of output
+    argv = [sys.executable, "-m", "ambppl", "score", str(path), "--cant-solve", "skip", "-o", "-"]
+    proc = subprocess.Popen(
+        [*argv, "--draws", "20", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout.readline().startswith("item,n_answers,")
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""
 
 
 def test_progress_goes_to_stderr(answers_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -422,7 +451,7 @@ def test_score_shared_data_sets(name: str, shared_data: Path, tmp_path: Path) ->
     assert (table["cs_share"] > 0).any() == (name == "weather")
 
 
-@pytest.mark.parametrize("name", ["anesthesia", "dog", "weather"])
+@pytest.mark.parametrize("name", sorted(DATA_SETS))
 def test_report_shared_data_sets(name: str, shared_data: Path, tmp_path: Path) -> None:
     rel, options, n_items = DATA_SETS[name]
     out = tmp_path / "r.html"

@@ -105,7 +105,9 @@ def test_same_seed_same_draws(small_counts):
     a = ambppl.fit(small_counts, draws=50, chains=2, random_seed=11)
     b = ambppl.fit(small_counts, draws=50, chains=2, random_seed=11)
     c = ambppl.fit(small_counts, draws=50, chains=2, random_seed=12)
-    xr.testing.assert_identical(a["posterior"].to_dataset().drop_attrs(), b["posterior"].to_dataset().drop_attrs())
+    xr.testing.assert_identical(
+        a["posterior"].to_dataset().drop_attrs(), b["posterior"].to_dataset().drop_attrs()
+    )
     assert not np.array_equal(a["posterior"]["q"].values, c["posterior"]["q"].values)
     gen = ambppl.fit(small_counts, draws=50, chains=2, random_seed=np.random.default_rng(11))
     np.testing.assert_array_equal(gen["posterior"]["q"].values, a["posterior"]["q"].values)
@@ -115,14 +117,12 @@ def test_stored_measures_are_the_measures_of_the_stored_q(exact_fit):
     post = exact_fit["posterior"]
     q = post["q"].values
     for name, func in MEASURE_FUNCS.items():
-        np.testing.assert_allclose(
-            post[name].values, func(q, cant_solve=2), rtol=1e-12, atol=1e-15
-        )
+        np.testing.assert_allclose(post[name].values, func(q, cant_solve=2), rtol=1e-12, atol=1e-15)
 
 
 def test_q_moments_match_the_dirichlet_posterior(exact_fit, small_counts):
     # Independent formula: q | n ~ Dirichlet(alpha), alpha = prior + n, so
-    # E q_k = alpha_k / alpha_0 and Var q_k = alpha_k (alpha_0 - alpha_k) / (alpha_0^2 (alpha_0 + 1)).
+    # E q_k = alpha_k / alpha_0, Var q_k = alpha_k (alpha_0 - alpha_k) / (alpha_0^2 (alpha_0 + 1)).
     alpha = small_counts.values + 1.0
     a0 = alpha.sum(axis=1, keepdims=True)
     mean = alpha / a0
@@ -132,14 +132,29 @@ def test_q_moments_match_the_dirichlet_posterior(exact_fit, small_counts):
     assert np.all(np.abs(q.var(axis=0) - var) <= 5 * _se_var(q))
 
 
-def test_amb_moments_match_dirichlet_mean_and_var(exact_fit, small_counts):
-    moments = pytest.importorskip("ambppl.moments", reason="ambppl.moments (helper A) missing")
+@pytest.mark.parametrize(
+    ("measure", "name", "has_var"),
+    [
+        ("amb", "amb", True),
+        ("modified", "amb_modified", True),
+        ("old", "amb_old", False),
+        ("entropy", "entropy", False),
+    ],
+)
+def test_measure_moments_match_dirichlet_mean_and_var(
+    exact_fit, small_counts, measure, name, has_var
+):
+    # Reference: the closed forms of ambppl.moments (helper A; paper section 3.2), which
+    # have no variance for amb_old and entropy.
+    from ambppl.moments import dirichlet_mean, dirichlet_var
+
     alpha = small_counts.values + 1.0
-    amb = exact_fit["posterior"]["amb"].values.reshape(-1, 3)
-    exact_mean = moments.dirichlet_mean(alpha, measure="amb", cant_solve=-1)
-    exact_var = moments.dirichlet_var(alpha, measure="amb", cant_solve=-1)
-    assert np.all(np.abs(amb.mean(axis=0) - exact_mean) <= 5 * _se_mean(amb))
-    assert np.all(np.abs(amb.var(axis=0) - exact_var) <= 5 * _se_var(amb))
+    draws = exact_fit["posterior"][name].values.reshape(-1, 3)
+    exact_mean = dirichlet_mean(alpha, measure=measure, cant_solve=-1)
+    assert np.all(np.abs(draws.mean(axis=0) - exact_mean) <= 5 * _se_mean(draws))
+    if has_var:
+        exact_var = dirichlet_var(alpha, measure=measure, cant_solve=-1)
+        assert np.all(np.abs(draws.var(axis=0) - exact_var) <= 5 * _se_var(draws))
 
 
 def test_chunks_give_the_same_distribution_and_measures(small_counts, monkeypatch):
@@ -255,7 +270,9 @@ def test_nuts_agrees_with_exact_within_monte_carlo_error(nuts_fit, exact_fit):
         nuts = nuts_fit["posterior"][name]
         mcse = az.mcse(nuts).values
         exact = exact_fit["posterior"][name]
-        se = exact.std(("chain", "draw"), ddof=1).values / np.sqrt(exact.sizes["chain"] * exact.sizes["draw"])
+        se = exact.std(("chain", "draw"), ddof=1).values / np.sqrt(
+            exact.sizes["chain"] * exact.sizes["draw"]
+        )
         diff = np.abs(nuts.mean(("chain", "draw")).values - exact.mean(("chain", "draw")).values)
         assert np.all(diff <= 5 * np.sqrt(mcse**2 + se**2)), (name, diff, mcse)
 
@@ -309,8 +326,16 @@ def test_default_method_is_nuts_without_exact_sampler(small_counts, no_exact_cat
         ({"var_names": ["qq"]}, ValueError, r"var_names must be a non-empty selection of \['q'"),
         ({"var_names": []}, ValueError, r"var_names must be a non-empty selection"),
         ({"var_names": 3}, TypeError, r"var_names must be a variable name or a list"),
-        ({"sampler": "nutpie"}, ValueError, r"sampler chooses the NUTS implementation"),
-        ({"sample_kwargs": {"tune": 5}}, ValueError, r"sample_kwargs are passed to pymc.sample"),
+        (
+            {"method": "exact", "sampler": "pymc"},
+            ValueError,
+            r"sampler chooses the NUTS implementation",
+        ),
+        (
+            {"method": "exact", "sample_kwargs": {"tune": 5}},
+            ValueError,
+            r"sample_kwargs are passed to pymc.sample",
+        ),
         ({"method": "nuts", "sampler": "stan"}, ValueError, r"sampler must be one of 'pymc', "),
         (
             {"method": "nuts", "sample_kwargs": {"draws": 5}},
@@ -331,6 +356,8 @@ def test_missing_nuts_sampler_package(small_counts, monkeypatch):
     )
     with pytest.raises(ImportError, match=r"pip install 'ambppl\[nutpie\]'"):
         ambppl.fit(small_counts, method="nuts", sampler="nutpie")
+    with pytest.raises(ImportError, match=r"sampler='nutpie' needs the nutpie package"):
+        ambppl.fit(small_counts, sampler="nutpie")  # a NUTS sampler implies method="nuts"
 
 
 def test_bad_data(small_counts):

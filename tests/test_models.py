@@ -12,7 +12,7 @@ import scipy.stats as st
 import xarray as xr
 
 import ambppl
-from ambppl.catalog import get_model
+from ambppl.catalog import _load_module, get_model
 
 COUNTS = np.array([[3, 1, 1], [0, 5, 0], [2, 2, 1], [0, 0, 0]])
 
@@ -95,9 +95,7 @@ def test_deterministics_are_ambppl_measures(entry, rng, cant_solve, position):
     q = _q_point(rng, *COUNTS.shape)
     x = model["q"].type()
     outputs = [model[n] for n in ("amb", "amb_modified", "amb_old", "entropy")]
-    fn = pytensor.function(
-        [x], clone_replace(outputs, {model["q"]: x}), mode="FAST_COMPILE"
-    )
+    fn = pytensor.function([x], clone_replace(outputs, {model["q"]: x}), mode="FAST_COMPILE")
     got = fn(q)
     expected = [
         ambppl.amb(q, cant_solve=position),
@@ -136,6 +134,6 @@ def test_bad_counts(entry):
         entry.build(_counts(-COUNTS), prior=1.0)
     with pytest.raises(ValueError, match="cant_solve must be one of the category labels"):
         entry.build(_counts(cant_solve="nope"), prior=1.0)
-    module = __import__("importlib").import_module("ambppl.catalog")._load_module(entry.path)
-    with pytest.raises(TypeError, match="counts must be an xarray.DataArray"):
+    module = _load_module(entry.path)
+    with pytest.raises(TypeError, match=r"counts must be an xarray\.DataArray"):
         module.model(COUNTS)

@@ -47,7 +47,7 @@ def _sort_key(value: Any) -> str:
         x = float(value)
     except (TypeError, ValueError):
         return ""
-    return repr(x) if math.isfinite(x) else ""
+    return format(x, ".7g") if math.isfinite(x) else ""
 
 
 def _environment() -> Any:

@@ -1,0 +1,417 @@
+"""Closed-form moments of the ambiguity measures when ``q ~ Dirichlet(alpha)``.
+
+One small function per formula (``_mean_amb``, ``_var_amb``, ...), dispatched by ``measure``
+through the dictionaries :data:`_MEANS` and :data:`_VARIANCES`, in the manner of PyMC's
+``moments/means.py``. A moment without a closed form here is missing from the dictionary and
+the public function raises :class:`NotImplementedError` for it instead of guessing.
+
+Notation (paper section 3.2, ERRATA): ``alpha = (alpha_1..alpha_C, alpha_cs)``,
+``b = sum_k alpha_k`` (proper categories only), ``alpha_0 = b + alpha_cs``. Under the
+Dirichlet, ``u = q_cs ~ Beta(alpha_cs, b)`` is independent of ``p = q_proper / (1 - u) ~
+Dir(alpha_1..alpha_C)``, and with ``S2 = sum_k p_k^2``
+
+* ``amb = 1 - X * S2`` with ``X = 1 - u``,
+* ``amb_modified = 1 - X * Y'`` with ``Y' = (C * S2 - 1) / (C - 1)``.
+
+Numerical stability (ERRATA item 5). The paper's final forms subtract nearly equal numbers:
+``Var(amb) = R + (S - 1)(1 - E)^2`` loses about 1e-3 relative accuracy at
+``alpha = (1e7, 1, 1)`` and ``E(amb) = 1 - ...`` loses everything when one category
+dominates. Every formula below is instead written as a sum of non-negative terms, each of
+which is a product / quotient of non-negative quantities, so its relative error stays at a
+few ulps for concentrations anywhere in ``[1e-3, 1e9]``:
+
+* ``E(G) = 2 e2 / (b (b + 1))`` with ``G = 1 - S2`` and ``e2 = sum_{j<k} alpha_j alpha_k``
+  accumulated as ``sum_k alpha_k * (alpha_1 + ... + alpha_{k-1})``;
+* ``Var(X Y) = Var(X) Var(Y) + Var(X) E(Y)^2 + E(X)^2 Var(Y)`` for independent X, Y;
+* ``Var(S2) = 4 [(b + 1) T + (P2 + b) e2] / (b^2 (b + 1)^2 (b + 2)(b + 3))`` where
+  ``P2 = sum_k alpha_k^2`` and ``T = sum_{j<k} alpha_j alpha_k (alpha_j - alpha_k)^2``,
+  computed as the corrected two-pass weighted spread ``b sum_k alpha_k d_k^2 -
+  (sum_k alpha_k d_k)^2`` with ``d_k = alpha_k - P2 / b`` (the identity holds for any shift,
+  and the correction term is second order);
+* ``C E(S2) - 1 = [Q + (C - 1) b] / (b (b + 1))`` with
+  ``Q = sum_{j<k} (alpha_j - alpha_k)^2 = C sum_k e_k^2 - (sum_k e_k)^2``,
+  ``e_k = alpha_k - b / C``;
+* the entropy mean as ``sum_k (alpha_k / alpha_0) [psi(alpha_0 + 1) - psi(alpha_k + 1)]`` with
+  each digamma difference taken from its Taylor series (Hurwitz zeta) when the increment is
+  small against the argument;
+* the old measure's mean through the tent function
+  ``1 - C/(2(C-1)) sum_k |p_k - 1/C| = (1/(C-1)) sum_k g(p_k)``,
+  ``g(p) = (C-1) p`` for ``p <= 1/C`` and ``1 - p`` above, whose Beta expectation is two
+  regularized incomplete beta functions with non-negative weights.
+
+Large arrays are processed in blocks of rows that fit in the CPU cache, which is several
+times faster than whole-array numpy expressions for ``10^7 x 6`` inputs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.special as sc
+
+from ambppl._checks import (
+    as_float_array,
+    check_alpha,
+    check_cant_solve,
+    check_n_proper,
+    check_option,
+)
+from ambppl.measures import MEASURES
+
+__all__ = ["dirichlet_mean", "dirichlet_var"]
+
+#: Rows per block: 8192 rows x 8 categories x 8 bytes = 512 KiB, a few blocks fit in L2.
+_BLOCK_ROWS = 8192
+
+#: Above this ratio increment / argument the digamma difference is taken directly.
+_PSI_SERIES_MAX_RATIO = 0.125
+#: Terms of the digamma-difference series: the tail is below 8**-(_PSI_TERMS - 1).
+_PSI_TERMS = 20
+
+
+# --------------------------------------------------------------------------- building blocks
+def _split(block: np.ndarray, idx: int | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Return (proper concentrations (n, C), alpha_cs (n,) or None) of a 2-D block."""
+    if idx is None:
+        return block, None
+    if idx == block.shape[1] - 1:
+        return block[:, :-1], block[:, -1]
+    return np.delete(block, idx, axis=1), block[:, idx]
+
+
+def _pair_products(a: np.ndarray) -> np.ndarray:
+    """``e2 = sum_{j<k} a_j a_k`` as a sum of non-negative products (no subtraction)."""
+    run = a[:, 0].copy()
+    e2 = np.zeros_like(run)
+    for k in range(1, a.shape[1]):
+        col = a[:, k]
+        e2 += col * run
+        run += col
+    return e2
+
+
+def _others(a: np.ndarray) -> np.ndarray:
+    """``sum_{j != k} a_j`` for every k, from prefix and suffix sums (no subtraction)."""
+    n, c = a.shape
+    out = np.zeros_like(a)
+    run = np.zeros(n)
+    for k in range(1, c):
+        run += a[:, k - 1]
+        out[:, k] = run
+    run = np.zeros(n)
+    for k in range(c - 2, -1, -1):
+        run += a[:, k + 1]
+        out[:, k] += run
+    return out
+
+
+def _weighted_spread(a: np.ndarray, b: np.ndarray, p2: np.ndarray) -> np.ndarray:
+    """``T = sum_{j<k} a_j a_k (a_j - a_k)^2`` by the corrected two-pass formula."""
+    d = a - (p2 / b)[:, None]
+    ad = a * d
+    s1 = np.einsum("ij,ij->i", ad, d)
+    s0 = ad.sum(axis=1)
+    return np.maximum(b * s1 - s0 * s0, 0.0)
+
+
+def _spread(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``Q = sum_{j<k} (a_j - a_k)^2`` by the corrected two-pass formula."""
+    c = a.shape[1]
+    e = a - (b / c)[:, None]
+    s1 = np.einsum("ij,ij->i", e, e)
+    s0 = e.sum(axis=1)
+    return np.maximum(c * s1 - s0 * s0, 0.0)
+
+
+def _var_s2(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(E(S2), Var(S2))`` for ``p ~ Dir(a)``, both as sums of non-negative terms."""
+    p2 = np.einsum("ij,ij->i", a, a)
+    e2 = _pair_products(a)
+    t = _weighted_spread(a, b, p2)
+    bb1 = b * (b + 1.0)
+    mean = (p2 + b) / bb1
+    var = 4.0 * ((b + 1.0) * t + (p2 + b) * e2) / (bb1 * bb1) / ((b + 2.0) * (b + 3.0))
+    return mean, var
+
+
+def _var_product(
+    a_cs: np.ndarray | None, b: np.ndarray, mean_y: np.ndarray, var_y: np.ndarray
+) -> np.ndarray:
+    """``Var(X Y)`` for independent ``X = 1 - q_cs ~ Beta(b, alpha_cs)`` and ``Y``."""
+    if a_cs is None:  # X = 1
+        return var_y
+    a0 = b + a_cs
+    mean_x = b / a0
+    var_x = b * a_cs / (a0 * a0 * (a0 + 1.0))
+    return var_x * var_y + var_x * mean_y * mean_y + mean_x * mean_x * var_y
+
+
+def _digamma_diff(y: np.ndarray, d: np.ndarray, y_plus_d: np.ndarray) -> np.ndarray:
+    """``psi(y + d) - psi(y)`` for ``y >= 1``, ``d >= 0`` without cancellation.
+
+    For ``d <= y / 8`` the Taylor series ``sum_n (-1)^(n+1) zeta(n+1, y) d^n`` (radius y)
+    is summed; otherwise the difference of digammas is exact to a few ulps of the result.
+    """
+    out = sc.digamma(y_plus_d) - sc.digamma(y)
+    small = d <= _PSI_SERIES_MAX_RATIO * y
+    if np.any(small):
+        ys, ds = y[small], d[small]
+        total = np.zeros_like(ys)
+        power = np.ones_like(ys)
+        for n in range(1, _PSI_TERMS + 1):
+            power = power * ds
+            total += (-1.0) ** (n + 1) * sc.zeta(n + 1.0, ys) * power
+        out[small] = total
+    return out
+
+
+# --------------------------------------------------------------------------- the formulas
+def _mean_amb(block: np.ndarray, idx: int | None) -> np.ndarray:
+    # eq. expr_amb_final, rewritten: E(amb) = alpha_cs/alpha_0 + 2 e2 / (alpha_0 (b + 1))
+    a, a_cs = _split(block, idx)
+    b = a.sum(axis=1)
+    e2 = _pair_products(a)
+    if a_cs is None:
+        return 2.0 * e2 / (b * (b + 1.0))
+    a0 = b + a_cs
+    return a_cs / a0 + 2.0 * e2 / (a0 * (b + 1.0))
+
+
+def _var_amb(block: np.ndarray, idx: int | None) -> np.ndarray:
+    # eq. expr_amb_var_final, rewritten as Var(X S2) with X = 1 - q_cs independent of S2
+    a, a_cs = _split(block, idx)
+    b = a.sum(axis=1)
+    mean_s2, var_s2 = _var_s2(a, b)
+    return _var_product(a_cs, b, mean_s2, var_s2)
+
+
+def _mean_modified(block: np.ndarray, idx: int | None) -> np.ndarray:
+    # eqs. expr_amb_final + rel_mod_unmod: alpha_cs/alpha_0 + C/(C-1) * 2 e2/(alpha_0 (b+1))
+    a, a_cs = _split(block, idx)
+    c = a.shape[1]
+    b = a.sum(axis=1)
+    e2 = _pair_products(a)
+    a0 = b if a_cs is None else b + a_cs
+    flips = (c / (c - 1.0)) * 2.0 * e2 / (a0 * (b + 1.0))
+    return flips if a_cs is None else a_cs / a0 + flips
+
+
+def _var_modified(block: np.ndarray, idx: int | None) -> np.ndarray:
+    # eqs. var_amb_tilde + expr_amb_mod_var, rewritten as Var(X Y'), Y' = (C S2 - 1)/(C - 1)
+    a, a_cs = _split(block, idx)
+    c = a.shape[1]
+    b = a.sum(axis=1)
+    _, var_s2 = _var_s2(a, b)
+    mean_y = (_spread(a, b) + (c - 1.0) * b) / ((c - 1.0) * b * (b + 1.0))
+    var_y = (c / (c - 1.0)) ** 2 * var_s2
+    return _var_product(a_cs, b, mean_y, var_y)
+
+
+def _mean_entropy(block: np.ndarray, idx: int | None) -> np.ndarray:
+    # section 3.1: (psi(alpha_0 + 1) - sum_k alpha_k/alpha_0 psi(alpha_k + 1)) / log K,
+    # over all K entries (can't-solve is an ordinary category for the entropy)
+    k = block.shape[1]
+    a0 = block.sum(axis=1)
+    others = _others(block)
+    a0_1 = np.broadcast_to((a0 + 1.0)[:, None], block.shape)
+    dpsi = _digamma_diff(block + 1.0, others, a0_1)
+    return np.einsum("ij,ij->i", block, dpsi) / a0 / math.log(k)
+
+
+def _mean_old(block: np.ndarray, idx: int | None) -> np.ndarray:
+    # ERRATA item 7 through the tent function g: with o_k = b - alpha_k and c = 1/C,
+    # E(amb0) = alpha_cs/alpha_0 + 1/(alpha_0 (C-1)) * sum_k [(C-1) alpha_k I_c(alpha_k+1, o_k)
+    #                                                        + o_k (1 - I_c(alpha_k, o_k+1))]
+    a, a_cs = _split(block, idx)
+    c = a.shape[1]
+    o = _others(a)
+    x = 1.0 / c
+    terms = (c - 1.0) * a * sc.betainc(a + 1.0, o, x) + o * sc.betaincc(a, o + 1.0, x)
+    b = a.sum(axis=1)
+    a0 = b if a_cs is None else b + a_cs
+    tent = terms.sum(axis=1) / (a0 * (c - 1.0))
+    return tent if a_cs is None else a_cs / a0 + tent
+
+
+Kernel = Callable[[np.ndarray, "int | None"], np.ndarray]
+
+#: measure -> closed-form mean.
+_MEANS: dict[str, Kernel] = {
+    "amb": _mean_amb,
+    "modified": _mean_modified,
+    "old": _mean_old,
+    "entropy": _mean_entropy,
+}
+#: measure -> closed-form variance (no closed form is implemented for "old" and "entropy").
+_VARIANCES: dict[str, Kernel] = {
+    "amb": _var_amb,
+    "modified": _var_modified,
+}
+#: measure -> minimum number of proper categories.
+_MIN_PROPER = {"amb": 1, "modified": 2, "old": 2, "entropy": 0}
+
+
+# --------------------------------------------------------------------------- dispatch
+def _evaluate(
+    alpha: Any, measure: str, cant_solve: int | None, table: dict[str, Kernel], what: str
+) -> Any:
+    check_option(measure, MEASURES, "measure")
+    kernel = table.get(measure)
+    if kernel is None:
+        raise NotImplementedError(
+            f"the {'variance' if what == 'var' else what} of measure={measure!r} under a "
+            "Dirichlet has no closed form in "
+            f"ambppl (available for: {', '.join(repr(m) for m in table)}); estimate it from "
+            "draws, e.g. numpy.random.Generator.dirichlet and ambppl.measures"
+        )
+    arr = as_float_array(alpha, "alpha")
+    if arr.ndim == 0 or arr.shape[-1] < 2:
+        check_alpha(arr)  # raises: too few categories
+    k = arr.shape[-1]
+    idx = check_cant_solve(cant_solve, k)
+    check_n_proper(k - (idx is not None), _MIN_PROPER[measure], f"dirichlet_{what}({measure!r})")
+    batch = arr.shape[:-1]
+    flat = arr.reshape(-1, k)
+    n = flat.shape[0]
+    out = np.empty(n)
+    # The values are checked block by block while the block is in the cache (two cheap
+    # reductions) instead of by whole-array passes; a failing block re-runs the full
+    # check_alpha on the whole input, which raises the detailed message.
+    for start in range(0, n, _BLOCK_ROWS):
+        block = flat[start : start + _BLOCK_ROWS]
+        if not (block.min() > 0.0 and block.max() < np.inf):
+            check_alpha(arr)
+        out[start : start + _BLOCK_ROWS] = kernel(block, idx)
+    out = out.reshape(batch)
+    return out[()] if out.ndim == 0 else out
+
+
+def dirichlet_mean(alpha: Any, measure: str = "amb", *, cant_solve: int | None = -1) -> Any:
+    r"""Exact mean of an ambiguity measure of ``q ~ Dirichlet(alpha)``.
+
+    Parameters
+    ----------
+    alpha : array_like
+        Dirichlet concentrations, categories on the last axis (any batch shape before it),
+        all finite and strictly positive.
+    measure : {"amb", "modified", "old", "entropy"}, default "amb"
+        Which measure of ``q``: :func:`ambppl.amb`, :func:`ambppl.amb_modified`,
+        :func:`ambppl.amb_old` or :func:`ambppl.normalized_entropy`.
+    cant_solve : int or None, default -1
+        Position of the "can't solve" category on the last axis; ``None`` if there is none.
+
+    Returns
+    -------
+    numpy.ndarray or numpy.float64
+        ``E[measure(q)]`` with shape ``alpha.shape[:-1]`` (a scalar for a single vector).
+
+    Raises
+    ------
+    ValueError
+        If ``measure`` is unknown, ``alpha`` is not finite and positive or has fewer than 2
+        categories, ``cant_solve`` is out of range, or ``measure`` is "modified" or "old"
+        with fewer than 2 proper categories.
+    TypeError
+        If ``alpha`` is not numeric or ``cant_solve`` is not an integer or None.
+
+    Notes
+    -----
+    * ``"amb"``: paper eq. ``expr_amb_final``,
+      :math:`1 - \sum_k \alpha_k(\alpha_k+1) / (\alpha_0 (b + 1))`, evaluated as
+      :math:`\alpha_{cs}/\alpha_0 + 2 e_2 / (\alpha_0 (b+1))` with
+      :math:`e_2 = \sum_{j<k}\alpha_j\alpha_k` (no cancellation; ERRATA item 5).
+    * ``"modified"``: through eq. ``rel_mod_unmod``,
+      :math:`\alpha_{cs}/\alpha_0 + \frac{C}{C-1}\, 2 e_2 / (\alpha_0 (b+1))`.
+    * ``"entropy"``: section 3.1, :math:`(\psi(\alpha_0+1) - \sum_k \frac{\alpha_k}{\alpha_0}
+      \psi(\alpha_k+1)) / \log K` over all ``K`` entries (can't-solve included).
+    * ``"old"``: ERRATA item 7 (Beta marginals and the regularized incomplete beta),
+      rewritten with the tent function described in the module docstring; with
+      ``cant_solve=None``, :math:`b = \alpha_0`.
+
+    ``b`` is the sum of the proper concentrations and :math:`\alpha_0 = b + \alpha_{cs}`.
+    The relative error is below 1e-10 for concentrations in ``[1e-3, 1e9]`` (tested against
+    exact rational arithmetic and 50-digit mpmath).
+
+    References
+    ----------
+    .. [1] "Bayesian inference of ambiguity in categorical annotations", sections 3.1-3.2.
+
+    Examples
+    --------
+    >>> import ambppl
+    >>> float(ambppl.dirichlet_mean([1.0, 1.0, 1.0]))  # 1 - 4 / (3 * 3)
+    0.5555555555555556
+    >>> ambppl.dirichlet_mean([[6.0, 1.0, 1.0], [1.0, 1.0, 6.0]], "modified").round(6).tolist()
+    [0.5, 0.916667]
+    >>> round(float(ambppl.dirichlet_mean([11.0, 2.0, 2.0], "entropy")), 2)
+    0.64
+    """
+    return _evaluate(alpha, measure, cant_solve, _MEANS, "mean")
+
+
+def dirichlet_var(alpha: Any, measure: str = "amb", *, cant_solve: int | None = -1) -> Any:
+    r"""Exact variance of an ambiguity measure of ``q ~ Dirichlet(alpha)``.
+
+    Parameters
+    ----------
+    alpha : array_like
+        Dirichlet concentrations, categories on the last axis (any batch shape before it),
+        all finite and strictly positive.
+    measure : {"amb", "modified"}, default "amb"
+        Which measure of ``q``. "old" and "entropy" are valid measure names but have no
+        closed-form variance here: they raise :class:`NotImplementedError`.
+    cant_solve : int or None, default -1
+        Position of the "can't solve" category on the last axis; ``None`` if there is none.
+
+    Returns
+    -------
+    numpy.ndarray or numpy.float64
+        ``Var[measure(q)] >= 0`` with shape ``alpha.shape[:-1]``.
+
+    Raises
+    ------
+    NotImplementedError
+        For ``measure="old"`` or ``measure="entropy"``.
+    ValueError
+        If ``measure`` is unknown, ``alpha`` is not finite and positive or has fewer than 2
+        categories, ``cant_solve`` is out of range, or ``measure="modified"`` has fewer than
+        2 proper categories.
+    TypeError
+        If ``alpha`` is not numeric or ``cant_solve`` is not an integer or None.
+
+    Notes
+    -----
+    Paper eqs. ``expr_amb_var_final`` (amb) and ``var_amb_tilde`` with ``expr_amb_mod_var``
+    (modified) give the same values, but the printed form
+    :math:`\mathcal R + (\mathcal S - 1)(1 - E)^2` cancels catastrophically for large
+    :math:`\alpha_0` (ERRATA item 5). Here both measures are written as
+    :math:`1 - X Y` with independent :math:`X = 1 - q_{cs}` and :math:`Y = \sum_k p_k^2`
+    (amb) or :math:`Y = (C\sum_k p_k^2 - 1)/(C-1)` (modified), and
+
+    .. math:: \mathrm{Var}(XY) = \mathrm{Var}X\,\mathrm{Var}Y + \mathrm{Var}X\,(EY)^2
+              + (EX)^2\,\mathrm{Var}Y,
+
+    .. math:: \mathrm{Var}\sum_k p_k^2 = \frac{4\,[(b+1)\,T + (P_2 + b)\,e_2]}
+              {b^2 (b+1)^2 (b+2)(b+3)},
+
+    with :math:`P_2 = \sum_k\alpha_k^2`, :math:`e_2 = \sum_{j<k}\alpha_j\alpha_k` and
+    :math:`T = \sum_{j<k}\alpha_j\alpha_k(\alpha_j-\alpha_k)^2`: every term is non-negative,
+    so the relative error stays below 1e-10 for concentrations in ``[1e-3, 1e9]``
+    (tested against exact fractions).
+
+    References
+    ----------
+    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.2.
+
+    Examples
+    --------
+    >>> import ambppl
+    >>> round(float(ambppl.dirichlet_var([1.0, 1.0, 1.0])), 10)
+    0.0358024691
+    >>> float(ambppl.dirichlet_var([1e7, 1.0, 1.0]))  # ERRATA 5's hard case, exact to 1e-15
+    4.999993400005339e-14
+    """
+    return _evaluate(alpha, measure, cant_solve, _VARIANCES, "var")

@@ -1,0 +1,178 @@
+"""The HTML report in a real browser: headless Chromium renders it, runs its script, and
+neither the console nor the DOM shows anything wrong.
+
+Chromium is Debian's ``chromium`` package (``apt-get install chromium``); ``.ci/run``
+installs it in CI. Where it is missing the tests skip, except in CI (``CI`` set), where a
+missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from urllib.parse import unquote
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import IN_CI
+
+from ambppl.cli import main
+
+#: Hostile strings in the data: they must show as text, never become elements.
+EVIL_LABEL = "<script>alert(1)</script>"
+EVIL_ITEM = "<img src=x onerror=alert(2)>"
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+#: Flags for a quiet, offline, throwaway headless session.
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+    "--enable-logging=stderr",
+    "--v=0",
+]
+
+#: Appended to a copy of the report: click the "mean" header twice (descending, then
+#: ascending) and record the resulting column in the DOM for the test to read back.
+SORT_PROBE = """
+<script>
+(function () {
+  var table = document.getElementById("item-table");
+  var heads = table.tHead.rows[0].cells, col = -1;
+  for (var i = 0; i < heads.length; i++) { if (heads[i].textContent === "mean") { col = i; } }
+  function column() {
+    return Array.prototype.map.call(table.tBodies[0].rows, function (r) {
+      return r.cells[col].getAttribute("data-value") + "|" +
+        encodeURIComponent(r.cells[1].textContent);
+    }).join(";");
+  }
+  heads[col].click();
+  document.body.setAttribute("data-probe-desc", column());
+  heads[col].click();
+  document.body.setAttribute("data-probe-asc", column());
+  document.body.setAttribute("data-probe-sort", heads[col].getAttribute("aria-sort"));
+}());
+</script>
+"""
+
+
+def _browser() -> str:
+    for name in BROWSERS:
+        path = shutil.which(name)
+        if path:
+            return path
+    message = (
+        f"no headless browser found (looked for {', '.join(BROWSERS)}); apt-get install chromium"
+    )
+    if IN_CI:
+        pytest.fail(message + " (CI must run the browser tests)")
+    pytest.skip(message)
+
+
+def _run(browser: str, page: Path, tmp: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    profile = tmp / f"profile-{len(list(tmp.iterdir()))}"
+    done = subprocess.run(
+        [browser, *FLAGS, f"--user-data-dir={profile}", *extra, page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
+def _console(stderr: str) -> list[str]:
+    """Console messages (any level) and uncaught errors that Chromium logged."""
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A report written by the command on data with hostile labels, item ids and file name."""
+    folder = tmp_path_factory.mktemp("browser")
+    rng = np.random.default_rng(20261126)
+    labels = np.array(["sunny", EVIL_LABEL, "rain & snow", "can't tell"])
+    rows = [
+        {"task": EVIL_ITEM if i == 0 else f"tweet {i}", "worker": f"w{j}", "label": lab}
+        for i in range(30)
+        for j, lab in enumerate(rng.choice(labels, size=8, p=rng.dirichlet(np.ones(4))))
+    ]
+    rows += [{"task": "tweet 1", "worker": "w99", "label": lab} for lab in labels]
+    source = folder / "<i>tweets & co.csv"
+    pd.DataFrame(rows).to_csv(source, index=False)
+    out = folder / "report.html"
+    argv = ["report", str(source), "--cant-solve", "can't tell", "--draws", "300", "--chains", "2"]
+    assert main([*argv, "--seed", "3", "--top", "6", "-q", "-o", str(out)]) == 0
+    return out
+
+
+def test_renders_without_console_errors(report: Path, tmp_path: Path) -> None:
+    browser = _browser()
+    done = _run(browser, report, tmp_path, "--dump-dom")
+    assert _console(done.stderr) == []
+    dom = done.stdout
+    # the sorting script ran on every sortable table
+    assert len(re.findall(r'<table class="sortable" id="[\w-]+" data-sortable="ready"', dom)) == 3
+    for section in (
+        "overview",
+        "model",
+        "convergence",
+        "agreement",
+        "distribution",
+        "items",
+        "top",
+        "sensitivity",
+    ):
+        assert f'<section id="{section}">' in dom
+    assert "The draws are <strong>exact</strong>" in dom
+    # 30 items in the ranked table, 6 in the most-ambiguous table
+    assert dom.count('<tr><td data-value="') == 30 + 6
+
+
+def test_user_strings_stay_text(report: Path, tmp_path: Path) -> None:
+    dom = _run(_browser(), report, tmp_path, "--dump-dom").stdout
+    # exactly one script element (the report's own) and no injected image
+    assert len(re.findall(r"<script\b", dom)) == 1
+    assert '<img src="x"' not in dom and "onerror=" not in dom.replace("onerror=alert(2)&gt;", "")
+    assert "<i>" not in dom
+    # shown literally, as escaped text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
+    assert "&lt;img src=x onerror=alert(2)&gt;" in dom
+    assert "&lt;i&gt;tweets &amp; co.csv" in dom
+    assert "rain &amp; snow" in dom
+
+
+def test_sorting_in_the_browser(report: Path, tmp_path: Path) -> None:
+    probe = tmp_path / "probe.html"
+    probe.write_text(report.read_text(encoding="utf-8").replace("</body>", SORT_PROBE + "</body>"))
+    done = _run(_browser(), probe, tmp_path, "--dump-dom")
+    assert _console(done.stderr) == []
+    found = dict(re.findall(r'data-probe-(\w+)="([^"]*)"', done.stdout))
+    assert found["sort"] == "ascending"
+    desc = [float(cell.split("|")[0]) for cell in found["desc"].split(";")]
+    asc = [float(cell.split("|")[0]) for cell in found["asc"].split(";")]
+    assert len(asc) == 30 and desc == sorted(desc, reverse=True) and asc == sorted(asc)
+    # the rows moved as a whole: the same (mean, item) pairs in both orders
+    assert sorted(found["desc"].split(";")) == sorted(found["asc"].split(";"))
+    # the browser holds the hostile item id as plain text
+    assert EVIL_ITEM in {unquote(cell.split("|")[1]) for cell in found["asc"].split(";")}
+
+
+def test_screenshot(report: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "report.png"
+    done = _run(_browser(), report, tmp_path, f"--screenshot={shot}", "--window-size=1200,3000")
+    assert _console(done.stderr) == []
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert (width, height) == (1200, 3000)
+    assert len(data) > 100_000  # figures and tables drawn, not a blank page
