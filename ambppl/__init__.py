@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "normalized_entropy": "ambppl.measures",
     "dirichlet_mean": "ambppl.moments",
     "dirichlet_var": "ambppl.moments",
+    "ambiguity_posterior": "ambppl.exact",
     "estimate": "ambppl.estimators",
     "expected_plugin": "ambppl.estimators",
     "less_biased_bias": "ambppl.estimators",
@@ -47,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ambppl.catalog import get_model, list_models
     from ambppl.data import read_annotations
     from ambppl.estimators import estimate, expected_plugin, less_biased_bias, plugin_bias
+    from ambppl.exact import ambiguity_posterior
     from ambppl.measures import MEASURES, amb, amb_modified, amb_old, normalized_entropy
     from ambppl.moments import dirichlet_mean, dirichlet_var
     from ambppl.summary import rank, select, stratify, summarize, summarize_counts
@@ -57,6 +59,7 @@ __all__ = [
     "amb",
     "amb_modified",
     "amb_old",
+    "ambiguity_posterior",
     "dirichlet_mean",
     "dirichlet_var",
     "estimate",

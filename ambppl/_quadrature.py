@@ -43,7 +43,7 @@ def _nodes(level: int) -> tuple[np.ndarray, ...]:
     """Nodes of the rule added at ``level`` (all nodes at ``LEVEL_MIN``).
 
     Returns normalized distances to the lower and upper end (fractions of the interval
-    length), their logs, and log weights (without the factor h * length).
+    length), their logs, log weights (without the factor h * length) and the abscissae t.
     """
     h = 2.0**-level
     n = math.ceil(T_MAX / h)
@@ -56,11 +56,7 @@ def _nodes(level: int) -> tuple[np.ndarray, ...]:
     log_rho_lo = -np.logaddexp(0.0, -2.0 * u)  # (1 + tanh u) / 2
     log_cosh_u = np.abs(u) + np.log1p(np.exp(-2.0 * np.abs(u))) - math.log(2.0)
     log_w = math.log(math.pi / 4.0) + np.log(np.cosh(t)) - 2.0 * log_cosh_u
-    return (np.exp(log_rho_lo), np.exp(log_rho_hi), log_rho_lo, log_rho_hi, log_w)
-
-
-def _take(params: dict, idx: np.ndarray) -> dict:
-    return {k: v[idx, None] for k, v in params.items()}
+    return (np.exp(log_rho_lo), np.exp(log_rho_hi), log_rho_lo, log_rho_hi, log_w, t)
 
 
 def find_peak(logf: LogIntegrand, params: dict, length: np.ndarray) -> np.ndarray:
@@ -111,6 +107,12 @@ def _integrate_pieces(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Tanh-sinh over pieces [lo + off_lo, hi - off_hi] of width ``width``.
 
+    After the first level, each piece only evaluates new nodes within one coarse step of
+    the range of t where ``f * w`` exceeds ``exp(-50)`` times its largest value. A piece
+    stops when the error estimate ``diff_k**2 / diff_{k-1}`` (``diff_k``: relative change
+    between levels k-1 and k; tanh-sinh roughly doubles its digits per level) or ``diff_k``
+    itself drops below ``rtol``.
+
     Returns (log of the integral, converged flag) per piece.
     """
     n = width.shape[0]
@@ -118,46 +120,69 @@ def _integrate_pieces(
     mx = np.full(n, -np.inf)  # running maximum of log(f * w)
     tot = np.zeros(n)  # sum of exp(log(f * w) - mx)
     prev = np.full(n, np.nan)
+    prev_diff = np.full(n, np.inf)
     result = np.full(n, -np.inf)
     done = np.zeros(n, dtype=bool)
+    t_lo = np.full(n, -np.inf)
+    t_hi = np.full(n, np.inf)
+    h0 = 2.0**-LEVEL_MIN
     active = np.arange(n)
     for level in range(LEVEL_MIN, LEVEL_MAX + 1):
-        rlo, rhi, lrlo, lrhi, lw = _nodes(level)
-        wd = width[active, None]
-        ol = off_lo[active, None]
-        oh = off_hi[active, None]
-        dl = ol + wd * rlo
-        dr = oh + wd * rhi
-        lwd = log_width[active, None]
+        rlo, rhi, lrlo, lrhi, lw, t = _nodes(level)
+        na = active.size
+        mask = (t >= t_lo[active, None]) & (t <= t_hi[active, None])
+        rows, cols = np.nonzero(mask)
+        el = active[rows]
+        wd = width[el]
+        ol = off_lo[el]
+        oh = off_hi[el]
+        dl = ol + wd * rlo[cols]
+        dr = oh + wd * rhi[cols]
+        lwd = log_width[el]
         with np.errstate(divide="ignore"):
-            ldl = np.where(ol > 0, np.log(dl), lwd + lrlo)
-            ldr = np.where(oh > 0, np.log(dr), lwd + lrhi)
+            ldl = np.where(ol > 0, np.log(dl), lwd + lrlo[cols])
+            ldr = np.where(oh > 0, np.log(dr), lwd + lrhi[cols])
+        sub = {k: v[el] for k, v in params.items()}
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            vals = logf(_take(params, active), dl, dr, ldl, ldr) + lw
-        vals = np.where(np.isnan(vals), -np.inf, vals)
+            flat = logf(sub, dl, dr, ldl, ldr) + lw[cols]
+        flat = np.where(np.isnan(flat), -np.inf, flat)
+        vals = np.full((na, t.size), -np.inf)
+        vals[rows, cols] = flat
         new_mx = np.maximum(mx[active], vals.max(axis=1))
         safe = np.where(np.isfinite(new_mx), new_mx, 0.0)
         with np.errstate(invalid="ignore", over="ignore"):
-            tot_a = tot[active] * np.exp(mx[active] - safe) + np.exp(vals - safe[:, None]).sum(1)
-        tot_a = np.where(np.isfinite(mx[active]), tot_a, np.exp(vals - safe[:, None]).sum(1))
+            scale = np.where(np.isfinite(mx[active]), np.exp(mx[active] - safe), 0.0)
+            terms = np.bincount(rows, weights=np.exp(flat - safe[rows]), minlength=na)
+            tot_a = tot[active] * scale + terms
         mx[active] = new_mx
         tot[active] = tot_a
         with np.errstate(divide="ignore"):
-            cur = np.where(tot_a > 0, safe + np.log(tot_a), -np.inf) + lwd[:, 0] - level * math.log(
-                2.0
+            cur = (
+                np.where(tot_a > 0, safe + np.log(tot_a), -np.inf)
+                + log_width[active]
+                - level * math.log(2.0)
             )
         result[active] = cur
-        if level > LEVEL_MIN:
-            p = prev[active]
-            both_zero = np.isneginf(cur) & np.isneginf(p)
-            with np.errstate(invalid="ignore"):
-                diff = np.abs(np.expm1(p - cur))
-            ok = both_zero | (diff <= rtol) | (np.isinf(cur) & (cur > 0))
-            done[active[ok]] = True
+        if level == LEVEL_MIN:
+            big = vals > (new_mx[:, None] - 50.0)
+            anyb = big.any(axis=1)
+            first = np.where(anyb, t[np.argmax(big, axis=1)], -np.inf)
+            last = np.where(anyb, t[t.size - 1 - np.argmax(big[:, ::-1], axis=1)], np.inf)
+            t_lo[active] = first - h0
+            t_hi[active] = last + h0
             prev[active] = cur
-            active = active[~ok]
-        else:
-            prev[active] = cur
+            continue
+        p = prev[active]
+        both_zero = np.isneginf(cur) & np.isneginf(p)
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(np.expm1(p - cur))
+            pd = prev_diff[active]
+            est = np.where(np.isfinite(pd), np.minimum(diff, diff * diff / pd), diff)
+        ok = both_zero | (est <= rtol) | (np.isinf(cur) & (cur > 0))
+        done[active[ok]] = True
+        prev[active] = cur
+        prev_diff[active] = diff
+        active = active[~ok]
         if active.size == 0:
             break
     return result, done

@@ -532,9 +532,7 @@ def _run_models(args: argparse.Namespace) -> int:
             params = get_model(str(name)).info.get("parameters") or {}
             for key, spec in params.items():
                 spec = spec if isinstance(spec, dict) else {"description": spec}
-                print(
-                    f"    --{key} (default {spec.get('default')}): {spec.get('description', '')}"
-                )
+                print(f"    --{key} (default {spec.get('default')}): {spec.get('description', '')}")
             print(f"    reference: {row['reference']}")
     return 0
 

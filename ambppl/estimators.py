@@ -67,7 +67,7 @@ def _pairs(a: np.ndarray) -> np.ndarray:
     """``sum_{j<k} a_j a_k`` over the last axis, for any batch shape."""
     k = a.shape[-1]
     flat = np.asarray(a, dtype=np.float64).reshape(-1, k)
-    return _pair_products(flat).reshape(a.shape[:-1])
+    return _pair_products(flat.T).reshape(a.shape[:-1])
 
 
 def _flip_factor(measure: str, n_proper: int) -> float:

@@ -158,8 +158,8 @@ def summarize(
         share = values[:, cs] / n if cs is not None else np.zeros(len(n))
     columns["cs_share"] = np.where(n > 0, share, np.nan)
     columns["plugin"], columns["less_biased"] = _estimators(values, measure, cs)
-    columns["mean"] = draws.mean(_SAMPLE_DIMS).values
-    columns["sd"] = draws.std(_SAMPLE_DIMS, ddof=1).values
+    columns["mean"] = draws.mean(_SAMPLE_DIMS, skipna=False).values
+    columns["sd"] = draws.std(_SAMPLE_DIMS, ddof=1, skipna=False).values
     columns["exact_mean"], columns["exact_sd"] = _closed_forms(values, attrs, measure, cs)
     hdi = az.hdi(draws, prob=hdi_prob, dim=list(_SAMPLE_DIMS)).transpose("item", "ci_bound")
     columns["hdi_lower"] = hdi.sel(ci_bound="lower").values

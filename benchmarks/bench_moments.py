@@ -111,7 +111,7 @@ def main() -> None:
     def kernels(x: np.ndarray) -> None:
         idx = COLS - 1
         for start in range(0, ROWS, 8192):
-            block = x[start : start + 8192]
+            block = np.ascontiguousarray(x[start : start + 8192].T)
             _mean_amb(block, idx)
             _var_amb(block, idx)
 

@@ -65,7 +65,9 @@ SORT_PROBE = """
 """
 
 
-def _browser() -> str:
+@pytest.fixture(scope="module")
+def browser() -> str:
+    """Path of a headless Chromium; skips (fails in CI) where there is none."""
     for name in BROWSERS:
         path = shutil.which(name)
         if path:
@@ -96,7 +98,7 @@ def _console(stderr: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def report(browser: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A report written by the command on data with hostile labels, item ids and file name."""
     folder = tmp_path_factory.mktemp("browser")
     rng = np.random.default_rng(20261126)
@@ -115,8 +117,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_renders_without_console_errors(report: Path, tmp_path: Path) -> None:
-    browser = _browser()
+def test_renders_without_console_errors(browser: str, report: Path, tmp_path: Path) -> None:
     done = _run(browser, report, tmp_path, "--dump-dom")
     assert _console(done.stderr) == []
     dom = done.stdout
@@ -138,8 +139,8 @@ def test_renders_without_console_errors(report: Path, tmp_path: Path) -> None:
     assert dom.count('<tr><td data-value="') == 30 + 6
 
 
-def test_user_strings_stay_text(report: Path, tmp_path: Path) -> None:
-    dom = _run(_browser(), report, tmp_path, "--dump-dom").stdout
+def test_user_strings_stay_text(browser: str, report: Path, tmp_path: Path) -> None:
+    dom = _run(browser, report, tmp_path, "--dump-dom").stdout
     # exactly one script element (the report's own) and no injected image
     assert len(re.findall(r"<script\b", dom)) == 1
     assert '<img src="x"' not in dom and "onerror=" not in dom.replace("onerror=alert(2)&gt;", "")
@@ -151,10 +152,10 @@ def test_user_strings_stay_text(report: Path, tmp_path: Path) -> None:
     assert "rain &amp; snow" in dom
 
 
-def test_sorting_in_the_browser(report: Path, tmp_path: Path) -> None:
+def test_sorting_in_the_browser(browser: str, report: Path, tmp_path: Path) -> None:
     probe = tmp_path / "probe.html"
     probe.write_text(report.read_text(encoding="utf-8").replace("</body>", SORT_PROBE + "</body>"))
-    done = _run(_browser(), probe, tmp_path, "--dump-dom")
+    done = _run(browser, probe, tmp_path, "--dump-dom")
     assert _console(done.stderr) == []
     found = dict(re.findall(r'data-probe-(\w+)="([^"]*)"', done.stdout))
     assert found["sort"] == "ascending"
@@ -167,9 +168,9 @@ def test_sorting_in_the_browser(report: Path, tmp_path: Path) -> None:
     assert EVIL_ITEM in {unquote(cell.split("|")[1]) for cell in found["asc"].split(";")}
 
 
-def test_screenshot(report: Path, tmp_path: Path) -> None:
+def test_screenshot(browser: str, report: Path, tmp_path: Path) -> None:
     shot = tmp_path / "report.png"
-    done = _run(_browser(), report, tmp_path, f"--screenshot={shot}", "--window-size=1200,3000")
+    done = _run(browser, report, tmp_path, f"--screenshot={shot}", "--window-size=1200,3000")
     assert _console(done.stderr) == []
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"

@@ -145,7 +145,10 @@ def test_errata5_case_is_hard_for_the_printed_formula_but_not_here():
 
 
 def test_entropy_mean_matches_mpmath():
-    for alpha in [*ADVERSARIAL, *log_uniform_grid(60, seed=12), (11.0, 2.0, 2.0)]:
+    # plus the switch points of the digamma difference (series / asymptotic at 1e6) and
+    # concentrations far above the tested range, where a naive series would overflow
+    extra = [(11.0, 2.0, 2.0), (999_999.0, 1e-3, 3.0), (1e6, 1e-3, 3.0), (8e19, 1e19, 1.0)]
+    for alpha in [*ADVERSARIAL, *log_uniform_grid(60, seed=12), *extra]:
         exact = mp_entropy_mean(alpha)
         got = dirichlet_mean(alpha, "entropy")
         assert rel_err(got, exact) <= REL_TOL, (alpha, rel_err(got, exact))

@@ -227,3 +227,32 @@ def test_figures_leave_no_pyplot_state(result: xr.DataTree) -> None:
     before = plt.get_fignums()
     render_report(result, top=2)
     assert plt.get_fignums() == before
+
+
+def test_asymmetric_prior_is_listed(rng: np.random.Generator) -> None:
+    result = fit(_counts(rng, 4), prior=[1.0, 2.0, 0.5], draws=100, chains=2, random_seed=4)
+    page = render_report(result, top=2, random_seed=1)
+    assert "Dirichlet with one concentration per category" in page
+    prior_table = re.search(r'<table id="prior">(.*?)</table>', page, flags=re.S).group(1)
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", prior_table)
+    assert cells == ["yes", "1.000", "no", "2.000", "cs", "0.500"]
+
+
+def test_model_without_exact_sampler(
+    result: xr.DataTree, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catalog model with no conjugate sampler: no prior refits and no closed forms."""
+    import json
+    import shutil
+
+    from ambppl.catalog import get_model
+
+    entry = get_model("dirichlet_categorical")
+    shutil.copy(entry.path, tmp_path / "no_exact.py")
+    info = {**entry.info, "name": "no_exact", "exact": None}
+    (tmp_path / "no_exact.json").write_text(json.dumps(info))
+    monkeypatch.setenv("AMBPPL_MODELS", str(tmp_path))
+    result.attrs["model"] = result["posterior"].attrs["model"] = "no_exact"
+    page = render_report(result, top=2)
+    assert "model &#39;no_exact&#39; has no exact sampler" in page
+    assert "No closed-form posterior moments are available" in page

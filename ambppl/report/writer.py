@@ -226,49 +226,52 @@ def _sensitivity(
     random_seed: Any,
 ) -> dict[str, Any]:
     """Refit the top items exactly under each symmetric prior and collect their summaries."""
+    from ambppl.catalog import get_model
     from ambppl.fit import VARIABLES, fit
     from ambppl.report import figures
     from ambppl.summary import summarize
 
+    model = str(result.attrs.get("model", "dirichlet_categorical"))
+    if not get_model(model).info.get("exact"):
+        return {
+            "available": False,
+            "reason": f"model {model!r} has no exact sampler (its info record says exact: null)",
+        }
     counts = result["observed_data"]["counts"]
     ids = list(table.index[:top])
     subset = counts.sel(item=ids)
     subset.attrs = dict(counts.attrs)
-    model = str(result.attrs.get("model", "dirichlet_categorical"))
     draws = min(int(result["posterior"].sizes["draw"]), 1000)
     variable = VARIABLES.get(measure, measure)
     rows: dict[Any, dict[str, Any]] = {i: {"item": i, "by_prior": []} for i in ids}
     means = np.empty((len(ids), len(priors)))
     lowers = np.empty_like(means)
     uppers = np.empty_like(means)
-    try:
-        for j, beta in enumerate(priors):
-            refit = fit(
-                subset,
-                model=model,
-                method="exact",
-                prior=float(beta),
-                draws=draws,
-                chains=2,
-                random_seed=random_seed,
-                var_names=[variable],
+    for j, beta in enumerate(priors):
+        refit = fit(
+            subset,
+            model=model,
+            method="exact",
+            prior=float(beta),
+            draws=draws,
+            chains=2,
+            random_seed=random_seed,
+            var_names=[variable],
+        )
+        summ = summarize(refit, measure=measure, hdi_prob=hdi_prob, threshold=threshold)
+        summ = summ.loc[ids]
+        means[:, j] = summ["mean"].to_numpy(dtype=float)
+        lowers[:, j] = summ["hdi_lower"].to_numpy(dtype=float)
+        uppers[:, j] = summ["hdi_upper"].to_numpy(dtype=float)
+        for k, i in enumerate(ids):
+            rows[i]["by_prior"].append(
+                {
+                    "mean": means[k, j],
+                    "lower": lowers[k, j],
+                    "upper": uppers[k, j],
+                    "p_above": float(summ["p_above"].iloc[k]),
+                }
             )
-            summ = summarize(refit, measure=measure, hdi_prob=hdi_prob, threshold=threshold)
-            summ = summ.loc[ids]
-            means[:, j] = summ["mean"].to_numpy(dtype=float)
-            lowers[:, j] = summ["hdi_lower"].to_numpy(dtype=float)
-            uppers[:, j] = summ["hdi_upper"].to_numpy(dtype=float)
-            for k, i in enumerate(ids):
-                rows[i]["by_prior"].append(
-                    {
-                        "mean": means[k, j],
-                        "lower": lowers[k, j],
-                        "upper": uppers[k, j],
-                        "p_above": float(summ["p_above"].iloc[k]),
-                    }
-                )
-    except ValueError as err:  # the model has no exact sampler
-        return {"available": False, "reason": str(err)}
     spread = means.max(axis=1) - means.min(axis=1)
     for k, i in enumerate(ids):
         rows[i]["spread"] = float(spread[k])

@@ -126,8 +126,14 @@ def _one(case: tuple[list[float], bool]) -> dict:
 def self_check() -> None:
     """The continued fraction against mpmath.betainc where the latter is fast."""
     mp.mp.dps = DPS
-    for a, b, x in [(0.5, 0.5, 0.3), (2.0, 3.0, 0.5), (1e-3, 2.0, 1 / 3), (30.0, 70.0, 0.25),
-                    (300.5, 200.25, 0.6), (1.001, 4.0, 0.2)]:
+    for a, b, x in [
+        (0.5, 0.5, 0.3),
+        (2.0, 3.0, 0.5),
+        (1e-3, 2.0, 1 / 3),
+        (30.0, 70.0, 0.25),
+        (300.5, 200.25, 0.6),
+        (1.001, 4.0, 0.2),
+    ]:
         a_, b_, x_ = mp.mpf(a), mp.mpf(b), mp.mpf(x)
         ref = mp.betainc(a_, b_, 0, x_, regularized=True)
         got = betainc_cf(a_, b_, x_)

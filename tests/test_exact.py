@@ -1,0 +1,361 @@
+"""Tests of ambppl.exact: the exact two-class posterior of ambiguity and its sampling route."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import mpmath as mp
+import numpy as np
+import pytest
+import scipy.stats as st
+from scipy.integrate import tanhsinh
+
+from ambppl import amb, amb_modified, amb_old, ambiguity_posterior, dirichlet_mean, dirichlet_var
+from ambppl.exact import AmbiguityPosterior, _old_moments
+
+REFERENCE = Path(__file__).parent / "reference" / "exact_reference.json"
+MEASURE_FN = {"amb": amb, "modified": amb_modified, "old": amb_old}
+#: Accuracy targets of the brief (relative pdf error, absolute cdf error vs 50-digit mpmath).
+PDF_RTOL = 1e-10
+CDF_ATOL = 1e-12
+
+
+def _integral(f, lo, hi):
+    res = tanhsinh(f, lo, hi, atol=0.0, rtol=1e-13)
+    assert np.all(res.success)
+    return res.integral
+
+
+# ------------------------------------------------------------------- mpmath reference values
+
+
+@pytest.fixture(scope="module")
+def reference():
+    data = json.loads(REFERENCE.read_text())
+    assert data["meta"]["dps"] == 50
+    return data["values"]
+
+
+def test_reference_accuracy(reference):
+    """pdf relative error <= 1e-10 and cdf/sf absolute error <= 1e-12 against mpmath.
+
+    Reference: tests/reference/exact_reference.py (mpmath, 50 digits, the paper's
+    u-integral with ERRATA 1's limits, a formulation independent of the one in exact.py).
+    The relative pdf error is measured in log space, |expm1(logpdf - log ref)|, so that
+    densities below the float range (alpha ~ 1e4, far tails) are checked too.
+    """
+    groups: dict = {}
+    for row in reference:
+        groups.setdefault((tuple(row["alpha"]), row["measure"]), []).append(row)
+    worst_pdf = (0.0, None)
+    worst_cdf = (0.0, None)
+    for (alpha, measure), rows in groups.items():
+        post = ambiguity_posterior(alpha, measure)
+        x = np.array([float(r["a"]) for r in rows])
+        logpdf = post.logpdf(x)
+        cdf = post.cdf(x)
+        sf = post.sf(x)
+        for i, r in enumerate(rows):
+            ref = mp.mpf(r["pdf"])
+            if ref == mp.inf:
+                assert logpdf[i] == np.inf, (alpha, measure, r["a"])
+                continue
+            err = abs(math.expm1(float(logpdf[i] - mp.log(ref))))
+            if err > worst_pdf[0]:
+                worst_pdf = (err, (alpha, measure, r["a"]))
+            for val, key in ((cdf[i], "cdf"), (sf[i], "sf")):
+                e = abs(float(val - mp.mpf(r[key])))
+                if e > worst_cdf[0]:
+                    worst_cdf = (e, (alpha, measure, r["a"], key))
+    assert worst_pdf[0] <= PDF_RTOL, worst_pdf
+    assert worst_cdf[0] <= CDF_ATOL, worst_cdf
+
+
+def test_reference_covers_the_brief(reference):
+    """The stored reference spans alpha in [0.2, 1e4] and points near 0, 1/2 and 1."""
+    alphas = np.array([r["alpha"] for r in reference])
+    assert alphas.min() == 0.2 and alphas.max() == 1e4
+    assert np.any(alphas % 1 != 0) and np.any(alphas < 1)
+    a = np.array([float(r["a"]) for r in reference])
+    assert a.min() < 1e-8 and a.max() > 1 - 1e-9 and np.any(np.abs(a - 0.5) < 1e-9)
+    assert {r["measure"] for r in reference} == {"amb", "modified", "old"}
+
+
+# ------------------------------------------------------------------- properties
+
+
+@pytest.mark.parametrize("measure", ["amb", "modified", "old"])
+@pytest.mark.parametrize("alpha", [(6.0, 6.0, 6.0), (0.5, 0.5, 0.5), (0.3, 2.7, 0.45)])
+def test_density_integrates_to_one(alpha, measure):
+    """int_0^1 pdf = 1 to 1e-10 (scipy tanh-sinh, split at the kink a = 1/2).
+
+    The modified density diverges like (1 - a)**-0.5 and floats cannot get closer to 1
+    than 1e-16, so the last 1e-6 of the interval is taken from the exact sf instead.
+    """
+    post = ambiguity_posterior(alpha, measure)
+    top = 1.0 - 1e-6
+    total = _integral(post.pdf, 0.0, 0.5) + _integral(post.pdf, 0.5, top) + post.sf(top)
+    assert abs(total - 1.0) <= 1e-10
+
+
+@pytest.mark.parametrize(
+    ("alpha", "measure"),
+    [((6.0, 1.0, 1.0), "amb"), ((6.0, 1.0, 1.0), "modified"), ((6.0, 1.0, 1.0), "old"),
+     ((0.3, 2.7, 0.45), "amb")],
+)
+def test_agrees_with_dirichlet_draws(alpha, measure):
+    """Kolmogorov-Smirnov against 10^6 Dirichlet draws at significance 0.001.
+
+    The exact cdf is evaluated at every 250th order statistic (4000 points); by
+    monotonicity of both distribution functions this bounds the KS statistic D of all 10^6
+    draws from above, and the bound must stay below the 0.001 critical value of
+    scipy.stats.kstwo (a 2000-draw subsample also goes through scipy.stats.kstest).
+    """
+    rng = np.random.default_rng(20261125)
+    draws = np.sort(MEASURE_FN[measure](rng.dirichlet(alpha, 10**6)))
+    n = draws.size
+    post = ambiguity_posterior(alpha, measure)
+    step = 250
+    ranks = np.arange(step, n + 1, step)  # 1-based ranks of the grid draws
+    f = post.cdf(draws[ranks - 1])
+    upper = np.max(np.maximum((ranks[1:] - 1) / n - f[:-1], f[1:] - ranks[:-1] / n))
+    upper = max(upper, (ranks[0] - 1) / n, f[0], 1.0 - f[-1])
+    assert upper <= st.kstwo.isf(0.001, n)
+    sub = rng.choice(draws, 2000, replace=False)
+    assert st.kstest(sub, post.cdf).pvalue > 0.001
+
+
+def test_jeffreys_amb_symmetric_and_modified_closed_form():
+    """Dir(1/2, 1/2, 1/2): amb density symmetric about 1/2; modified cdf = 1 - sqrt(1 - a).
+
+    Reference: the closed form 1 - sqrt(1 - a) (brief; V D^2 ~ U^2 for this prior).
+    """
+    t = np.array([1e-9, 1e-4, 0.01, 0.1, 0.3, 0.4999])
+    post = ambiguity_posterior([0.5, 0.5, 0.5], "amb")
+    np.testing.assert_allclose(post.pdf(0.5 + t), post.pdf(0.5 - t), rtol=1e-11)
+    a = np.array([1e-12, 1e-6, 0.1, 0.25, 0.5, 0.75, 0.99, 1 - 1e-9])
+    mod = ambiguity_posterior([0.5, 0.5, 0.5], "modified")
+    np.testing.assert_allclose(mod.cdf(a), 1.0 - np.sqrt(1.0 - a), rtol=0, atol=1e-13)
+    np.testing.assert_allclose(mod.pdf(a), 0.5 / np.sqrt(1.0 - a), rtol=1e-10)
+    assert mod.pdf(0.0) == pytest.approx(0.5, rel=1e-14)  # limit a -> 0 (closed form)
+    assert mod.pdf(1.0) == np.inf
+
+
+def test_asymptotics_errata_4():
+    """ERRATA 4: p_amb(a) -> 0 as a -> 1 iff alpha_1 + alpha_2 > 1 (like eps**(b - 1));
+    the modified density ~ eps**(-1/2); the amb density is infinite at 1/2 iff
+    alpha_cs <= 1/2."""
+    eps = np.array([1e-6, 1e-8, 1e-10])
+    for alpha in [(1.5, 0.5, 2.0), (0.7, 0.6, 0.3), (3.0, 4.0, 0.5)]:
+        b = alpha[0] + alpha[1]
+        p = ambiguity_posterior(alpha, "amb").pdf(1.0 - eps)
+        np.testing.assert_allclose(p[1:] / p[:-1], 0.01 ** (b - 1.0), rtol=1e-3)
+        assert ambiguity_posterior(alpha, "amb").pdf(1.0) == 0.0
+    slow = ambiguity_posterior((0.3, 0.4, 1.0), "amb")  # b = 0.7 < 1: diverges
+    assert np.all(np.diff(slow.pdf(1.0 - eps)) > 0) and slow.pdf(1.0) == np.inf
+    for alpha in [(6.0, 6.0, 6.0), (0.2, 3.0, 0.4)]:
+        p = ambiguity_posterior(alpha, "modified").pdf(1.0 - eps)
+        np.testing.assert_allclose(p * np.sqrt(eps) / (p[-1] * np.sqrt(eps[-1])), 1.0, rtol=1e-3)
+    for c, infinite in [(0.5, True), (0.3, True), (0.6, False), (1.0, False)]:
+        post = ambiguity_posterior((2.0, 3.0, c), "amb")
+        assert (post.pdf(0.5) == np.inf) == infinite
+        near = post.pdf(0.5 + np.array([1e-4, 1e-8, 1e-12]))
+        assert np.all(np.isfinite(near))
+        assert (near[-1] > 2 * near[0]) == infinite
+
+
+@pytest.mark.parametrize("measure", ["amb", "modified", "old"])
+@pytest.mark.parametrize("alpha", [(6.0, 1.0, 1.0), (0.3, 2.7, 0.45), (150.5, 20.25, 3.3)])
+def test_ppf_inverts_cdf(alpha, measure):
+    """cdf(ppf(p)) = p and ppf(cdf(a)) = a to 1e-12 where the density is not tiny.
+
+    (p stops at 0.999: the modified density diverges at 1, so its 1 - 1e-9 quantile lies
+    within 1e-16 of 1 and is not a float below 1.)
+    """
+    post = ambiguity_posterior(alpha, measure)
+    p = np.array([1e-9, 1e-3, 0.05, 0.3, 0.5, 0.7, 0.95, 0.999])
+    x = post.ppf(p)
+    np.testing.assert_allclose(post.cdf(x), p, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(post.sf(post.isf(p)), p, rtol=0, atol=1e-12)
+    a = post.ppf(np.linspace(0.01, 0.99, 9))
+    a = a[post.pdf(a) > 1e-2]
+    np.testing.assert_allclose(post.ppf(post.cdf(a)), a, rtol=0, atol=1e-12)
+    assert post.ppf(0.0) == 0.0 and post.ppf(1.0) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("alpha", "measure"),
+    [((6.0, 6.0, 6.0), "amb"), ((6.0, 1.0, 1.0), "modified"), ((31.0, 1.0, 1.0), "old"),
+     ((0.5, 0.5, 0.5), "modified")],
+)
+def test_hdi(alpha, measure):
+    """The HDI holds the mass, is never longer than the equal-tailed interval, has equal
+    density at interior ends and ends at 1 when the density rises to infinity there."""
+    post = ambiguity_posterior(alpha, measure)
+    lo, hi = post.hdi(0.9)
+    elo, ehi = post.interval(0.9)
+    assert float(post.cdf(hi) - post.cdf(lo)) == pytest.approx(0.9, abs=1e-10)
+    assert hi - lo <= ehi - elo + 1e-12
+    assert float(post.cdf(ehi) - post.cdf(elo)) == pytest.approx(0.9, abs=1e-10)
+    if 0 < lo and hi < 1:
+        assert float(post.pdf(lo)) == pytest.approx(float(post.pdf(hi)), rel=1e-6)
+    if alpha == (0.5, 0.5, 0.5):  # density 1 / (2 sqrt(1 - a)) increases to infinity at 1
+        assert hi == 1.0
+        assert lo == pytest.approx(1.0 - 0.9**2, abs=1e-12)  # cdf = 1 - sqrt(1 - a)
+
+
+@pytest.mark.parametrize("measure", ["amb", "modified", "old"])
+@pytest.mark.parametrize("alpha", [(6.0, 6.0, 6.0), (6.0, 1.0, 1.0), (0.3, 2.7, 0.45)])
+def test_moments_agree_with_the_distribution(alpha, measure):
+    """mean/var equal dirichlet_mean/dirichlet_var (and, for "old", the closed form in
+    exact.py) and the moments of the density: E A = int sf, E A^2 = 2 int a sf(a) da."""
+    post = ambiguity_posterior(alpha, measure)
+    m1 = _integral(post.sf, 0.0, 0.5) + _integral(post.sf, 0.5, 1.0)
+
+    def second(a):
+        return 2.0 * a * post.sf(a)
+
+    m2 = _integral(second, 0.0, 0.5) + _integral(second, 0.5, 1.0)
+    assert float(post.mean()) == pytest.approx(m1, rel=1e-10)
+    assert float(post.var()) == pytest.approx(m2 - m1 * m1, rel=1e-8)
+    assert float(post.mean()) == pytest.approx(float(dirichlet_mean(alpha, measure)), rel=1e-12)
+    if measure == "old":
+        assert float(post.var()) == float(_old_moments(np.asarray(alpha))[1])
+    else:
+        assert float(post.var()) == pytest.approx(float(dirichlet_var(alpha, measure)), rel=1e-12)
+    assert float(post.std()) == pytest.approx(math.sqrt(float(post.var())))
+
+
+def test_old_moments_match_dirichlet_mean():
+    """The C = 2 closed form for amb_old agrees with moments.dirichlet_mean (ERRATA 7)."""
+    alpha = np.array([[0.2, 1e4, 2.5], [3.0, 3.0, 0.5], [150.5, 20.25, 3.3]])
+    mean, _ = _old_moments(alpha)
+    np.testing.assert_allclose(mean, dirichlet_mean(alpha, "old"), rtol=1e-12)
+
+
+# ------------------------------------------------------------------- vectorization, rvs
+
+
+def test_batch_broadcasting():
+    """alpha (2, 3) with x (4, 1) gives (4, 2), equal to the per-row answers."""
+    alpha = np.array([[6.0, 1.0, 1.0], [0.3, 2.7, 0.45]])
+    post = ambiguity_posterior(alpha, "amb")
+    x = np.array([0.1, 0.4, 0.5, 0.9])[:, None]
+    assert post.batch_shape == (2,)
+    for method in ("pdf", "cdf", "sf", "logpdf"):
+        got = getattr(post, method)(x)
+        assert got.shape == (4, 2)
+        for j in range(2):
+            one = getattr(ambiguity_posterior(alpha[j], "amb"), method)(x[:, 0])
+            np.testing.assert_array_equal(got[:, j], one)
+    assert post.mean().shape == (2,) and post.ppf(0.5).shape == (2,)
+    lo, hi = post.hdi(0.5)
+    assert lo.shape == (2,) and np.all(lo < hi)
+    assert isinstance(post, AmbiguityPosterior) and "method='exact'" in repr(post)
+
+
+def test_rvs_exact_and_seeded():
+    """rvs draws exactly (two Beta variables); seeded; shape size + batch_shape; the
+    sample mean is within 5 standard errors of the closed-form mean."""
+    post = ambiguity_posterior([[6.0, 1.0, 1.0], [2.0, 2.0, 9.0]], "modified")
+    draws = post.rvs(20000, random_state=3)
+    assert draws.shape == (20000, 2)
+    np.testing.assert_array_equal(draws, post.rvs(20000, random_state=3))
+    se = draws.std(axis=0, ddof=1) / math.sqrt(draws.shape[0])
+    assert np.all(np.abs(draws.mean(axis=0) - post.mean()) <= 5 * se)
+    assert np.all((draws >= 0) & (draws <= 1))
+
+
+# ------------------------------------------------------------------- sampling route
+
+
+def test_sampling_route_for_more_categories():
+    """C = 4: Monte Carlo from Dirichlet draws; tolerances from the Monte Carlo error."""
+    alpha = [3.0, 2.0, 1.0, 0.5, 1.5]
+    post = ambiguity_posterior(alpha, "amb", n_draws=40000, random_seed=7)
+    assert post.method == "sampling" and post.n_draws == 40000
+    exact_mean = float(dirichlet_mean(alpha))
+    assert abs(float(post.mean()) - exact_mean) <= 5 * float(post.mcse)
+    assert float(post.var()) == pytest.approx(float(dirichlet_var(alpha)), rel=0.05)
+    # the cdf at the exact mean: binomial standard error
+    f = float(post.cdf(exact_mean))
+    draws = amb(np.random.default_rng(8).dirichlet(alpha, 40000))
+    f_indep = float(np.mean(draws <= exact_mean))
+    assert abs(f - f_indep) <= 5 * math.sqrt(2 * 0.25 / 40000)
+    lo, hi = post.hdi(0.9)
+    elo, ehi = post.interval(0.9)
+    assert hi - lo <= ehi - elo and lo < exact_mean < hi
+    x = np.linspace(0.0, 1.0, 2001)
+    assert float(np.sum(post.pdf(x[:-1])) * (x[1] - x[0])) == pytest.approx(1.0, abs=1e-3)
+    assert float(post.ppf(0.5)) == pytest.approx(float(post.median()))
+    same = ambiguity_posterior(alpha, "amb", n_draws=40000, random_seed=7)
+    assert float(same.mean()) == float(post.mean())
+
+
+def test_sampling_route_on_request_for_two_classes():
+    """method="sampling" works for C = 2 too and agrees with the exact route within MC error."""
+    exact = ambiguity_posterior([6.0, 1.0, 1.0], "old")
+    mc = ambiguity_posterior([6.0, 1.0, 1.0], "old", method="sampling", n_draws=50000,
+                             random_seed=1)
+    assert mc.method == "sampling" and exact.method == "exact"
+    assert abs(float(mc.mean() - exact.mean())) <= 5 * float(mc.mcse)
+    q = np.array([0.1, 0.3, 0.5])
+    f = exact.cdf(q)
+    assert np.all(np.abs(mc.cdf(q) - f) <= 5 * np.sqrt(f * (1 - f) / 50000))
+
+
+# ------------------------------------------------------------------- bad input
+
+
+def test_points_outside_the_support():
+    post = ambiguity_posterior([2.0, 3.0, 4.0])
+    x = np.array([-0.5, 1.5, np.nan])
+    assert post.pdf(x)[:2].tolist() == [0.0, 0.0] and np.isnan(post.pdf(x)[2])
+    assert post.cdf(x)[:2].tolist() == [0.0, 1.0]
+    assert post.sf(x)[:2].tolist() == [1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"alpha": [1.0, 2.0]}, ValueError, "at least 3 entries"),
+        ({"alpha": [1.0, 2.0, 3.0, 4.0], "method": "exact"}, ValueError, "exactly 3 entries"),
+        ({"alpha": [1.0, 0.0, 3.0]}, ValueError, "strictly positive"),
+        ({"alpha": [1.0, -2.0, 3.0]}, ValueError, "strictly positive"),
+        ({"alpha": [1.0, 2.0, 3.0], "measure": "entropy"}, ValueError,
+         "measure must be one of 'amb', 'modified', 'old'"),
+        ({"alpha": [1.0, 2.0, 3.0], "method": "mcmc"}, ValueError,
+         "method must be one of 'auto', 'exact', 'sampling'"),
+        ({"alpha": [1.0, 2.0, 3.0], "cant_solve": None}, ValueError, "cant_solve must be"),
+        ({"alpha": [1.0, 2.0, 3.0], "cant_solve": 5}, ValueError, "cant_solve must be"),
+        ({"alpha": ["a", "b", "c"]}, TypeError, "alpha must be array-like of numbers"),
+        ({"alpha": [1.0, 2.0, 3.0, 4.0], "n_draws": 0}, ValueError, "n_draws must be"),
+    ],
+)
+def test_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        ambiguity_posterior(**kwargs)
+
+
+def test_bad_method_arguments():
+    post = ambiguity_posterior([2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match=r"q must be probabilities in \[0, 1\], but got 1.5"):
+        post.ppf(1.5)
+    with pytest.raises(ValueError, match="q must be probabilities"):
+        post.isf(-0.1)
+    with pytest.raises(ValueError, match=r"prob must be in \(0, 1\]"):
+        post.hdi(0.0)
+    with pytest.raises(ValueError, match=r"confidence must be in \(0, 1\]"):
+        post.interval(1.5)
+    batch = ambiguity_posterior([[2.0, 3.0, 4.0], [1.0, 1.0, 1.0]])
+    with pytest.raises(ValueError, match=r"x must broadcast against the batch shape \(2,\)"):
+        batch.pdf([0.1, 0.2, 0.3])
+
+
+def test_cant_solve_position_is_moved_last():
+    """cant_solve=0 reads the first entry as "can't solve"."""
+    a = ambiguity_posterior([4.0, 2.0, 3.0], cant_solve=0)
+    b = ambiguity_posterior([2.0, 3.0, 4.0])
+    assert float(a.cdf(0.6)) == float(b.cdf(0.6))
