@@ -41,13 +41,13 @@ def xl(k: np.ndarray, log_x: np.ndarray) -> np.ndarray:
     return k * log_x
 
 
-def log_sinh(x: np.ndarray, log_x: np.ndarray | None = None) -> np.ndarray:
+def log_sinh(x: np.ndarray) -> np.ndarray:
     """``log(sinh(x))`` for ``0 < x < 700`` (``sinh`` keeps full relative precision for tiny
     ``x``, so the distance itself suffices)."""
     return np.log(np.sinh(x))
 
 
-def log1mexp(x: np.ndarray, log_x: np.ndarray | None = None) -> np.ndarray:
+def log1mexp(x: np.ndarray) -> np.ndarray:
     """``log(1 - exp(-x))`` for ``x > 0``, exact for tiny ``x`` through ``expm1``."""
     return np.log(-np.expm1(-x))
 
@@ -88,21 +88,18 @@ def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) ->
 def amb_above(kind: str):
     """amb at ``a > 1/2``: ``r = sqrt(e)/2 sinh(w)``, ``w in [0, W]``, ``e = 2a - 1``."""
 
-    def logf(p, dl, dr, ldl, ldr):
-        w = dl
-        se = p["se"]
+    def logf(p, w, dr):
         sh = np.sinh(w)
-        ch = np.cosh(w)
-        r = 0.5 * se * sh
-        l_lo = (
-            np.log(se) + np.log(np.cosh(0.5 * (p["W"] + w))) + log_sinh(0.5 * dr, ldr - LOG2)
-        )  # log(1/2 - r)
-        l_hi = np.log(0.5 + r)  # log(1/2 + r)
+        lch = np.log(np.cosh(w))
+        r = 0.5 * p["se"] * sh
+        # 1/2 - r = sqrt(e) cosh((W + w)/2) sinh((W - w)/2), W - w = dr
+        l_lo = p["lse"] + np.log(np.cosh(0.5 * (p["W"] + w))) + log_sinh(0.5 * dr)
+        l_hi = np.log(0.5 + r)
         l1p = np.log1p(p["e"] * sh * sh)  # log(1 + 4 r^2)
         log_v = p["log2y"] - l1p
-        log_1mv = np.log(p["e"]) + 2.0 * np.log(ch) - l1p
-        jac = np.log(0.5 * se) + np.log(ch)
-        out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv) + jac
+        log_1mv = p["le"] + 2.0 * lch - l1p  # 4 r^2 + e = e cosh^2 w
+        out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv)
+        out = out + p["lse"] - LOG2 + lch  # dr/dw
         if kind == "pdf":
             out = out - (l1p - LOG2)  # 1 / H, H = (1 + 4 r^2) / 2
         return out
@@ -113,23 +110,17 @@ def amb_above(kind: str):
 def amb_below(kind: str):
     """amb at ``a < 1/2``: ``r = r0 cosh(w)``, ``r0 = sqrt(1 - 2a)/2``, ``w in [0, W]``."""
 
-    def logf(p, dl, dr, ldl, ldr):
-        w = dl
-        r0 = p["r0"]
-        ch = np.cosh(w)
-        r = r0 * ch
-        l_lo = (
-            np.log(2.0 * r0)
-            + np.log(np.sinh(0.5 * (p["W"] + w)))
-            + log_sinh(0.5 * dr, ldr - LOG2)
-        )
+    def logf(p, w, dr):
+        r = p["r0"] * np.cosh(w)
+        # 1/2 - r = 2 r0 sinh((W + w)/2) sinh((W - w)/2)
+        l_lo = p["lr0"] + LOG2 + log_sinh(0.5 * (p["W"] + w)) + log_sinh(0.5 * dr)
         l_hi = np.log(0.5 + r)
         l1p = np.log1p(4.0 * r * r)
-        lsh = log_sinh(w, ldl)
+        lsh = log_sinh(w)
         log_v = p["log2y"] - l1p
-        log_1mv = np.log(4.0 * r0 * r0) + 2.0 * lsh - l1p
-        jac = np.log(r0) + lsh
-        out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv) + jac
+        log_1mv = 2.0 * (p["lr0"] + LOG2 + lsh) - l1p  # 4 r^2 + e = 4 r0^2 sinh^2 w
+        out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv)
+        out = out + p["lr0"] + lsh  # dr/dw
         if kind == "pdf":
             out = out - (l1p - LOG2)
         return out
@@ -140,12 +131,13 @@ def amb_below(kind: str):
 def amb_half(kind: str):
     """amb at ``a = 1/2`` exactly: integrate over ``r in [0, 1/2]``."""
 
-    def logf(p, dl, dr, ldl, ldr):
-        r = dl
+    def logf(p, r, dr):
         l1p = np.log1p(4.0 * r * r)
         log_v = p["log2y"] - l1p
-        log_1mv = 2.0 * (LOG2 + ldl) - l1p
-        out = log_pi_pair(p, ldr, np.log(0.5 + r)) + _log_v_factor(p, kind, log_v, log_1mv)
+        log_1mv = 2.0 * (LOG2 + np.log(r)) - l1p
+        out = log_pi_pair(p, np.log(dr), np.log(0.5 + r)) + _log_v_factor(
+            p, kind, log_v, log_1mv
+        )
         if kind == "pdf":
             out = out - (l1p - LOG2)
         return out
@@ -162,15 +154,14 @@ def power_family(kind: str, power: int):
     """``H = D**power`` (2: modified, 1: old) in the variable ``s = -log H``."""
     half = 1.0 / power
 
-    def logf(p, dl, dr, ldl, ldr):
-        s = dl
+    def logf(p, s, dr):
         sd = half * s  # -log D
         d = np.exp(-sd)
-        l_lo = log1mexp(sd, ldl - math.log(power)) - LOG2  # log((1 - D)/2)
+        l_lo = log1mexp(sd) - LOG2  # log((1 - D)/2)
         l_hi = np.log1p(d) - LOG2  # log((1 + D)/2)
         log_fd = log_pi_pair(p, l_lo, l_hi) - LOG2  # density of D
         log_v = -dr
-        log_1mv = log1mexp(dr, ldr)
+        log_1mv = log1mexp(dr)
         out = log_fd + _log_v_factor(p, kind, log_v, log_1mv)
         # pdf: f_D f_V / H |dD/ds| ;  cdf, sf: f_D S_V |dD/ds|,  |dD/ds| = D / power
         if kind == "pdf":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 
+import arviz_base
 import numpy as np
 import pandas as pd
 import pytest
@@ -32,10 +33,19 @@ def test_columns_index_and_attrs(table, small_counts):
     assert table.attrs == {
         "measure": "amb",
         "threshold": 0.4,
-        "hdi_prob": pytest.approx(0.89),  # ArviZ 1.3's default rcParams["stats.ci_prob"]
+        "hdi_prob": pytest.approx(arviz_base.rcParams["stats.ci_prob"]),  # 0.89 in ArviZ 1.3
         "method": "exact",
         "model": "dirichlet_categorical",
     }
+
+
+def test_default_hdi_prob_follows_arviz_rcparams(exact_fit):
+    with arviz_base.rc_context({"stats.ci_prob": 0.5}):
+        table = ambppl.summarize(exact_fit)
+    assert table.attrs["hdi_prob"] == 0.5
+    draws = exact_fit["posterior"]["amb"].values.reshape(-1, 3)
+    inside = ((draws >= table["hdi_lower"].values) & (draws <= table["hdi_upper"].values)).mean(0)
+    assert np.all(np.abs(inside - 0.5) <= 2 / draws.shape[0])
 
 
 def test_count_columns(table, small_counts):
@@ -56,8 +66,9 @@ def test_hdi_holds_its_mass_and_is_no_wider_than_the_central_interval(table, exa
     n = draws.shape[0]
     inside = ((draws >= table["hdi_lower"].values) & (draws <= table["hdi_upper"].values)).mean(0)
     # ArviZ takes ceil(prob * n) draws (up to rounding): the share inside is prob within 2/n.
-    assert np.all(np.abs(inside - 0.89) <= 2 / n)
-    central = np.quantile(draws, [0.055, 0.945], axis=0)
+    prob = table.attrs["hdi_prob"]
+    assert np.all(np.abs(inside - prob) <= 2 / n)
+    central = np.quantile(draws, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
     width = table["hdi_upper"].values - table["hdi_lower"].values
     assert np.all(width <= central[1] - central[0] + 1e-12)
 
@@ -167,7 +178,8 @@ def test_bad_result(exact_fit):
 
 
 def test_item_without_answers(small_counts):
-    # Its posterior is the prior: E[amb] under Dirichlet(1, 1, 1) is 5/9 (ambppl.moments).
+    # Its posterior is the prior. E[amb] under Dirichlet(1, 1, 1), by hand: E q_cs = 1/3 and
+    # p = q_yes / (1 - q_cs) ~ Beta(1, 1), E[p^2 + (1 - p)^2] = 2/3, so 1/3 + 2/3 * 1/3 = 5/9.
     counts = xr.concat(
         [small_counts, small_counts.isel(item=[0]).assign_coords(item=["none"]) * 0], "item"
     ).assign_attrs(small_counts.attrs)

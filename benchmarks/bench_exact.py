@@ -1,0 +1,124 @@
+"""Exact two-class posterior: pdf and cdf on a 512-point grid.
+
+Baselines measured in the same run:
+
+* ``scipy.integrate.quad`` on the plain integrand of the paper's Lemma ``analytic_density``
+  (over ``u = q_cs`` with ERRATA 1's limits, float64, one call per point) for the pdf, and
+  on ``f_U(u) * P(pi outside the band)`` for the cdf;
+* ``scipy.integrate.tanhsinh`` (vectorized, elementwise) on the *same* log-integrand that
+  ``ambppl.exact`` uses (old measure, one interval per point), to show what the hand-rolled
+  rule buys.
+
+Run: ``.venv/bin/python benchmarks/run.py exact``. Ratios < 1 mean ambppl is faster.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import scipy.special as sc
+from scipy.integrate import quad, tanhsinh
+
+from ambppl import ambiguity_posterior
+from ambppl._exact_kernels import power_family
+from ambppl.exact import _params
+
+GRID = np.linspace(0.0, 1.0, 514)[1:-1]
+ALPHAS = [(6.0, 6.0, 6.0), (6.0, 1.0, 1.0), (31.0, 1.0, 1.0), (0.3, 2.7, 0.45),
+          (150.5, 20.25, 3.3), (1e4, 1e4, 1e4)]
+
+
+def best(fn, repeat=3):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def quad_amb(alpha, x, kind):
+    """The paper's u-integral for amb with scipy.integrate.quad, one point at a time."""
+    a1, a2, c = alpha
+    b = a1 + a2
+    lbu, lbp = sc.betaln(c, b), sc.betaln(a1, a2)
+
+    def fu(u):
+        return math.exp((c - 1) * math.log(u) + (b - 1) * math.log1p(-u) - lbu)
+
+    def fpi(p):
+        return math.exp((a1 - 1) * math.log(p) + (a2 - 1) * math.log1p(-p) - lbp)
+
+    out = np.empty(x.size)
+    for i, a in enumerate(x):
+        lo = max(0.0, 2 * a - 1)
+
+        def pdf_f(u, a=a):
+            s = math.sqrt(max(1 + u - 2 * a, 0.0) / (1 - u))
+            xi = (1 - s) / 2
+            if xi <= 0 or s == 0:
+                return 0.0
+            return fu(u) * (fpi(xi) + fpi(1 - xi)) / (2 * math.sqrt((1 - u) * (1 + u - 2 * a)))
+
+        def cdf_f(u, a=a):
+            s = math.sqrt(max(1 + u - 2 * a, 0.0) / (1 - u))
+            xi = (1 - s) / 2
+            return fu(u) * (sc.betainc(a1, a2, xi) + sc.betainc(a2, a1, xi))
+
+        f = pdf_f if kind == "pdf" else cdf_f
+        val = quad(f, lo, a, limit=200)[0]
+        if kind == "cdf":
+            val += sc.betainc(c, b, lo)
+        out[i] = val
+    return out
+
+
+def tanhsinh_old_pdf(alpha, x):
+    """scipy.integrate.tanhsinh on ambppl's own log-integrand (old measure)."""
+    prm = _params(np.repeat(np.asarray([alpha]), x.size, axis=0))
+    length = -np.log1p(-x)
+    logf = power_family("pdf", 1)
+
+    def f(s, ln, *vals):
+        p = dict(zip(prm, vals, strict=True))
+        dr = ln - s
+        return np.exp(logf(p, s, dr, np.log(s), np.log(dr)))
+
+    return tanhsinh(f, 0.0, length, args=(length, *prm.values()), rtol=1e-12).integral
+
+
+def main() -> None:
+    print(f"{'alpha':>22} {'measure':>8} {'pdf ms':>8} {'cdf ms':>8}")
+    for alpha in ALPHAS:
+        for measure in ("amb", "modified", "old"):
+            post = ambiguity_posterior(alpha, measure)
+            post.pdf(GRID[:4])
+            tp = best(lambda post=post: post.pdf(GRID))
+            tc = best(lambda post=post: post.cdf(GRID))
+            print(f"{alpha!s:>22} {measure:>8} {1e3 * tp:8.1f} {1e3 * tc:8.1f}")
+    print()
+    print("baseline scipy.integrate.quad on the paper's integrand (amb), same 512 points")
+    print(f"{'alpha':>22} {'quad pdf ms':>12} {'ratio pdf':>10} {'quad cdf ms':>12} {'ratio cdf':>10}")
+    for alpha in ALPHAS[:4]:
+        post = ambiguity_posterior(alpha, "amb")
+        tp = best(lambda post=post: post.pdf(GRID))
+        tc = best(lambda post=post: post.cdf(GRID))
+        qp = best(lambda alpha=alpha: quad_amb(alpha, GRID, "pdf"), repeat=1)
+        qc = best(lambda alpha=alpha: quad_amb(alpha, GRID, "cdf"), repeat=1)
+        print(f"{alpha!s:>22} {1e3 * qp:12.1f} {tp / qp:10.3f} {1e3 * qc:12.1f} {tc / qc:10.3f}")
+    print()
+    print("baseline scipy.integrate.tanhsinh on ambppl's integrand (old pdf, rtol 1e-12)")
+    for alpha in ALPHAS[:4]:
+        post = ambiguity_posterior(alpha, "old")
+        tp = best(lambda post=post: post.pdf(GRID))
+        ts = best(lambda alpha=alpha: tanhsinh_old_pdf(alpha, GRID))
+        ref = tanhsinh_old_pdf(alpha, GRID)
+        dev = np.max(np.abs(post.pdf(GRID) / ref - 1.0))
+        print(f"{alpha!s:>22} tanhsinh {1e3 * ts:8.1f} ms, ambppl {1e3 * tp:8.1f} ms, "
+              f"ratio {tp / ts:6.3f}, max rel. difference {dev:.1e}")
+
+
+if __name__ == "__main__":
+    main()
