@@ -215,8 +215,8 @@ def _exact_logpdf(measure: str, x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
                 val[eq] = _amb_b1_limit(alpha[eq])
         elif measure == "modified":
             val = np.full(x.shape, np.inf)  # ERRATA 4: diverges like (1 - a)**-0.5
-        else:  # p(1) = f_D(0) E[1/V] = 2 f_pi(1/2) (b + c - 1)/(b - 1)
-            lfd0 = (1.0 - b) * math.log(2.0) - sc.betaln(a1, a2)
+        else:  # p(1) = f_D(0) E[1/V] = f_pi(1/2) (b + c - 1)/(b - 1)
+            lfd0 = (2.0 - b) * math.log(2.0) - sc.betaln(a1, a2)
             val = np.where(b > 1, lfd0 + np.log(np.maximum(b + c - 1.0, 0) / (b - 1.0)), np.inf)
         out[at1] = val[at1]
         # near 0 every measure is ~ U + k P with U ~ u**(c-1), P ~ p**(m-1) (m = min(a1,a2))
@@ -699,9 +699,9 @@ def ambiguity_posterior(
     >>> post.method
     'exact'
     >>> round(float(post.cdf(0.5)), 6), round(float(post.mean()), 6)
-    (0.023691, 0.640351)
+    (0.023691, 0.641026)
     >>> [round(float(v), 4) for v in post.hdi(0.9)]
-    [0.5291, 0.7401]
+    [0.5363, 0.7533]
     >>> ambppl.ambiguity_posterior([0.5, 0.5, 0.5], "modified").cdf(0.75).round(12)
     np.float64(0.5)
     """

@@ -146,6 +146,27 @@ def test_jeffreys_amb_symmetric_and_modified_closed_form():
     assert mod.pdf(1.0) == np.inf
 
 
+@pytest.mark.parametrize("measure", ["amb", "modified", "old"])
+@pytest.mark.parametrize("alpha", [(6.0, 6.0, 6.0), (2.0, 3.0, 0.5), (0.5, 0.5, 0.5),
+                                   (0.5, 0.5, 0.2)])
+def test_pdf_at_the_ends_is_the_limit(alpha, measure):
+    """pdf(0) and pdf(1) are the one-sided limits (0, inf or the closed-form value).
+
+    Reference: the interior density at 1e-12 from the ends, where the limit is finite and
+    nonzero (the approach is at least as fast as eps**0.5 for these alphas; with
+    alpha_1 + alpha_2 = 1.3, say, it is only eps**0.3).
+    """
+    post = ambiguity_posterior(alpha, measure)
+    for end, inner in ((0.0, 1e-12), (1.0, 1.0 - 1e-12)):
+        lim, near = float(post.pdf(end)), float(post.pdf(inner))
+        if lim == 0.0:
+            assert near < 1e-3
+        elif lim == np.inf:
+            assert near > 1e3 or measure == "modified" or alpha[2] <= 0.5
+        else:
+            assert lim == pytest.approx(near, rel=1e-5)
+
+
 def test_asymptotics_errata_4():
     """ERRATA 4: p_amb(a) -> 0 as a -> 1 iff alpha_1 + alpha_2 > 1 (like eps**(b - 1));
     the modified density ~ eps**(-1/2); the amb density is infinite at 1/2 iff
