@@ -140,9 +140,13 @@ def _integrate_pieces(
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             flat = logf(sub, dl, dr) + lw[cols]
         flat = np.where(np.isnan(flat), -np.inf, flat)
-        vals = np.full((na, t.size), -np.inf)
-        vals[rows, cols] = flat
-        new_mx = np.maximum(mx[active], vals.max(axis=1))
+        counts = np.bincount(rows, minlength=na)
+        row_max = np.full(na, -np.inf)
+        filled = counts > 0
+        if flat.size:  # rows come sorted from np.nonzero: reduce each row's run
+            starts = np.cumsum(counts) - counts
+            row_max[filled] = np.maximum.reduceat(flat, starts[filled])
+        new_mx = np.maximum(mx[active], row_max)
         safe = np.where(np.isfinite(new_mx), new_mx, 0.0)
         with np.errstate(invalid="ignore", over="ignore"):
             scale = np.where(np.isfinite(mx[active]), np.exp(mx[active] - safe), 0.0)
@@ -158,6 +162,8 @@ def _integrate_pieces(
             )
         result[active] = cur
         if level == LEVEL_MIN:
+            vals = np.full((na, t.size), -np.inf)
+            vals[rows, cols] = flat
             big = vals > (new_mx[:, None] - 50.0)
             anyb = big.any(axis=1)
             first = np.where(anyb, t[np.argmax(big, axis=1)], -np.inf)

@@ -26,6 +26,7 @@ as one 2-D numpy array; ``benchmarks/bench_exact.py`` compares it with
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -96,9 +97,19 @@ def _log_integral(measure: str, kind: str, a: np.ndarray, prm: dict) -> np.ndarr
                 continue
             p = {k: v[idx] for k, v in prm.items()}
             p.update({k: v[idx] for k, v in extra.items()})
-            out[idx] = integrate_log(
+            vals, ok = integrate_log(
                 factory(kind), p, length[idx], split=do_split, rtol=RTOL[kind]
-            )[0]
+            )
+            out[idx] = vals
+            if not np.all(ok):
+                bad = a[idx][~ok]
+                warnings.warn(
+                    f"ambiguity_posterior: the {kind} quadrature did not reach its tolerance "
+                    f"at {bad.size} point(s) (e.g. a = {bad[0]!r}); the values there may be "
+                    "less accurate than 1e-10",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
 
     y = 1.0 - a
     if measure == "amb":
