@@ -52,6 +52,13 @@ def log1mexp(x: np.ndarray) -> np.ndarray:
     return np.log(-np.expm1(-x))
 
 
+def _log_v(direct: np.ndarray, log_1mv: np.ndarray) -> np.ndarray:
+    """log V from ``log(1 - V)`` where V > 1/2 (no rounding of V near 1, which times
+    alpha - 1 ~ 1e4 would cost 1e-12), else the direct formula."""
+    near1 = log_1mv < -LOG2
+    return np.where(near1, np.log1p(-np.exp(np.minimum(log_1mv, 0.0))), direct)
+
+
 def log_pi_pair(p: dict, l1: np.ndarray, l2: np.ndarray) -> np.ndarray:
     """``log(f_pi(x) + f_pi(1 - x))`` for ``pi ~ Beta(a1, a2)``, given log x and log(1-x)."""
     k1 = p["a1"] - 1.0
@@ -69,11 +76,11 @@ def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) ->
     one_m_v = np.exp(log_1mv)
     # leading term of the incomplete beta tail: a finite stand-in where betainc underflows
     # (only the peak search looks at those nodes; their contribution is below 1e-300)
-    if kind == "cdf":
-        val = sc.betainc(c, b, one_m_v)
+    if kind == "cdf":  # P(V >= v), from whichever of v and 1 - v is exact and small
+        val = np.where(v < 0.5, 1.0 - sc.betainc(b, c, v), sc.betainc(c, b, one_m_v))
         tail = xl(c, log_1mv) + xl(b, log_v) - np.log(c) - p["lbV"]
-    else:
-        val = sc.betainc(b, c, v)
+    else:  # P(V < v): from the exact 1 - v where v > 1/2 (betainc would round 1 - v)
+        val = np.where(v > 0.5, 1.0 - sc.betainc(c, b, one_m_v), sc.betainc(b, c, v))
         tail = xl(b, log_v) + xl(c, log_1mv) - np.log(b) - p["lbV"]
     with np.errstate(divide="ignore"):
         out = np.log(val)
@@ -91,13 +98,12 @@ def amb_above(kind: str):
     def logf(p, w, dr):
         sh = np.sinh(w)
         lch = np.log(np.cosh(w))
-        r = 0.5 * p["se"] * sh
         # 1/2 - r = sqrt(e) cosh((W + w)/2) sinh((W - w)/2), W - w = dr
         l_lo = p["lse"] + np.log(np.cosh(0.5 * (p["W"] + w))) + log_sinh(0.5 * dr)
-        l_hi = np.log(0.5 + r)
+        l_hi = np.log1p(-np.exp(l_lo))  # 1/2 + r = 1 - (1/2 - r), exact near 1
         l1p = np.log1p(p["e"] * sh * sh)  # log(1 + 4 r^2)
-        log_v = p["log2y"] - l1p
         log_1mv = p["le"] + 2.0 * lch - l1p  # 4 r^2 + e = e cosh^2 w
+        log_v = _log_v(p["log2y"] - l1p, log_1mv)
         out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv)
         out = out + p["lse"] - LOG2 + lch  # dr/dw
         if kind == "pdf":
@@ -114,11 +120,11 @@ def amb_below(kind: str):
         r = p["r0"] * np.cosh(w)
         # 1/2 - r = 2 r0 sinh((W + w)/2) sinh((W - w)/2)
         l_lo = p["lr0"] + LOG2 + log_sinh(0.5 * (p["W"] + w)) + log_sinh(0.5 * dr)
-        l_hi = np.log(0.5 + r)
+        l_hi = np.log1p(-np.exp(l_lo))  # 1/2 + r = 1 - (1/2 - r), exact near 1
         l1p = np.log1p(4.0 * r * r)
         lsh = log_sinh(w)
-        log_v = p["log2y"] - l1p
         log_1mv = 2.0 * (p["lr0"] + LOG2 + lsh) - l1p  # 4 r^2 + e = 4 r0^2 sinh^2 w
+        log_v = _log_v(p["log2y"] - l1p, log_1mv)
         out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv)
         out = out + p["lr0"] + lsh  # dr/dw
         if kind == "pdf":
@@ -156,9 +162,8 @@ def power_family(kind: str, power: int):
 
     def logf(p, s, dr):
         sd = half * s  # -log D
-        d = np.exp(-sd)
         l_lo = log1mexp(sd) - LOG2  # log((1 - D)/2)
-        l_hi = np.log1p(d) - LOG2  # log((1 + D)/2)
+        l_hi = np.log1p(0.5 * np.expm1(-sd))  # log((1 + D)/2), exact for D near 1
         log_fd = log_pi_pair(p, l_lo, l_hi) - LOG2  # density of D
         log_v = -dr
         log_1mv = log1mexp(dr)

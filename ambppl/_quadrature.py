@@ -104,6 +104,7 @@ def _integrate_pieces(
     off_hi: np.ndarray,
     width: np.ndarray,
     rtol: float,
+    atol: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Tanh-sinh over pieces [lo + off_lo, hi - off_hi] of width ``width``.
 
@@ -180,7 +181,9 @@ def _integrate_pieces(
         # k is about diff_k**2 (Bailey's sharper diff_k**(log diff_k / log diff_{k-1})
         # proved optimistic by 1000x on the amb cdf next to a = 1/2)
         est = diff * diff
-        ok = both_zero | (est <= rtol) | (np.isinf(cur) & (cur > 0))
+        with np.errstate(over="ignore"):
+            tiny = diff * np.exp(cur) <= atol  # absolute tolerance (probabilities)
+        ok = both_zero | tiny | (est <= rtol) | (np.isinf(cur) & (cur > 0))
         done[active[ok]] = True
         prev[active] = cur
         active = active[~ok]
@@ -196,6 +199,7 @@ def integrate_log(
     *,
     split: bool = True,
     rtol: float = 1e-8,
+    atol: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Log of ``int_0^length exp(logf) dx`` for each element, by tanh-sinh with step halving.
 
@@ -211,8 +215,8 @@ def integrate_log(
         Interval lengths (positive).
     split : bool
         Split each interval at the maximum of ``logf`` first.
-    rtol : float
-        Target relative error (see :func:`_integrate_pieces` for the stopping rule).
+    rtol, atol : float
+        Target relative and absolute error (see :func:`_integrate_pieces`).
 
     Returns
     -------
@@ -232,7 +236,7 @@ def integrate_log(
     off_hi = np.concatenate([np.where(cut, length - m, 0.0), np.zeros(idx_c.size)])
     width = np.concatenate([np.where(cut, m, length), length[idx_c] - m[idx_c]])
     piece_params = {k: v[elem] for k, v in params.items()}
-    logs, ok = _integrate_pieces(logf, piece_params, off_lo, off_hi, width, rtol)
+    logs, ok = _integrate_pieces(logf, piece_params, off_lo, off_hi, width, rtol, atol)
     out = logs[:n].copy()
     conv = ok[:n].copy()
     out[idx_c] = np.logaddexp(out[idx_c], logs[n:])
