@@ -66,6 +66,28 @@ def log_pi_pair(p: dict, l1: np.ndarray, l2: np.ndarray) -> np.ndarray:
     return np.logaddexp(xl(k1, l1) + xl(k2, l2), xl(k1, l2) + xl(k2, l1)) - p["lbR"]
 
 
+def _betainc_split(
+    first: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    v: np.ndarray,
+    one_m_v: np.ndarray,
+    *,
+    complement_first: bool,
+) -> np.ndarray:
+    """``I_v(b, c)`` where ``first`` and ``I_{1-v}(c, b)`` elsewhere, each complemented
+    (``1 - .``) on one side: ``complement_first`` gives ``P(V >= v)``, otherwise
+    ``P(V < v)``. Only the needed incomplete beta is evaluated at each node."""
+    b, c, v, one_m_v = np.broadcast_arrays(b, c, v, one_m_v)
+    val = np.empty(v.shape)
+    second = ~first
+    lo = sc.betainc(b[first], c[first], v[first])
+    hi = sc.betainc(c[second], b[second], one_m_v[second])
+    val[first] = 1.0 - lo if complement_first else lo
+    val[second] = hi if complement_first else 1.0 - hi
+    return val
+
+
 def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) -> np.ndarray:
     """log f_V(v) (pdf), log P(V >= v) (cdf) or log P(V < v) (sf), V ~ Beta(b, c)."""
     b = p["b"]
@@ -76,11 +98,12 @@ def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) ->
     one_m_v = np.exp(log_1mv)
     # leading term of the incomplete beta tail: a finite stand-in where betainc underflows
     # (only the peak search looks at those nodes; their contribution is below 1e-300)
+    # each node evaluates only the betainc it uses (same values as computing both)
     if kind == "cdf":  # P(V >= v), from whichever of v and 1 - v is exact and small
-        val = np.where(v < 0.5, 1.0 - sc.betainc(b, c, v), sc.betainc(c, b, one_m_v))
+        val = _betainc_split(v < 0.5, b, c, v, one_m_v, complement_first=True)
         tail = xl(c, log_1mv) + xl(b, log_v) - np.log(c) - p["lbV"]
     else:  # P(V < v): from the exact 1 - v where v > 1/2 (betainc would round 1 - v)
-        val = np.where(v > 0.5, 1.0 - sc.betainc(c, b, one_m_v), sc.betainc(b, c, v))
+        val = _betainc_split(v <= 0.5, b, c, v, one_m_v, complement_first=False)
         tail = xl(b, log_v) + xl(c, log_1mv) - np.log(b) - p["lbV"]
     with np.errstate(divide="ignore"):
         out = np.log(val)

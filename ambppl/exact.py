@@ -52,9 +52,21 @@ METHODS: tuple[str, ...] = ("auto", "exact", "sampling")
 #: below this (``ambppl._quadrature``): pdf and cdf integrals. The targets (pdf 1e-10
 #: relative, cdf 1e-12 absolute) are checked against mpmath in tests/test_exact.py.
 RTOL = {"pdf": 1e-12, "cdf": 2e-13, "sf": 2e-13}
+#: cdf/sf integrals (probabilities, judged by their absolute error) also stop where the
+#: estimated error of the last level times the integral is below this, 50x under 1e-12.
+ATOL_EST = {"pdf": 0.0, "cdf": 2e-14, "sf": 2e-14}
+#: Golden-section iterations of the peak search (``ambppl._quadrature.find_peak``): the
+#: cdf/sf integrands (a Beta survival function times a density) reach the same node counts
+#: and results with a coarser split point than the pdf.
+GOLDEN_ITERS = {"pdf": 20, "cdf": 12, "sf": 12}
 #: Split the interval at the integrand's peak when a Beta factor (pi or V) has an interior
 #: mode narrower than this standard deviation; wider peaks need no split.
 SPLIT_SD = 0.05
+#: Far-tail skip of the cdf/sf (``_exact_cdf_sf``, one alpha): every TAIL_PROBE_STEP-th
+#: point (sorted outwards in) is integrated first; points further out than a probe whose
+#: tail probability is below TAIL_TINY are bounded by it (monotonicity) and set to 0.
+TAIL_PROBE_STEP = 16
+TAIL_TINY = 1e-18
 #: Default number of Dirichlet draws of the sampling route, and its histogram bins.
 N_DRAWS = 100_000
 N_BINS = 256
@@ -141,7 +153,8 @@ def _log_integral(measure: str, kind: str, a: np.ndarray, prm: dict) -> np.ndarr
             p.update({k: v[idx] for k, v in extra.items()})
             vals, ok = integrate_log(
                 factory(kind), p, length[idx], split=do_split, rtol=RTOL[kind],
-                atol=0.0 if kind == "pdf" else 1e-16,
+                atol=0.0 if kind == "pdf" else 1e-16, atol_est=ATOL_EST[kind],
+                golden_iters=GOLDEN_ITERS[kind],
             )
             out[idx] = vals
             if not np.all(ok):
@@ -319,16 +332,41 @@ def _exact_cdf_sf(
         up = upper[idx]
     prm = _params(al)
     res = np.empty(idx.size)
-    lo = np.flatnonzero(~up)
-    if lo.size:
-        sub = {k: v[lo] for k, v in prm.items()}
-        res[lo] = np.exp(_log_integral(measure, "cdf", xa[lo], sub))
-    hi = np.flatnonzero(up)
-    if hi.size:
-        sub = {k: v[hi] for k, v in prm.items()}
-        res[hi] = _band_mass(measure, xa[hi], sub) + np.exp(
-            _log_integral(measure, "sf", xa[hi], sub)
+
+    def tail(sel: np.ndarray, upper_tail: bool) -> np.ndarray:
+        """The smaller tail (cdf below the mean, sf above it) at the points ``sel``."""
+        sub = {k: v[sel] for k, v in prm.items()}
+        if not upper_tail:
+            return np.exp(_log_integral(measure, "cdf", xa[sel], sub))
+        return _band_mass(measure, xa[sel], sub) + np.exp(
+            _log_integral(measure, "sf", xa[sel], sub)
         )
+
+    single = bool(np.all(al == al[0]))
+    for upper_tail in (False, True):
+        sel = np.flatnonzero(up == upper_tail)
+        if sel.size == 0:
+            continue
+        if not single or sel.size < 2 * TAIL_PROBE_STEP:
+            res[sel] = tail(sel, upper_tail)
+            continue
+        # Far-tail skip (one alpha): the tail probability is monotone in x, so once a probe
+        # point's tail is below TAIL_TINY every point further out is bounded by it and set
+        # to 0 (absolute error < TAIL_TINY plus the probe's quadrature error, ~1e-16).
+        order = sel[np.argsort(xa[sel])]
+        if upper_tail:
+            order = order[::-1]  # outermost (largest x) first
+        probe = order[::TAIL_PROBE_STEP]
+        pv = tail(probe, upper_tail)
+        res[probe] = pv
+        tiny = np.flatnonzero(pv < TAIL_TINY)
+        cut = tiny[-1] * TAIL_PROBE_STEP + 1 if tiny.size else 0  # order[:cut] bounded
+        res[order[:cut]] = 0.0
+        res[probe] = pv
+        rest = order[cut:]
+        rest = rest[(np.arange(cut, order.size) % TAIL_PROBE_STEP) != 0]
+        if rest.size:
+            res[rest] = tail(rest, upper_tail)
     res = np.clip(res, 0.0, 1.0)
     cdf[idx] = np.where(up, 1.0 - res, res)
     sf[idx] = np.where(up, res, 1.0 - res)

@@ -268,7 +268,7 @@ def amb_modified[T](
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 2.3.
+    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 2.2.
 
     Examples
     --------
@@ -312,7 +312,7 @@ def amb_old[T](q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | 
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 2.4.
+    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 2.3.
 
     Examples
     --------

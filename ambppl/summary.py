@@ -93,10 +93,10 @@ def summarize(
     Notes
     -----
     ``exact_mean`` / ``exact_sd`` are :func:`ambppl.dirichlet_mean` /
-    :func:`ambppl.dirichlet_var` at ``prior + counts`` (paper eqs. ``amb_expectation`` and
-    ``amb_variance``; ERRATA item 5 for the variance's conditioning). They are NaN where no
+    :func:`ambppl.dirichlet_var` at ``prior + counts`` (paper eqs. ``expr_amb_final`` and
+    ``expr_amb_var_final``; ERRATA item 5 for the variance's conditioning). They are NaN where no
     closed form exists (see those functions) and for models whose posterior is not Dirichlet.
-    ``plugin`` and ``less_biased`` are :func:`ambppl.estimate` (paper section 4, ERRATA item 8).
+    ``plugin`` and ``less_biased`` are :func:`ambppl.estimate` (paper section 3.3, ERRATA item 8).
     ``sd`` uses ``ddof=1`` like ArviZ; the HDI is :func:`arviz.hdi`, and ESS/R-hat are
     :func:`arviz.ess` (bulk) and :func:`arviz.rhat` (rank-normalized), all over every item at
     once.
