@@ -78,11 +78,15 @@ def _betainc_split(
     """``I_v(b, c)`` where ``first`` and ``I_{1-v}(c, b)`` elsewhere, each complemented
     (``1 - .``) on one side: ``complement_first`` gives ``P(V >= v)``, otherwise
     ``P(V < v)``. Only the needed incomplete beta is evaluated at each node."""
-    b, c, v, one_m_v = np.broadcast_arrays(b, c, v, one_m_v)
+    v, one_m_v = np.broadcast_arrays(v, one_m_v)
     val = np.empty(v.shape)
     second = ~first
-    lo = sc.betainc(b[first], c[first], v[first])
-    hi = sc.betainc(c[second], b[second], one_m_v[second])
+
+    def pick(x: np.ndarray, sel: np.ndarray) -> np.ndarray:
+        return x if np.ndim(x) == 0 else np.broadcast_to(x, v.shape)[sel]
+
+    lo = sc.betainc(pick(b, first), pick(c, first), v[first])
+    hi = sc.betainc(pick(c, second), pick(b, second), one_m_v[second])
     val[first] = 1.0 - lo if complement_first else lo
     val[second] = hi if complement_first else 1.0 - hi
     return val
@@ -96,18 +100,27 @@ def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) ->
         return xl(b - 1.0, log_v) + xl(c - 1.0, log_1mv) - p["lbV"]
     v = np.exp(log_v)
     one_m_v = np.exp(log_1mv)
-    # leading term of the incomplete beta tail: a finite stand-in where betainc underflows
-    # (only the peak search looks at those nodes; their contribution is below 1e-300)
     # each node evaluates only the betainc it uses (same values as computing both)
     if kind == "cdf":  # P(V >= v), from whichever of v and 1 - v is exact and small
         val = _betainc_split(v < 0.5, b, c, v, one_m_v, complement_first=True)
-        tail = xl(c, log_1mv) + xl(b, log_v) - np.log(c) - p["lbV"]
+        lead = c
     else:  # P(V < v): from the exact 1 - v where v > 1/2 (betainc would round 1 - v)
         val = _betainc_split(v <= 0.5, b, c, v, one_m_v, complement_first=False)
-        tail = xl(b, log_v) + xl(c, log_1mv) - np.log(b) - p["lbV"]
+        lead = b
     with np.errstate(divide="ignore"):
         out = np.log(val)
-    return np.where(val > 0, out, tail)
+    zero = ~(val > 0)
+    if np.any(zero):
+        # leading term of the incomplete beta tail: a finite stand-in where betainc
+        # underflows (only the peak search looks at those nodes; their contribution is
+        # below 1e-300), computed at those nodes only
+        bz, cz, lz = (x if np.ndim(x) == 0 else np.broadcast_to(x, v.shape)[zero]
+                      for x in (b, c, lead))
+        lbz = p["lbV"] if np.ndim(p["lbV"]) == 0 else np.broadcast_to(p["lbV"], v.shape)[zero]
+        lv = np.broadcast_to(log_v, v.shape)[zero]
+        l1 = np.broadcast_to(log_1mv, v.shape)[zero]
+        out[zero] = xl(cz, l1) + xl(bz, lv) - np.log(lz) - lbz
+    return out
 
 
 # ---------------------------------------------------------------------------------------
