@@ -423,16 +423,22 @@ def _fit_nuts(
             "arguments draws=, chains=, random_seed=, progressbar=, var_names=, sampler=)"
         )
     pm_model = entry.build(counts, prior=alpha)
+    # PyMC's convergence checks need the free variables in the trace: keep them while
+    # sampling and drop what was not asked for afterwards.
+    free = [rv.name for rv in pm_model.free_RVs]
+    keep = None if names == available else sorted(set(names) | set(free))
     tree = pm.sample(
         draws=draws,
         chains=chains,
         random_seed=random_seed,
         progressbar=progressbar,
-        var_names=None if names == available else names,
+        var_names=keep,
         nuts_sampler=sampler,
         model=pm_model,
         **kwargs,
     )
+    if keep is not None:
+        tree["posterior"] = tree["posterior"].to_dataset()[names]
     observed = tree["observed_data"].to_dataset()
     observed["counts"].attrs.update(counts.attrs)
     tree["observed_data"] = observed

@@ -369,3 +369,22 @@ def test_bad_data(small_counts):
         ambppl.fit(small_counts.assign_attrs(cant_solve="maybe"))
     with pytest.raises(ValueError, match=r"counts must have at least one item"):
         ambppl.fit(small_counts.isel(item=[]))
+
+
+def test_nuts_var_names_keeps_only_what_was_asked(small_counts):
+    # PyMC's convergence checks need the free variable q in the trace; fit samples it and
+    # drops it afterwards (this used to fail inside pm.sample).
+    import ambppl
+
+    tree = ambppl.fit(
+        small_counts,
+        method="nuts",
+        draws=100,
+        chains=2,
+        random_seed=3,
+        var_names=["amb"],
+        sample_kwargs={"tune": 100, "cores": 1},
+    )
+    assert list(tree["posterior"].data_vars) == ["amb"]
+    assert tree["posterior"]["amb"].dims == ("chain", "draw", "item")
+    assert tree["posterior"]["amb"].shape == (2, 100, 3)
