@@ -12,6 +12,18 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
+#: The ``<section id=...>`` elements every HTML report must contain (issue 5's list).
+REPORT_SECTIONS = (
+    "overview",
+    "model",
+    "convergence",
+    "agreement",
+    "distribution",
+    "items",
+    "top",
+    "sensitivity",
+)
+
 
 @pytest.fixture
 def shared_data() -> Path:

@@ -17,7 +17,7 @@ from urllib.parse import unquote
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import IN_CI
+from conftest import IN_CI, REPORT_SECTIONS
 
 from ambppl.cli import main
 
@@ -123,16 +123,7 @@ def test_renders_without_console_errors(browser: str, report: Path, tmp_path: Pa
     dom = done.stdout
     # the sorting script ran on every sortable table
     assert len(re.findall(r'<table class="sortable" id="[\w-]+" data-sortable="ready"', dom)) == 3
-    for section in (
-        "overview",
-        "model",
-        "convergence",
-        "agreement",
-        "distribution",
-        "items",
-        "top",
-        "sensitivity",
-    ):
+    for section in REPORT_SECTIONS:
         assert f'<section id="{section}">' in dom
     assert "The draws are <strong>exact</strong>" in dom
     # 30 items in the ranked table, 6 in the most-ambiguous table

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import REPORT_SECTIONS
 
 import ambppl.cli as cli
 from ambppl.cli import main
@@ -257,16 +258,7 @@ def test_report_writes_one_self_contained_file(answers_csv: Path, tmp_path: Path
     argv = ["report", str(answers_csv), "--cant-solve", "skip", "--top", "4", "-o", str(out)]
     assert main([*argv, *FAST]) == 0
     page = out.read_text(encoding="utf-8")
-    for section in (
-        "overview",
-        "model",
-        "convergence",
-        "agreement",
-        "distribution",
-        "items",
-        "top",
-        "sensitivity",
-    ):
+    for section in REPORT_SECTIONS:
         assert f'<section id="{section}">' in page
     assert "http://" not in page and "https://" not in page
     assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.csv", "r.html"]

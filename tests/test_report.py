@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from conftest import REPORT_SECTIONS
 
 from ambppl.fit import fit
 from ambppl.report import render_report, writer
@@ -56,16 +57,7 @@ def _as_nuts(result: xr.DataTree, n_divergent: int = 0) -> xr.DataTree:
 def test_sections_and_self_contained(result: xr.DataTree) -> None:
     page = render_report(result, top=4, random_seed=1)
     assert page.startswith("<!DOCTYPE html>")
-    for section in (
-        "overview",
-        "model",
-        "convergence",
-        "agreement",
-        "distribution",
-        "items",
-        "top",
-        "sensitivity",
-    ):
+    for section in REPORT_SECTIONS:
         assert f'<section id="{section}">' in page
     # nothing is fetched: no links, no external scripts or styles, images are data URIs
     assert not re.search(r"(src|href)=\"(?!data:|#)", page)
