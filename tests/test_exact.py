@@ -383,3 +383,33 @@ def test_cant_solve_position_is_moved_last():
     a = ambiguity_posterior([4.0, 2.0, 3.0], cant_solve=0)
     b = ambiguity_posterior([2.0, 3.0, 4.0])
     assert float(a.cdf(0.6)) == float(b.cdf(0.6))
+
+
+# mpmath, 50 digits (tests/reference/exact_reference.py's ``reference`` at these exact floats):
+# the amb pdf of Dir(6, 1, 1). Two quadrature levels once agreed here by coincidence (4e-7)
+# while the value was off by 1e-6; convergence now also needs superlinear shrinking.
+@pytest.mark.parametrize(
+    ("a", "expected"),
+    [(0.44124, 1.761822507375796), (0.44125000000000003, 1.761787098841224)],
+)
+def test_pdf_where_two_levels_agreed_by_coincidence(a, expected):
+    post = ambiguity_posterior([6.0, 1.0, 1.0], "amb")
+    assert float(post.pdf(a)) == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize("alpha", [(6.0, 1.0, 1.0), (6.0, 6.0, 6.0), (0.3, 2.7, 0.45)])
+@pytest.mark.parametrize("measure", ["amb", "modified", "old"])
+def test_cdf_increments_equal_the_integrated_pdf(alpha, measure):
+    # Independent route: 60-point Gauss-Legendre on short pieces where the pdf is smooth
+    # (away from 0, 1/2 and 1). With pdf relative error <= 1e-10 the integral of a piece of
+    # mass m is good to ~1e-10 m; the CDF claims 1e-12 absolute.
+    post = ambiguity_posterior(alpha, measure)
+    nodes, weights = np.polynomial.legendre.leggauss(60)
+    edges = np.concatenate([np.linspace(0.02, 0.48, 24), np.linspace(0.52, 0.97, 24)])
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        if lo < 0.5 < hi:
+            continue
+        x = (hi - lo) / 2 * nodes + (hi + lo) / 2
+        integral = (hi - lo) / 2 * np.sum(weights * post.pdf(x))
+        increment = float(post.cdf(hi) - post.cdf(lo))
+        assert abs(integral - increment) <= 1e-10 * integral + 2e-12, (lo, hi)
