@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -102,8 +103,12 @@ def test_density_integrates_to_one(alpha, measure):
 
 @pytest.mark.parametrize(
     ("alpha", "measure"),
-    [((6.0, 1.0, 1.0), "amb"), ((6.0, 1.0, 1.0), "modified"), ((6.0, 1.0, 1.0), "old"),
-     ((0.3, 2.7, 0.45), "amb")],
+    [
+        ((6.0, 1.0, 1.0), "amb"),
+        ((6.0, 1.0, 1.0), "modified"),
+        ((6.0, 1.0, 1.0), "old"),
+        ((0.3, 2.7, 0.45), "amb"),
+    ],
 )
 def test_agrees_with_dirichlet_draws(alpha, measure):
     """Kolmogorov-Smirnov against 10^6 Dirichlet draws at significance 0.001.
@@ -147,8 +152,9 @@ def test_jeffreys_amb_symmetric_and_modified_closed_form():
 
 
 @pytest.mark.parametrize("measure", ["amb", "modified", "old"])
-@pytest.mark.parametrize("alpha", [(6.0, 6.0, 6.0), (2.0, 3.0, 0.5), (0.5, 0.5, 0.5),
-                                   (0.5, 0.5, 0.2)])
+@pytest.mark.parametrize(
+    "alpha", [(6.0, 6.0, 6.0), (2.0, 3.0, 0.5), (0.5, 0.5, 0.5), (0.5, 0.5, 0.2)]
+)
 def test_pdf_at_the_ends_is_the_limit(alpha, measure):
     """pdf(0) and pdf(1) are the one-sided limits (0, inf or the closed-form value).
 
@@ -211,8 +217,12 @@ def test_ppf_inverts_cdf(alpha, measure):
 
 @pytest.mark.parametrize(
     ("alpha", "measure"),
-    [((6.0, 6.0, 6.0), "amb"), ((6.0, 1.0, 1.0), "modified"), ((31.0, 1.0, 1.0), "old"),
-     ((0.5, 0.5, 0.5), "modified")],
+    [
+        ((6.0, 6.0, 6.0), "amb"),
+        ((6.0, 1.0, 1.0), "modified"),
+        ((31.0, 1.0, 1.0), "old"),
+        ((0.5, 0.5, 0.5), "modified"),
+    ],
 )
 def test_hdi(alpha, measure):
     """The HDI holds the mass, is never longer than the equal-tailed interval, has equal
@@ -321,8 +331,9 @@ def test_sampling_route_for_more_categories():
 def test_sampling_route_on_request_for_two_classes():
     """method="sampling" works for C = 2 too and agrees with the exact route within MC error."""
     exact = ambiguity_posterior([6.0, 1.0, 1.0], "old")
-    mc = ambiguity_posterior([6.0, 1.0, 1.0], "old", method="sampling", n_draws=50000,
-                             random_seed=1)
+    mc = ambiguity_posterior(
+        [6.0, 1.0, 1.0], "old", method="sampling", n_draws=50000, random_seed=1
+    )
     assert mc.method == "sampling" and exact.method == "exact"
     assert abs(float(mc.mean() - exact.mean())) <= 5 * float(mc.mcse)
     q = np.array([0.1, 0.3, 0.5])
@@ -348,10 +359,16 @@ def test_points_outside_the_support():
         ({"alpha": [1.0, 2.0, 3.0, 4.0], "method": "exact"}, ValueError, "exactly 3 entries"),
         ({"alpha": [1.0, 0.0, 3.0]}, ValueError, "strictly positive"),
         ({"alpha": [1.0, -2.0, 3.0]}, ValueError, "strictly positive"),
-        ({"alpha": [1.0, 2.0, 3.0], "measure": "entropy"}, ValueError,
-         "measure must be one of 'amb', 'modified', 'old'"),
-        ({"alpha": [1.0, 2.0, 3.0], "method": "mcmc"}, ValueError,
-         "method must be one of 'auto', 'exact', 'sampling'"),
+        (
+            {"alpha": [1.0, 2.0, 3.0], "measure": "entropy"},
+            ValueError,
+            "measure must be one of 'amb', 'modified', 'old'",
+        ),
+        (
+            {"alpha": [1.0, 2.0, 3.0], "method": "mcmc"},
+            ValueError,
+            "method must be one of 'auto', 'exact', 'sampling'",
+        ),
         ({"alpha": [1.0, 2.0, 3.0], "cant_solve": None}, ValueError, "cant_solve must be"),
         ({"alpha": [1.0, 2.0, 3.0], "cant_solve": 5}, ValueError, "cant_solve must be"),
         ({"alpha": ["a", "b", "c"]}, TypeError, "alpha must be array-like of numbers"),
@@ -406,7 +423,7 @@ def test_cdf_increments_equal_the_integrated_pdf(alpha, measure):
     post = ambiguity_posterior(alpha, measure)
     nodes, weights = np.polynomial.legendre.leggauss(60)
     edges = np.concatenate([np.linspace(0.02, 0.48, 24), np.linspace(0.52, 0.97, 24)])
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+    for lo, hi in itertools.pairwise(edges):
         if lo < 0.5 < hi:
             continue
         x = (hi - lo) / 2 * nodes + (hi + lo) / 2
