@@ -14,22 +14,11 @@ from conftest import REPORT_SECTIONS
 
 import ambppl.cli as cli
 from ambppl.cli import main
+from ambppl.summary import COLUMNS
 
-#: Columns of the table that ``ambppl score`` writes (the contract of ambppl.summarize).
-SUMMARY_COLUMNS = [
-    "n_answers",
-    "cs_share",
-    "plugin",
-    "less_biased",
-    "mean",
-    "sd",
-    "exact_mean",
-    "exact_sd",
-    "hdi_lower",
-    "hdi_upper",
-    "p_above",
-    "rank",
-]
+#: Columns of the table that ``ambppl score`` writes: summarize's columns (pinned in
+#: tests/test_summary.py) plus the rank.
+SUMMARY_COLUMNS = [*COLUMNS, "rank"]
 
 #: Small fit settings: the exact sampler with few draws keeps every CLI call well under 1 s.
 FAST = ["--draws", "200", "--chains", "2", "--seed", "7", "-q"]
