@@ -28,6 +28,10 @@ All functions return logarithms of the integrand including the Jacobian.
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from typing import Any
 
 import numpy as np
 import scipy.special as sc
@@ -66,6 +70,38 @@ def log_pi_pair(p: dict, l1: np.ndarray, l2: np.ndarray) -> np.ndarray:
     return np.logaddexp(xl(k1, l1) + xl(k2, l2), xl(k1, l2) + xl(k2, l1)) - p["lbR"]
 
 
+#: Arrays of at least this many incomplete beta evaluations are shared out over threads
+#: (scipy.special's loops release the GIL; measured 2x on 2 cores from ~4000 elements,
+#: while the cheap numpy arithmetic around them gains nothing from threads).
+PARALLEL_MIN = 4096
+
+
+#: Threads for the incomplete beta functions (at most 8; 1 means no pool).
+N_THREADS = min(os.cpu_count() or 1, 8)
+
+
+@cache
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(N_THREADS, thread_name_prefix="ambppl-betainc")
+
+
+def _ibeta(fn: Any, a: Any, b: Any, x: np.ndarray) -> np.ndarray:
+    """``fn(a, b, x)`` (``scipy.special.betainc`` or ``betaincc``), in parallel chunks for
+    large ``x``."""
+    k = min(N_THREADS, x.size // (PARALLEL_MIN // 2))
+    if k < 2:
+        return fn(a, b, x)
+    bounds = np.linspace(0, x.size, k + 1).astype(int)
+    out = np.empty(x.shape)
+
+    def part(i: int) -> None:
+        sl = slice(bounds[i], bounds[i + 1])
+        out[sl] = fn(a if np.ndim(a) == 0 else a[sl], b if np.ndim(b) == 0 else b[sl], x[sl])
+
+    list(_pool().map(part, range(k)))
+    return out
+
+
 def _betainc_split(
     first: np.ndarray,
     b: np.ndarray,
@@ -73,11 +109,13 @@ def _betainc_split(
     v: np.ndarray,
     one_m_v: np.ndarray,
     *,
-    complement_first: bool,
+    upper: bool,
 ) -> np.ndarray:
-    """``I_v(b, c)`` where ``first`` and ``I_{1-v}(c, b)`` elsewhere, each complemented
-    (``1 - .``) on one side: ``complement_first`` gives ``P(V >= v)``, otherwise
-    ``P(V < v)``. Only the needed incomplete beta is evaluated at each node."""
+    """``P(V >= v)`` (``upper``) or ``P(V < v)`` for ``V ~ Beta(b, c)``: from ``v`` where
+    ``first``, from the exact ``1 - v`` elsewhere (``P(V >= v) = I_{1-v}(c, b)``). The
+    complements come from ``scipy.special.betaincc``, not ``1 - betainc``, so small tail
+    probabilities keep their relative accuracy. Only the needed function is evaluated at
+    each node."""
     v, one_m_v = np.broadcast_arrays(v, one_m_v)
     val = np.empty(v.shape)
     second = ~first
@@ -85,10 +123,10 @@ def _betainc_split(
     def pick(x: np.ndarray, sel: np.ndarray) -> np.ndarray:
         return x if np.ndim(x) == 0 else np.broadcast_to(x, v.shape)[sel]
 
-    lo = sc.betainc(pick(b, first), pick(c, first), v[first])
-    hi = sc.betainc(pick(c, second), pick(b, second), one_m_v[second])
-    val[first] = 1.0 - lo if complement_first else lo
-    val[second] = hi if complement_first else 1.0 - hi
+    from_v = sc.betaincc if upper else sc.betainc
+    from_1mv = sc.betainc if upper else sc.betaincc
+    val[first] = _ibeta(from_v, pick(b, first), pick(c, first), v[first])
+    val[second] = _ibeta(from_1mv, pick(c, second), pick(b, second), one_m_v[second])
     return val
 
 
@@ -102,10 +140,10 @@ def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) ->
     one_m_v = np.exp(log_1mv)
     # each node evaluates only the betainc it uses (same values as computing both)
     if kind == "cdf":  # P(V >= v), from whichever of v and 1 - v is exact and small
-        val = _betainc_split(v < 0.5, b, c, v, one_m_v, complement_first=True)
+        val = _betainc_split(v < 0.5, b, c, v, one_m_v, upper=True)
         lead = c
     else:  # P(V < v): from the exact 1 - v where v > 1/2 (betainc would round 1 - v)
-        val = _betainc_split(v <= 0.5, b, c, v, one_m_v, complement_first=False)
+        val = _betainc_split(v <= 0.5, b, c, v, one_m_v, upper=False)
         lead = b
     with np.errstate(divide="ignore"):
         out = np.log(val)
