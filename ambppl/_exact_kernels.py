@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
-from functools import cache
 from typing import Any
 
 import numpy as np
@@ -80,9 +79,17 @@ PARALLEL_MIN = 4096
 N_THREADS = min(os.cpu_count() or 1, 8)
 
 
-@cache
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
 def _pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(N_THREADS, thread_name_prefix="ambppl-betainc")
+    """This process's thread pool (a forked child gets its own: the parent's threads do not
+    survive a fork, and a pool without them would never run its tasks)."""
+    pid = os.getpid()
+    if pid not in _POOLS:
+        _POOLS.clear()
+        _POOLS[pid] = ThreadPoolExecutor(N_THREADS, thread_name_prefix="ambppl-betainc")
+    return _POOLS[pid]
 
 
 def _ibeta(fn: Any, a: Any, b: Any, x: np.ndarray) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 import warnings
 from pathlib import Path
 
@@ -526,3 +527,28 @@ def test_values_do_not_move_when_the_quadrature_is_tightened(monkeypatch):
     # relative density error, plus the rounding of a log of size |log pdf|
     assert np.all(np.abs(np.expm1(log_diff)) <= PDF_RTOL + 4e-16 * np.abs(tight[:, 0]))
     assert np.max(np.abs(default[:, 1:] - tight[:, 1:])) <= CDF_ATOL
+
+
+def _child_cdf(x):
+    return ambiguity_posterior([0.3, 2.7, 0.45], "amb").cdf(x)
+
+
+@pytest.mark.skipif(
+    "fork" not in __import__("multiprocessing").get_all_start_methods(), reason="no fork"
+)
+def test_cdf_in_a_forked_child_after_the_parent_used_its_threads():
+    """The incomplete beta functions run on a thread pool; a child forked after the parent
+    started it must get a pool of its own, not wait forever on the parent's dead threads."""
+    import multiprocessing
+
+    from ambppl import _exact_kernels
+
+    x = np.linspace(0.01, 0.99, 512)  # enough nodes for the threaded path
+    parent = _child_cdf(x)
+    assert os.getpid() in _exact_kernels._POOLS
+    with warnings.catch_warnings():
+        # Python warns that forking a threaded process may deadlock: the hazard tested here
+        warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            child = pool.apply_async(_child_cdf, (x,)).get(timeout=120)
+    np.testing.assert_array_equal(child, parent)
