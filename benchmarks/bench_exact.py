@@ -33,6 +33,8 @@ ALPHAS = [(6.0, 6.0, 6.0), (6.0, 1.0, 1.0), (31.0, 1.0, 1.0), (0.3, 2.7, 0.45),
 
 #: The issue's target for each of pdf and cdf on the 512-point grid (2 cores).
 TARGET_MS = 30.0
+#: Interleaved timing rounds per case.
+ROUNDS = 15
 
 
 def best(fn, repeat=7):
@@ -97,20 +99,27 @@ def tanhsinh_old_pdf(alpha, x):
 
 
 def main() -> None:
-    print(f"512-point grid, best of 7; target {TARGET_MS:.0f} ms each")
+    # interleaved rounds, minimum per case: this machine's speed drifts by up to 2x over
+    # seconds, and the minimum over rounds spread in time is the stable figure
+    posts = {(a, m): ambiguity_posterior(a, m) for a in ALPHAS for m in ("amb", "modified", "old")}
+    times = {key: [math.inf, math.inf] for key in posts}
+    for post in posts.values():
+        post.pdf(GRID[:4])
+    for _ in range(ROUNDS):
+        for key, post in posts.items():
+            for j, fn in enumerate((post.pdf, post.cdf)):
+                times[key][j] = min(times[key][j], best(lambda fn=fn: fn(GRID), repeat=1))
+    print(f"512-point grid, minimum of {ROUNDS} interleaved rounds; target {TARGET_MS:.0f} ms each")
     print(f"{'alpha':>22} {'measure':>8} {'pdf ms':>8} {'cdf ms':>8}  target")
-    missed = 0
-    for alpha in ALPHAS:
-        for measure in ("amb", "modified", "old"):
-            post = ambiguity_posterior(alpha, measure)
-            post.pdf(GRID[:4])
-            tp = best(lambda post=post: post.pdf(GRID))
-            tc = best(lambda post=post: post.cdf(GRID))
-            ok = max(tp, tc) * 1e3 <= TARGET_MS
-            missed += not ok
-            print(f"{alpha!s:>22} {measure:>8} {1e3 * tp:8.1f} {1e3 * tc:8.1f}  "
-                  f"{'met' if ok else 'MISSED'}")
-    print(f"target missed for {missed} of {3 * len(ALPHAS)} (alpha, measure) pairs")
+    met = {"pdf": 0, "cdf": 0}
+    for (alpha, measure), (tp, tc) in times.items():
+        met["pdf"] += 1e3 * tp <= TARGET_MS
+        met["cdf"] += 1e3 * tc <= TARGET_MS
+        ok = max(tp, tc) * 1e3 <= TARGET_MS
+        print(f"{alpha!s:>22} {measure:>8} {1e3 * tp:8.1f} {1e3 * tc:8.1f}  "
+              f"{'met' if ok else 'MISSED'}")
+    print(f"target met by the pdf for {met['pdf']} and by the cdf for {met['cdf']} of "
+          f"{len(times)} (alpha, measure) pairs")
     print()
     print("baseline scipy.integrate.quad on the paper's integrand (amb), same 512 points")
     head = ("alpha", "quad pdf ms", "ratio pdf", "quad cdf ms", "ratio cdf")
