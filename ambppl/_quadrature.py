@@ -232,11 +232,12 @@ def _integrate_pieces(
     """Tanh-sinh over pieces [lo + off_lo, hi - off_hi] of width ``width``.
 
     After the first level, each piece only evaluates new nodes within one coarse step of
-    the range of t where ``f * w`` exceeds ``exp(-WINDOW)`` times its largest value. A piece
-    stops when the change between two successive levels drops below ``rtol`` relative
-    to the piece itself, or below ``rtol / 10`` relative to the sum of all pieces of the
-    same integral (``owner``: the integral of each piece; ``known``: the log of mass
-    each integral has from elsewhere), or below ``atol`` absolutely.
+    the range of t where ``f * w`` exceeds ``exp(-WINDOW)`` times its largest value. A
+    piece stops when the change between two successive levels drops below ``rtol``
+    relative to the piece itself (at least the rounding floor ``LOG_ROUNDING * |log I|``),
+    or below ``rtol / 10`` relative to the sum of all pieces of the same integral
+    (``owner``: the integral of each piece; ``known``: the log of mass each integral has
+    from elsewhere), or below ``atol`` absolutely.
 
     Returns (log of the integral, converged flag) per piece.
     """

@@ -55,7 +55,7 @@ METHODS: tuple[str, ...] = ("auto", "exact", "sampling")
 RTOL = {"pdf": 1e-11, "cdf": 1e-12, "sf": 1e-12}
 #: Split the interval at the integrand's peak when a Beta factor (pi or V) has an interior
 #: mode narrower than this standard deviation; wider peaks need no split.
-SPLIT_SD = 0.05
+SPLIT_SD = 0.01
 #: Far-tail skip of the cdf/sf (``_exact_cdf_sf``, one alpha): every TAIL_PROBE_STEP-th
 #: point (sorted outwards in) is integrated first; points further out than a probe whose
 #: tail probability is below TAIL_TINY are bounded by it (monotonicity) and set to 0.
