@@ -28,12 +28,12 @@ All functions return logarithms of the integrand including the Jacobian.
 from __future__ import annotations
 
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import scipy.special as sc
+
+from ambppl._threads import MIN_CHUNK, map_chunks
 
 LOG2 = math.log(2.0)
 
@@ -45,9 +45,9 @@ def xl(k: np.ndarray, log_x: np.ndarray) -> np.ndarray:
 
 
 def log_sinh(x: np.ndarray) -> np.ndarray:
-    """``log(sinh(x))`` for ``0 < x < 700`` (``sinh`` keeps full relative precision for tiny
-    ``x``, so the distance itself suffices)."""
-    return np.log(np.sinh(x))
+    """``log(sinh(x))`` for ``x > 0``, as ``x + log(1 - exp(-2x)) - log 2``: exact for tiny
+    ``x`` through ``expm1`` and twice as fast as ``log(sinh(x))`` in numpy."""
+    return x + np.log(-np.expm1(-2.0 * x)) - LOG2
 
 
 def log1mexp(x: np.ndarray) -> np.ndarray:
@@ -55,9 +55,12 @@ def log1mexp(x: np.ndarray) -> np.ndarray:
     return np.log(-np.expm1(-x))
 
 
-def _log_v(direct: np.ndarray, log_1mv: np.ndarray) -> np.ndarray:
+def _log_v(direct: np.ndarray, log_1mv: np.ndarray, kind: str) -> np.ndarray:
     """log V from ``log(1 - V)`` where V > 1/2 (no rounding of V near 1, which times
-    alpha - 1 ~ 1e4 would cost 1e-12), else the direct formula."""
+    alpha - 1 ~ 1e4 would cost 1e-12 in the density), else the direct formula. The
+    tails ("cdf", "sf") use V itself, which the direct formula gives to 1e-16."""
+    if kind != "pdf":
+        return direct
     near1 = log_1mv < -LOG2
     return np.where(near1, np.log1p(-np.exp(np.minimum(log_1mv, 0.0))), direct)
 
@@ -71,44 +74,18 @@ def log_pi_pair(p: dict, l1: np.ndarray, l2: np.ndarray) -> np.ndarray:
     return np.logaddexp(xl(k1, l1) + xl(k2, l2), xl(k1, l2) + xl(k2, l1)) - p["lbR"]
 
 
-#: Arrays of at least this many incomplete beta evaluations are shared out over threads
-#: (scipy.special's loops release the GIL; measured 2x on 2 cores for 15000 elements,
-#: while the cheap numpy arithmetic around them gains nothing from threads).
-PARALLEL_MIN = 2048
-
-
-#: Threads for the incomplete beta functions (at most 8; 1 means no pool).
-N_THREADS = min(os.cpu_count() or 1, 8)
-
-
-_POOLS: dict[int, ThreadPoolExecutor] = {}
-
-
-def _pool() -> ThreadPoolExecutor:
-    """This process's thread pool (a forked child gets its own: the parent's threads do not
-    survive a fork, and a pool without them would never run its tasks)."""
-    pid = os.getpid()
-    if pid not in _POOLS:
-        _POOLS.clear()
-        _POOLS[pid] = ThreadPoolExecutor(N_THREADS, thread_name_prefix="ambppl-betainc")
-    return _POOLS[pid]
-
-
 def _ibeta(fn: Any, a: Any, b: Any, x: np.ndarray) -> np.ndarray:
     """``fn(a, b, x)`` (``scipy.special.betainc``), in parallel chunks for large ``x``."""
-    k = min(N_THREADS, x.size // (PARALLEL_MIN // 2))
-    if k < 2:
+    if x.size < 2 * MIN_CHUNK:
         return fn(a, b, x)
     shape = np.broadcast_shapes(np.shape(a), np.shape(b), x.shape)
     a, b, x = (v if np.ndim(v) == 0 else np.broadcast_to(v, shape).ravel() for v in (a, b, x))
-    bounds = np.linspace(0, x.size, k + 1).astype(int)
     out = np.empty(x.size)
 
-    def part(i: int) -> None:
-        sl = slice(bounds[i], bounds[i + 1])
+    def part(sl: slice) -> None:
         out[sl] = fn(a if np.ndim(a) == 0 else a[sl], b if np.ndim(b) == 0 else b[sl], x[sl])
 
-    list(_pool().map(part, range(k)))
+    map_chunks(part, x.size)
     return out.reshape(shape)
 
 
@@ -131,12 +108,60 @@ def _betainc_split(
     return val
 
 
+#: Tails of Beta(b, c) with an integer parameter up to this size are finite sums.
+MAX_SUM_TERMS = 16
+
+
+def _log_finite_sum(a: float, m: int, log_z: np.ndarray) -> np.ndarray:
+    """``log sum_{k<m} (a)_k / k! z^k`` (rising factorial ``(a)_k``), by Horner's rule."""
+    z = np.exp(log_z)
+    acc = np.ones(np.shape(z))
+    for k in range(m - 1, 0, -1):
+        acc *= z * ((a + k - 1.0) / k)
+        acc += 1.0
+    return np.log(acc)
+
+
+def _log_tail_integer(kind: str, b: Any, c: Any, log_v: np.ndarray, log_1mv: np.ndarray):
+    """log P(V >= v) (cdf) or log P(V < v) (sf) for V ~ Beta(b, c) when b or c is an integer
+    of at most MAX_SUM_TERMS, else None. With integer n (the identity for I_x(a, n)):
+
+        P(V >= v) = (1 - v)**c sum_{k<b} (c)_k / k! v**k        (b = n)
+        P(V < v)  = v**b sum_{k<c} (b)_k / k! (1 - v)**k        (c = n)
+
+    sums of positive terms, from the exact logarithms of v and 1 - v; the other tail is the
+    complement (~1e-16 absolute). scipy.special.betainc takes 0.3-1 us per value for
+    non-integer parameters (Jeffreys priors give b = n_1 + n_2 + 1, an integer), these
+    sums 0.02-0.1 us."""
+    if np.ndim(b) or np.ndim(c):
+        return None
+    ok_b = float(b).is_integer() and b <= MAX_SUM_TERMS
+    ok_c = float(c).is_integer() and c <= MAX_SUM_TERMS
+    if not (ok_b or ok_c):
+        return None
+    want_upper = kind == "cdf"
+    use_b = ok_b and (want_upper or not ok_c)  # prefer the sum that is the wanted tail
+    if use_b:  # log P(V >= v)
+        log_tail = xl(c, log_1mv) + _log_finite_sum(c, int(b), log_v)
+        is_upper = True
+    else:  # log P(V < v)
+        log_tail = xl(b, log_v) + _log_finite_sum(b, int(c), log_1mv)
+        is_upper = False
+    if is_upper == want_upper:
+        return log_tail
+    with np.errstate(divide="ignore"):
+        return np.log(-np.expm1(np.minimum(log_tail, 0.0)))
+
+
 def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) -> np.ndarray:
     """log f_V(v) (pdf), log P(V >= v) (cdf) or log P(V < v) (sf), V ~ Beta(b, c)."""
     b = p["b"]
     c = p["c"]
     if kind == "pdf":
         return xl(b - 1.0, log_v) + xl(c - 1.0, log_1mv) - p["lbV"]
+    finite = _log_tail_integer(kind, b, c, log_v, log_1mv)
+    if finite is not None and np.all(np.isfinite(finite) | np.isnan(finite)):
+        return finite
     v = np.exp(log_v)
     one_m_v = np.exp(log_1mv)
     # each node evaluates one incomplete beta, from whichever of v and 1 - v is small and
@@ -175,7 +200,8 @@ def amb_above(kind: str):
     """amb at ``a > 1/2``: ``r = sqrt(e)/2 sinh(w)``, ``w in [0, W]``, ``e = 2a - 1``."""
 
     def logf(p, w, dr):
-        sh = np.sinh(w)
+        em = np.expm1(w)  # sinh w = em (em + 2) / (2 (em + 1)), exact for tiny w
+        sh = em * (em + 2.0) / (2.0 * (em + 1.0))
         sh2 = sh * sh
         lch = 0.5 * np.log1p(sh2)  # log cosh w
         # 1/2 - r = sqrt(e) cosh((W + w)/2) sinh((W - w)/2), W - w = dr
@@ -183,7 +209,7 @@ def amb_above(kind: str):
         l_hi = np.log1p(-np.exp(l_lo))  # 1/2 + r = 1 - (1/2 - r), exact near 1
         l1p = np.log1p(p["e"] * sh2)  # log(1 + 4 r^2)
         log_1mv = p["le"] + 2.0 * lch - l1p  # 4 r^2 + e = e cosh^2 w
-        log_v = _log_v(p["log2y"] - l1p, log_1mv)
+        log_v = _log_v(p["log2y"] - l1p, log_1mv, kind)
         out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv)
         out = out + p["lse"] - LOG2 + lch  # dr/dw
         if kind == "pdf":
@@ -204,7 +230,7 @@ def amb_below(kind: str):
         l1p = np.log1p(4.0 * r * r)
         lsh = log_sinh(w)
         log_1mv = 2.0 * (p["lr0"] + LOG2 + lsh) - l1p  # 4 r^2 + e = 4 r0^2 sinh^2 w
-        log_v = _log_v(p["log2y"] - l1p, log_1mv)
+        log_v = _log_v(p["log2y"] - l1p, log_1mv, kind)
         out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv)
         out = out + p["lr0"] + lsh  # dr/dw
         if kind == "pdf":

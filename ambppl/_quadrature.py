@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from ambppl._threads import map_chunks
+
 __all__ = ["integrate_log"]
 
 #: Half-width of the rule in t: the outermost nodes lie ~1e-200 of the interval from its
@@ -174,6 +176,20 @@ def find_peak(
     return 0.5 * (a + b) * length, width * length
 
 
+def _evaluate(logf: LogIntegrand, params: dict, dl: np.ndarray, dr: np.ndarray) -> np.ndarray:
+    """``logf`` at the nodes, in parallel chunks (``ambppl._threads``) when there are many;
+    ``params`` holds scalars or one value per node."""
+    out = np.empty(dl.size)
+
+    def part(sl: slice) -> None:
+        p = {k: v if np.ndim(v) == 0 else v[sl] for k, v in params.items()}
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            out[sl] = logf(p, dl[sl], dr[sl])
+
+    map_chunks(part, dl.size)
+    return out
+
+
 def _tol(rtol: float, log_value: np.ndarray) -> np.ndarray:
     """``rtol`` raised to the rounding floor of integrands of size ``exp(log_value)``: a log
     density of -1.6e5 is itself uncertain by ~1e-11 (relative) in float64, so levels
@@ -278,8 +294,7 @@ def _integrate_pieces(
             k: const[k] if k in const else np.repeat(v[active], counts)
             for k, v in params.items()
         }
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            flat = logf(sub, dl, dr)
+        flat = _evaluate(logf, sub, dl, dr)
         flat += lw[cols]
         flat[np.isnan(flat)] = -np.inf
         row_max = np.full(na, -np.inf)

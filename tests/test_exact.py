@@ -541,11 +541,11 @@ def test_cdf_in_a_forked_child_after_the_parent_used_its_threads():
     started it must get a pool of its own, not wait forever on the parent's dead threads."""
     import multiprocessing
 
-    from ambppl import _exact_kernels
+    from ambppl import _threads
 
     x = np.linspace(0.01, 0.99, 512)  # enough nodes for the threaded path
     parent = _child_cdf(x)
-    assert os.getpid() in _exact_kernels._POOLS
+    assert os.getpid() in _threads._POOLS
     with warnings.catch_warnings():
         # Python warns that forking a threaded process may deadlock: the hazard tested here
         warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
