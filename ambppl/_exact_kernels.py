@@ -110,47 +110,68 @@ def _betainc_split(
 
 #: Tails of Beta(b, c) with an integer parameter up to this size are finite sums.
 MAX_SUM_TERMS = 16
+#: ... and their complements serve where at least this large (relative error ~1e-14).
+COMPLEMENT_MIN = 1e-2
 
 
-def _log_finite_sum(a: float, m: int, log_z: np.ndarray) -> np.ndarray:
-    """``log sum_{k<m} (a)_k / k! z^k`` (rising factorial ``(a)_k``), by Horner's rule."""
+def _log_finite_sum(a: Any, m: Any, log_z: np.ndarray) -> np.ndarray:
+    """``log sum_{k<m} (a)_k / k! z^k`` (rising factorial ``(a)_k``) by Horner's rule; ``a``
+    and ``m`` scalars or one per element (the same operations either way, so a batch gives
+    the values of single calls bit for bit)."""
     z = np.exp(log_z)
     acc = np.ones(np.shape(z))
-    for k in range(m - 1, 0, -1):
-        acc *= z * ((a + k - 1.0) / k)
-        acc += 1.0
+    for k in range(int(np.max(m)) - 1, 0, -1):
+        step = 1.0 + acc * z * ((a + k - 1.0) / k)
+        acc = step if np.ndim(m) == 0 else np.where(k < m, step, acc)
     return np.log(acc)
 
 
-def _log_tail_integer(kind: str, b: Any, c: Any, log_v: np.ndarray, log_1mv: np.ndarray):
-    """log P(V >= v) (cdf) or log P(V < v) (sf) for V ~ Beta(b, c) when b or c is an integer
-    of at most MAX_SUM_TERMS, else None. With integer n (the identity for I_x(a, n)):
+def _log_tail_integer(
+    kind: str, b: Any, c: Any, log_v: np.ndarray, log_1mv: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """log P(V >= v) (cdf) or log P(V < v) (sf) for V ~ Beta(b, c) where b or c is an
+    integer of at most MAX_SUM_TERMS. With integer n (the identity for I_x(a, n)):
 
         P(V >= v) = (1 - v)**c sum_{k<b} (c)_k / k! v**k        (b = n)
         P(V < v)  = v**b sum_{k<c} (b)_k / k! (1 - v)**k        (c = n)
 
     sums of positive terms, from the exact logarithms of v and 1 - v; the other tail is the
-    complement (~1e-16 absolute). scipy.special.betainc takes 0.3-1 us per value for
-    non-integer parameters (Jeffreys priors give b = n_1 + n_2 + 1, an integer), these
-    sums 0.02-0.1 us."""
-    if np.ndim(b) or np.ndim(c):
-        return None
-    ok_b = float(b).is_integer() and b <= MAX_SUM_TERMS
-    ok_c = float(c).is_integer() and c <= MAX_SUM_TERMS
-    if not (ok_b or ok_c):
-        return None
+    complement where that is at least COMPLEMENT_MIN. scipy.special.betainc takes 0.3-1 us
+    per value for non-integer parameters (Jeffreys priors give b = n_1 + n_2 + 1, an integer), these
+    sums 0.02-0.1 us. Returns (log tail, where it applies); elsewhere the log is NaN (also
+    where log v is NaN: the caller's betainc path propagates it)."""
+    shape = np.broadcast_shapes(np.shape(b), np.shape(c), np.shape(log_v))
     want_upper = kind == "cdf"
-    use_b = ok_b and (want_upper or not ok_c)  # prefer the sum that is the wanted tail
-    if use_b:  # log P(V >= v)
-        log_tail = xl(c, log_1mv) + _log_finite_sum(c, int(b), log_v)
-        is_upper = True
-    else:  # log P(V < v)
-        log_tail = xl(b, log_v) + _log_finite_sum(b, int(c), log_1mv)
-        is_upper = False
-    if is_upper == want_upper:
-        return log_tail
-    with np.errstate(divide="ignore"):
-        return np.log(-np.expm1(np.minimum(log_tail, 0.0)))
+    out = np.full(shape, np.nan)
+    ok_b = (np.floor(b) == b) & (b <= MAX_SUM_TERMS)
+    ok_c = (np.floor(c) == c) & (c <= MAX_SUM_TERMS)
+    use_b = np.broadcast_to(ok_b & (want_upper | ~ok_c), shape)  # prefer the wanted tail
+    use_c = np.broadcast_to(~use_b & ok_c, shape)
+    for sel, upper in ((use_b, True), (use_c, False)):
+        if not sel.any():
+            continue
+        every = sel.all()
+
+        def pick(x: Any, sel: np.ndarray = sel, every: bool = every) -> Any:
+            return x if np.ndim(x) == 0 or every else np.broadcast_to(x, shape)[sel]
+
+        bs, cs, lv, l1 = pick(b), pick(c), pick(log_v), pick(log_1mv)
+        if upper:  # log P(V >= v)
+            log_tail = xl(cs, l1) + _log_finite_sum(cs, bs, lv)
+        else:  # log P(V < v)
+            log_tail = xl(bs, lv) + _log_finite_sum(bs, cs, l1)
+        if upper != want_upper:
+            # the wanted tail is the complement: kept only where it is at least
+            # COMPLEMENT_MIN, so that its relative error stays below 1e-16 / COMPLEMENT_MIN
+            # (elsewhere betainc, which gets the small tail directly)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                comp = np.log(-np.expm1(np.minimum(log_tail, 0.0)))
+                log_tail = np.where(comp >= math.log(COMPLEMENT_MIN), comp, np.nan)
+        if every:
+            out = np.broadcast_to(log_tail, shape).copy()
+        else:
+            out[sel] = log_tail
+    return out, (use_b | use_c) & ~np.isnan(out)
 
 
 def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) -> np.ndarray:
@@ -159,9 +180,17 @@ def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) ->
     c = p["c"]
     if kind == "pdf":
         return xl(b - 1.0, log_v) + xl(c - 1.0, log_1mv) - p["lbV"]
-    finite = _log_tail_integer(kind, b, c, log_v, log_1mv)
-    if finite is not None and np.all(np.isfinite(finite) | np.isnan(finite)):
-        return finite
+    out, done = _log_tail_integer(kind, b, c, log_v, log_1mv)
+    rest = ~done | np.isneginf(out)  # a complement that underflowed: betainc's stand-in
+    if not rest.any():
+        return out
+    every = bool(rest.all())
+    shape = out.shape
+
+    def pick(x: Any) -> Any:
+        return x if np.ndim(x) == 0 or every else np.broadcast_to(x, shape)[rest]
+
+    b, c, lbv, log_v, log_1mv = (pick(x) for x in (b, c, p["lbV"], log_v, log_1mv))
     v = np.exp(log_v)
     one_m_v = np.exp(log_1mv)
     # each node evaluates one incomplete beta, from whichever of v and 1 - v is small and
@@ -176,18 +205,21 @@ def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) ->
         val = _betainc_split(v <= 0.5, b, c, v, one_m_v, upper=False)
         lead = b
     with np.errstate(divide="ignore"):
-        out = np.log(val)
+        res = np.log(val)
     zero = ~(val > 0)
     if np.any(zero):
         # leading term of the incomplete beta tail: a finite stand-in where betainc
         # underflows (only the peak search looks at those nodes; their contribution is
         # below 1e-300), computed at those nodes only
-        bz, cz, lz = (x if np.ndim(x) == 0 else np.broadcast_to(x, v.shape)[zero]
-                      for x in (b, c, lead))
-        lbz = p["lbV"] if np.ndim(p["lbV"]) == 0 else np.broadcast_to(p["lbV"], v.shape)[zero]
+        bz, cz, lz, lbz = (
+            x if np.ndim(x) == 0 else np.broadcast_to(x, v.shape)[zero] for x in (b, c, lead, lbv)
+        )
         lv = np.broadcast_to(log_v, v.shape)[zero]
         l1 = np.broadcast_to(log_1mv, v.shape)[zero]
-        out[zero] = xl(cz, l1) + xl(bz, lv) - np.log(lz) - lbz
+        res[zero] = xl(cz, l1) + xl(bz, lv) - np.log(lz) - lbz
+    if every:
+        return np.broadcast_to(res, shape).copy() if res.shape != shape else res
+    out[rest] = res
     return out
 
 
