@@ -58,7 +58,7 @@ def log1mexp(x: np.ndarray) -> np.ndarray:
 def _log_v(direct: np.ndarray, log_1mv: np.ndarray, kind: str) -> np.ndarray:
     """log V from ``log(1 - V)`` where V > 1/2 (no rounding of V near 1, which times
     alpha - 1 ~ 1e4 would cost 1e-12 in the density), else the direct formula. The
-    tails ("cdf", "sf") use V itself, which the direct formula gives to 1e-16."""
+    tails (kind "tail") use V itself, which the direct formula gives to 1e-16."""
     if kind != "pdf":
         return direct
     near1 = log_1mv < -LOG2
@@ -96,14 +96,14 @@ def _betainc_split(
     v: np.ndarray,
     one_m_v: np.ndarray,
     *,
-    upper: bool,
+    upper: Any,
 ) -> np.ndarray:
-    """``P(V >= v)`` (``upper``) or ``P(V < v)`` for ``V ~ Beta(b, c)``: ``I_v(b, c)`` where
-    ``first``, ``I_{1-v}(c, b)`` elsewhere (one call over all nodes), complemented as
+    """``P(V >= v)`` (where ``upper``) or ``P(V < v)`` for ``V ~ Beta(b, c)``: ``I_v(b, c)``
+    where ``first``, ``I_{1-v}(c, b)`` elsewhere (one call over all nodes), complemented as
     needed."""
     x = np.where(first, v, one_m_v)
     val = _ibeta(sc.betainc, np.where(first, b, c), np.where(first, c, b), x)
-    flip = first if upper else ~first  # where the tail is the complement of what I gives
+    flip = first == upper  # I gives P(V < v) from v, P(V >= v) from 1 - v
     val[flip] = 1.0 - val[flip]
     return val
 
@@ -127,21 +127,20 @@ def _log_finite_sum(a: Any, m: Any, log_z: np.ndarray) -> np.ndarray:
 
 
 def _log_tail_integer(
-    kind: str, b: Any, c: Any, log_v: np.ndarray, log_1mv: np.ndarray
+    want_upper: Any, b: Any, c: Any, log_v: np.ndarray, log_1mv: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """log P(V >= v) (cdf) or log P(V < v) (sf) for V ~ Beta(b, c) where b or c is an
-    integer of at most MAX_SUM_TERMS. With integer n (the identity for I_x(a, n)):
+    """log P(V >= v) (where ``want_upper``) or log P(V < v) for V ~ Beta(b, c) where b or c
+    is an integer of at most MAX_SUM_TERMS. With integer n (the identity for I_x(a, n)):
 
         P(V >= v) = (1 - v)**c sum_{k<b} (c)_k / k! v**k        (b = n)
         P(V < v)  = v**b sum_{k<c} (b)_k / k! (1 - v)**k        (c = n)
 
     sums of positive terms, from the exact logarithms of v and 1 - v; the other tail is the
     complement where that is at least COMPLEMENT_MIN. scipy.special.betainc takes 0.3-1 us
-    per value for non-integer parameters (Jeffreys priors give b = n_1 + n_2 + 1, an integer), these
-    sums 0.02-0.1 us. Returns (log tail, where it applies); elsewhere the log is NaN (also
-    where log v is NaN: the caller's betainc path propagates it)."""
-    shape = np.broadcast_shapes(np.shape(b), np.shape(c), np.shape(log_v))
-    want_upper = kind == "cdf"
+    per value for non-integer parameters (Jeffreys priors give b = n_1 + n_2 + 1, an
+    integer), these sums 0.02-0.1 us. Returns (log tail, where it applies); elsewhere the
+    log is NaN (also where log v is NaN: the caller's betainc path propagates it)."""
+    shape = np.broadcast_shapes(np.shape(want_upper), np.shape(b), np.shape(c), np.shape(log_v))
     out = np.full(shape, np.nan)
     ok_b = (np.floor(b) == b) & (b <= MAX_SUM_TERMS)
     ok_c = (np.floor(c) == c) & (c <= MAX_SUM_TERMS)
@@ -155,18 +154,20 @@ def _log_tail_integer(
         def pick(x: Any, sel: np.ndarray = sel, every: bool = every) -> Any:
             return x if np.ndim(x) == 0 or every else np.broadcast_to(x, shape)[sel]
 
-        bs, cs, lv, l1 = pick(b), pick(c), pick(log_v), pick(log_1mv)
+        bs, cs, lv, l1, want = (pick(x) for x in (b, c, log_v, log_1mv, want_upper))
         if upper:  # log P(V >= v)
             log_tail = xl(cs, l1) + _log_finite_sum(cs, bs, lv)
         else:  # log P(V < v)
             log_tail = xl(bs, lv) + _log_finite_sum(bs, cs, l1)
-        if upper != want_upper:
+        flip = want != upper
+        if np.any(flip):
             # the wanted tail is the complement: kept only where it is at least
             # COMPLEMENT_MIN, so that its relative error stays below 1e-16 / COMPLEMENT_MIN
             # (elsewhere betainc, which gets the small tail directly)
             with np.errstate(invalid="ignore", divide="ignore"):
                 comp = np.log(-np.expm1(np.minimum(log_tail, 0.0)))
-                log_tail = np.where(comp >= math.log(COMPLEMENT_MIN), comp, np.nan)
+                comp = np.where(comp >= math.log(COMPLEMENT_MIN), comp, np.nan)
+            log_tail = np.where(flip, comp, log_tail)
         if every:
             out = np.broadcast_to(log_tail, shape).copy()
         else:
@@ -175,12 +176,14 @@ def _log_tail_integer(
 
 
 def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) -> np.ndarray:
-    """log f_V(v) (pdf), log P(V >= v) (cdf) or log P(V < v) (sf), V ~ Beta(b, c)."""
+    """log f_V(v) (kind "pdf"), else log P(V >= v) where ``p["lower"]`` (the integrand of
+    the lower tail of A) and log P(V < v) elsewhere (the upper tail), V ~ Beta(b, c)."""
     b = p["b"]
     c = p["c"]
     if kind == "pdf":
         return xl(b - 1.0, log_v) + xl(c - 1.0, log_1mv) - p["lbV"]
-    out, done = _log_tail_integer(kind, b, c, log_v, log_1mv)
+    upper = p["lower"]  # P(V >= v) for the lower tail of A = 1 - V H
+    out, done = _log_tail_integer(upper, b, c, log_v, log_1mv)
     rest = ~done | np.isneginf(out)  # a complement that underflowed: betainc's stand-in
     if not rest.any():
         return out
@@ -190,7 +193,9 @@ def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) ->
     def pick(x: Any) -> Any:
         return x if np.ndim(x) == 0 or every else np.broadcast_to(x, shape)[rest]
 
-    b, c, lbv, log_v, log_1mv = (pick(x) for x in (b, c, p["lbV"], log_v, log_1mv))
+    b, c, lbv, log_v, log_1mv, upper = (
+        pick(x) for x in (b, c, p["lbV"], log_v, log_1mv, upper)
+    )
     v = np.exp(log_v)
     one_m_v = np.exp(log_1mv)
     # each node evaluates one incomplete beta, from whichever of v and 1 - v is small and
@@ -198,12 +203,7 @@ def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) ->
     # (parameter < 1) that rounding would cost far more than 1e-16 (seen: 6e-13 in the amb
     # cdf of Dir(0.2, 0.2, 0.2) at 1/2). The complement 1 - I costs ~1e-16 absolute, all the
     # cdf needs; scipy.special.betaincc is 6-14x slower than betainc (scipy 1.18).
-    if kind == "cdf":  # P(V >= v)
-        val = _betainc_split(v < 0.5, b, c, v, one_m_v, upper=True)
-        lead = c
-    else:  # P(V < v)
-        val = _betainc_split(v <= 0.5, b, c, v, one_m_v, upper=False)
-        lead = b
+    val = _betainc_split(v < 0.5, b, c, v, one_m_v, upper=upper)
     with np.errstate(divide="ignore"):
         res = np.log(val)
     zero = ~(val > 0)
@@ -211,6 +211,7 @@ def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) ->
         # leading term of the incomplete beta tail: a finite stand-in where betainc
         # underflows (only the peak search looks at those nodes; their contribution is
         # below 1e-300), computed at those nodes only
+        lead = np.where(upper, c, b)
         bz, cz, lz, lbz = (
             x if np.ndim(x) == 0 else np.broadcast_to(x, v.shape)[zero] for x in (b, c, lead, lbv)
         )

@@ -60,9 +60,9 @@ PEAK_DROP = 0.25
 EDGE = 1e-3
 #: Besides the peak, cut at peak +- PEAK_SIDE widths: the flanks of a narrow peak then
 #: span whole pieces instead of a sliver next to an end of a long piece.
-PEAK_SIDE = 6.0
+PEAK_SIDE = 8.0
 #: Gauss-Legendre orders tried on the flanks of a narrow peak (pieces between two cuts).
-GL_ORDERS = (16, 32)
+GL_ORDERS = (20, 40)
 
 LogIntegrand = Callable[[dict, np.ndarray, np.ndarray], np.ndarray]
 

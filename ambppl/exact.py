@@ -52,7 +52,7 @@ METHODS: tuple[str, ...] = ("auto", "exact", "sampling")
 #: difference (``ambppl._quadrature``): pdf and cdf integrals (the cdf integral is the
 #: smaller tail, at most 1/2). The targets (pdf 1e-10 relative, cdf 1e-12 absolute) are
 #: checked against mpmath and independent quadratures in tests/test_exact.py.
-RTOL = {"pdf": 1e-11, "cdf": 1e-12, "sf": 1e-12}
+RTOL = {"pdf": 1e-11, "tail": 1e-12}
 #: Split the interval at the integrand's peak when a Beta factor (pi or V) has an interior
 #: mode narrower than this standard deviation; wider peaks need no split.
 SPLIT_SD = 0.01
@@ -129,10 +129,11 @@ def _needs_split(prm: dict) -> np.ndarray:
 
 
 def _log_integral(measure: str, kind: str, a: np.ndarray, prm: dict) -> np.ndarray:
-    """log of the pdf (kind "pdf") or of the lower/upper CDF integral ("cdf"/"sf").
+    """log of the pdf (kind "pdf") or of a tail integral (kind "tail": the lower tail
+    P(A <= a) where ``prm["lower"]``, else the upper tail P(A > a) without the closed-form
+    mass :func:`_band_mass`).
 
-    ``a`` must lie strictly inside (0, 1). For "sf" the returned integral excludes the
-    closed-form mass :func:`_band_mass`.
+    ``a`` must lie strictly inside (0, 1).
     """
     n = a.shape[0]
     out = np.full(n, np.nan)
@@ -153,7 +154,8 @@ def _log_integral(measure: str, kind: str, a: np.ndarray, prm: dict) -> np.ndarr
             if not np.all(ok):
                 bad = a[idx][~ok]
                 warnings.warn(
-                    f"ambiguity_posterior: the {kind} quadrature did not reach its tolerance "
+                    f"ambiguity_posterior: the {'pdf' if kind == 'pdf' else 'cdf'} quadrature "
+                    "did not reach its tolerance "
                     f"at {bad.size} point(s) (e.g. a = {bad[0]!r}); the values there may be "
                     "less accurate than 1e-10",
                     RuntimeWarning,
@@ -328,39 +330,43 @@ def _exact_cdf_sf(
     prm = _params(al)
     res = np.empty(idx.size)
 
-    def tail(sel: np.ndarray, upper_tail: bool) -> np.ndarray:
-        """The smaller tail (cdf below the mean, sf above it) at the points ``sel``."""
+    def tail(sel: np.ndarray) -> np.ndarray:
+        """The smaller tail (cdf below the mean, sf above it) at the points ``sel``: both
+        kinds in one quadrature (``lower`` says which tail of A each point integrates)."""
         sub = {k: v[sel] for k, v in prm.items()}
-        if not upper_tail:
-            return np.exp(_log_integral(measure, "cdf", xa[sel], sub))
-        return _band_mass(measure, xa[sel], sub) + np.exp(
-            _log_integral(measure, "sf", xa[sel], sub)
-        )
+        sub["lower"] = ~up[sel]
+        out = np.exp(_log_integral(measure, "tail", xa[sel], sub))
+        hi = np.flatnonzero(up[sel])
+        if hi.size:
+            out[hi] += _band_mass(measure, xa[sel][hi], {k: v[hi] for k, v in sub.items()})
+        return out
 
     single = bool(np.all(al == al[0]))
-    for upper_tail in (False, True):
-        sel = np.flatnonzero(up == upper_tail)
-        if sel.size == 0:
-            continue
-        if not single or sel.size < 2 * TAIL_PROBE_STEP:
-            res[sel] = tail(sel, upper_tail)
-            continue
-        # Far-tail skip (one alpha): the tail probability is monotone in x, so once a probe
-        # point's tail is below TAIL_TINY every point further out is bounded by it and set
-        # to 0 (absolute error < TAIL_TINY plus the probe's quadrature error, ~1e-16).
-        order = sel[np.argsort(xa[sel])]
-        if upper_tail:
-            order = order[::-1]  # outermost (largest x) first
-        probe = order[::TAIL_PROBE_STEP]
-        pv = tail(probe, upper_tail)
-        tiny = np.flatnonzero(pv < TAIL_TINY)
-        cut = tiny[-1] * TAIL_PROBE_STEP + 1 if tiny.size else 0  # order[:cut] bounded
-        res[order[:cut]] = 0.0
-        res[probe] = pv
-        rest = order[cut:]
-        rest = rest[(np.arange(cut, order.size) % TAIL_PROBE_STEP) != 0]
+    if not single or idx.size < 2 * TAIL_PROBE_STEP:
+        res[:] = tail(np.arange(idx.size))
+    else:
+        # Far-tail skip (one alpha): each tail probability is monotone in x, so once a
+        # probe point's tail is below TAIL_TINY every point further out is bounded by it
+        # and set to 0 (absolute error < TAIL_TINY plus the probe's quadrature error,
+        # ~1e-16). Probes of both tails first, then the rest of both, in one call each.
+        orders = []
+        for upper_tail in (False, True):
+            sel = np.flatnonzero(up == upper_tail)
+            order = sel[np.argsort(xa[sel])]
+            orders.append(order[::-1] if upper_tail else order)  # outermost first
+        probes = [order[::TAIL_PROBE_STEP] for order in orders]
+        pv = tail(np.concatenate(probes))
+        rest = []
+        for order, probe, vals in zip(orders, probes, np.split(pv, [probes[0].size]), strict=True):
+            tiny = np.flatnonzero(vals < TAIL_TINY)
+            cut = tiny[-1] * TAIL_PROBE_STEP + 1 if tiny.size else 0  # order[:cut] bounded
+            res[order[:cut]] = 0.0
+            res[probe] = vals
+            left = order[cut:]
+            rest.append(left[(np.arange(cut, order.size) % TAIL_PROBE_STEP) != 0])
+        rest = np.concatenate(rest)
         if rest.size:
-            res[rest] = tail(rest, upper_tail)
+            res[rest] = tail(rest)
     res = np.clip(res, 0.0, 1.0)
     cdf[idx] = np.where(up, 1.0 - res, res)
     sf[idx] = np.where(up, res, 1.0 - res)

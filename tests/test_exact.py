@@ -572,7 +572,7 @@ def test_finite_sum_beta_tails_match_mpmath(b, c):
     log_v, log_1mv = np.log(v), np.log1p(-v)
     used = 0
     for kind in ("cdf", "sf"):
-        out, done = _log_tail_integer(kind, b, c, log_v, log_1mv)
+        out, done = _log_tail_integer(kind == "cdf", b, c, log_v, log_1mv)
         used += int(done.sum())
         for i in np.flatnonzero(done):
             with mp.workdps(30):
