@@ -194,8 +194,8 @@ def _tol(rtol: float, log_value: np.ndarray) -> np.ndarray:
     """``rtol`` raised to the rounding floor of integrands of size ``exp(log_value)``: a log
     density of -1.6e5 is itself uncertain by ~1e-11 (relative) in float64, so levels
     cannot agree more closely than that."""
-    with np.errstate(invalid="ignore"):
-        return rtol + LOG_ROUNDING * np.abs(np.nan_to_num(log_value, posinf=0.0, neginf=0.0))
+    mag = np.abs(log_value)
+    return rtol + LOG_ROUNDING * np.where(np.isfinite(mag), mag, 0.0)
 
 
 @cache
@@ -275,90 +275,87 @@ def _integrate_pieces(
         n_own = max(n_own, known.size)
     # parameters shared by every piece (one alpha) are passed as scalars, not gathered
     const = _const_params(params)
-    for level in range(LEVEL_MIN, LEVEL_MAX + 1):
-        rlo, rhi, lw, t = _nodes(level)
-        na = active.size
-        # each piece evaluates the nodes of this level inside its window [t_lo, t_hi]: a
-        # contiguous run of the sorted t, listed row by row without a (pieces x nodes) mask
-        lo_idx = np.searchsorted(t, t_lo[active], side="left")
-        counts = np.searchsorted(t, t_hi[active], side="right") - lo_idx
-        rows = np.repeat(np.arange(na), counts)
-        starts = np.cumsum(counts) - counts
-        cols = np.arange(rows.size) - np.repeat(starts - lo_idx, counts)
-        # per-node copies by np.repeat (rows are sorted), cheaper than gathers
-        dl = np.repeat(off_lo[active], counts)
-        dl += np.repeat(width[active], counts) * rlo[cols]
-        dr = np.repeat(off_hi[active], counts)
-        dr += np.repeat(width[active], counts) * rhi[cols]
-        sub = {
-            k: const[k] if k in const else np.repeat(v[active], counts)
-            for k, v in params.items()
-        }
-        flat = _evaluate(logf, sub, dl, dr)
-        flat += lw[cols]
-        flat[np.isnan(flat)] = -np.inf
-        row_max = np.full(na, -np.inf)
-        filled = counts > 0
-        if flat.size:  # rows are sorted: reduce each row's run
-            row_max[filled] = np.maximum.reduceat(flat, starts[filled])
-        new_mx = np.maximum(mx[active], row_max)
-        safe = np.where(np.isfinite(new_mx), new_mx, 0.0)
-        with np.errstate(invalid="ignore", over="ignore"):
+    # every non-finite value below is handled explicitly (log space, -inf for zero)
+    with np.errstate(all="ignore"):
+        for level in range(LEVEL_MIN, LEVEL_MAX + 1):
+            rlo, rhi, lw, t = _nodes(level)
+            na = active.size
+            # each piece evaluates the nodes of this level inside its window [t_lo, t_hi]: a
+            # contiguous run of the sorted t, listed row by row without a (pieces x nodes) mask
+            lo_idx = np.searchsorted(t, t_lo[active], side="left")
+            counts = np.searchsorted(t, t_hi[active], side="right") - lo_idx
+            rows = np.repeat(np.arange(na), counts)
+            starts = np.cumsum(counts) - counts
+            cols = np.arange(rows.size) - np.repeat(starts - lo_idx, counts)
+            # per-node copies by np.repeat (rows are sorted), cheaper than gathers
+            dl = np.repeat(off_lo[active], counts)
+            dl += np.repeat(width[active], counts) * rlo[cols]
+            dr = np.repeat(off_hi[active], counts)
+            dr += np.repeat(width[active], counts) * rhi[cols]
+            sub = {
+                k: const[k] if k in const else np.repeat(v[active], counts)
+                for k, v in params.items()
+            }
+            flat = _evaluate(logf, sub, dl, dr)
+            flat += lw[cols]
+            flat[np.isnan(flat)] = -np.inf
+            row_max = np.full(na, -np.inf)
+            filled = counts > 0
+            if flat.size:  # rows are sorted: reduce each row's run
+                row_max[filled] = np.maximum.reduceat(flat, starts[filled])
+            new_mx = np.maximum(mx[active], row_max)
+            safe = np.where(np.isfinite(new_mx), new_mx, 0.0)
             scale = np.where(np.isfinite(mx[active]), np.exp(mx[active] - safe), 0.0)
             flat -= np.repeat(safe, counts)
             terms = np.bincount(rows, weights=np.exp(flat), minlength=na)
             flat += np.repeat(safe, counts)
             tot_a = tot[active] * scale + terms
-        mx[active] = new_mx
-        tot[active] = tot_a
-        with np.errstate(divide="ignore"):
+            mx[active] = new_mx
+            tot[active] = tot_a
             cur = (
                 np.where(tot_a > 0, safe + np.log(tot_a), -np.inf)
                 + log_width[active]
                 - level * math.log(2.0)
             )
-        result[active] = cur
-        if level == LEVEL_MIN:
-            vals = np.full((na, t.size), -np.inf)
-            vals[rows, cols] = flat
-            big = vals > (new_mx[:, None] - WINDOW)
-            anyb = big.any(axis=1)
-            first = np.where(anyb, t[np.argmax(big, axis=1)], -np.inf)
-            last = np.where(anyb, t[t.size - 1 - np.argmax(big[:, ::-1], axis=1)], np.inf)
-            t_lo[active] = first - h0
-            t_hi[active] = last + h0
-            prev[active] = cur
-            continue
-        p = prev[active]
-        both_zero = np.isneginf(cur) & np.isneginf(p)
-        with np.errstate(invalid="ignore", over="ignore"):
+            result[active] = cur
+            if level == LEVEL_MIN:
+                vals = np.full((na, t.size), -np.inf)
+                vals[rows, cols] = flat
+                big = vals > (new_mx[:, None] - WINDOW)
+                anyb = big.any(axis=1)
+                first = np.where(anyb, t[np.argmax(big, axis=1)], -np.inf)
+                last = np.where(anyb, t[t.size - 1 - np.argmax(big[:, ::-1], axis=1)], np.inf)
+                t_lo[active] = first - h0
+                t_hi[active] = last + h0
+                prev[active] = cur
+                continue
+            p = prev[active]
+            both_zero = np.isneginf(cur) & np.isneginf(p)
             diff = np.abs(np.expm1(p - cur))
-        # stop once two successive levels agree to rtol: the classic rule. Estimates that
-        # trust the asymptotic doubling of correct digits (error ~ diff**2, Bailey's
-        # diff**(log diff_k / log diff_{k-1})) were fooled by up to 1e5x: an integrand
-        # resolved at levels 2 and 3 to the same wrong 2e-7 (amb pdf, alpha = (6, 1, 1);
-        # modified pdf, alpha = (2.5, 2.5, 300), a = 0.9727)
-        # absolute tolerance (probabilities), in log space: exp(cur) underflows for the
-        # densities of concentrated posteriors (log pdf ~ -2000), and "0 <= atol = 0"
-        # stopped every such integral after its second level
-        with np.errstate(divide="ignore"):
+            # stop once two successive levels agree to rtol: the classic rule. Estimates that
+            # trust the asymptotic doubling of correct digits (error ~ diff**2, Bailey's
+            # diff**(log diff_k / log diff_{k-1})) were fooled by up to 1e5x: an integrand
+            # resolved at levels 2 and 3 to the same wrong 2e-7 (amb pdf, alpha = (6, 1, 1);
+            # modified pdf, alpha = (2.5, 2.5, 300), a = 0.9727)
+            # absolute tolerance (probabilities), in log space: exp(cur) underflows for the
+            # densities of concentrated posteriors (log pdf ~ -2000), and "0 <= atol = 0"
+            # stopped every such integral after its second level
             tiny = np.log(diff) + cur <= math.log(atol) if atol > 0 else np.zeros(na, bool)
-        # the piece's change relative to its whole integral (all pieces, latest levels)
-        own_max = np.full(n_own, -np.inf)
-        np.maximum.at(own_max, owner, result)
-        safe_own = np.where(np.isfinite(own_max), own_max, 0.0)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            # the piece's change relative to its whole integral (all pieces, latest levels)
+            own_max = np.full(n_own, -np.inf)
+            np.maximum.at(own_max, owner, result)
+            safe_own = np.where(np.isfinite(own_max), own_max, 0.0)
             own_sum = np.bincount(owner, np.exp(result - safe_own[owner]), minlength=n_own)
             log_total = safe_own + np.log(own_sum)
             if known is not None:
                 log_total = np.logaddexp(log_total, known)
             minor = np.log(diff) + cur - log_total[owner[active]] <= math.log(0.1 * rtol)
-        ok = both_zero | tiny | (diff <= _tol(rtol, cur)) | minor | (np.isinf(cur) & (cur > 0))
-        done[active[ok]] = True
-        prev[active] = cur
-        active = active[~ok]
-        if active.size == 0:
-            break
+            ok = both_zero | tiny | (diff <= _tol(rtol, cur)) | minor | (np.isinf(cur) & (cur > 0))
+            done[active[ok]] = True
+            prev[active] = cur
+            active = active[~ok]
+            if active.size == 0:
+                break
     return result, done
 
 
