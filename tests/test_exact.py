@@ -501,7 +501,7 @@ def test_values_do_not_move_when_the_quadrature_is_tightened(monkeypatch):
     import ambppl.exact as exact_mod
 
     rng = np.random.default_rng(20261126)
-    alphas = np.exp(rng.uniform(math.log(0.2), math.log(1e4), (8, 3)))
+    alphas = np.exp(rng.uniform(math.log(0.2), math.log(1e4), (12, 3)))
     x = np.sort(np.concatenate([rng.uniform(0.0, 1.0, 40), [1e-9, 0.5, 0.5 + 1e-9, 1 - 1e-9]]))
 
     def values():
@@ -585,3 +585,23 @@ def test_finite_sum_beta_tails_match_mpmath(b, c):
                 err = abs(float(mp.exp(out[i]) / ref - 1))
                 assert err <= 1e-13 + 4e-16 * abs(float(mp.log(ref))), (kind, v[i], err)
     assert used > 0  # every (b, c) here has a small integer parameter
+
+
+def test_a_minor_piece_does_not_stop_on_an_early_level(monkeypatch):
+    """Regression: the far flank of the amb density at this alpha holds 1e-8 of the mass;
+    it was allowed to stop once its level-to-level change times that share was 1e-12, but
+    at level 2 the change understated its error 60x, and the density was off by 6e-11.
+    Reference: the same integral with 1000x tighter tolerances, more levels and no flank
+    cuts (a different set of pieces); mpmath's own error estimate there is too large
+    (6e-4) to serve."""
+    import ambppl._quadrature as quad_mod
+    import ambppl.exact as exact_mod
+
+    alpha, a = (1176.4036, 2380.15006, 0.805504236), 0.3152102819233672
+    got = float(ambiguity_posterior(alpha, "amb").logpdf(a))
+    monkeypatch.setattr(quad_mod, "PEAK_SIDE", math.inf)
+    monkeypatch.setattr(quad_mod, "LEVEL_MAX", quad_mod.LEVEL_MAX + 2)
+    monkeypatch.setattr(exact_mod, "RTOL", {k: v / 1000 for k, v in exact_mod.RTOL.items()})
+    ref = float(ambiguity_posterior(alpha, "amb").logpdf(a))
+    assert ref == pytest.approx(-175.075921171443, abs=1e-12)
+    assert abs(math.expm1(got - ref)) <= 1e-12
