@@ -256,12 +256,14 @@ def amb_below(kind: str):
     """amb at ``a < 1/2``: ``r = r0 cosh(w)``, ``r0 = sqrt(1 - 2a)/2``, ``w in [0, W]``."""
 
     def logf(p, w, dr):
-        r = p["r0"] * np.cosh(w)
+        em = np.expm1(w)  # cosh and sinh from one expm1, sinh exact for tiny w
+        half = 0.5 / (em + 1.0)
+        r = p["r0"] * (1.0 + em * em * half)
         # 1/2 - r = 2 r0 sinh((W + w)/2) sinh((W - w)/2)
         l_lo = p["lr0"] + LOG2 + log_sinh(0.5 * (p["W"] + w)) + log_sinh(0.5 * dr)
         l_hi = np.log1p(-np.exp(l_lo))  # 1/2 + r = 1 - (1/2 - r), exact near 1
         l1p = np.log1p(4.0 * r * r)
-        lsh = log_sinh(w)
+        lsh = np.log(em * (em + 2.0) * half)  # log sinh w
         log_1mv = 2.0 * (p["lr0"] + LOG2 + lsh) - l1p  # 4 r^2 + e = 4 r0^2 sinh^2 w
         log_v = _log_v(p["log2y"] - l1p, log_1mv, kind)
         out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv)

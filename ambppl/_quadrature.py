@@ -223,14 +223,13 @@ def _gauss_legendre(
     from the ends of the interval, where the integrand is analytic and tanh-sinh would
     waste its end-point clustering."""
     const = _const_params(params)
-    p = {k: const[k] if k in const else v[:, None] for k, v in params.items()}
     vals = []
     for order in GL_ORDERS:
         flo, fhi, lw = _gl_rule(order)
-        dl = off_lo[:, None] + width[:, None] * flo
-        dr = off_hi[:, None] + width[:, None] * fhi
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            val = logf(p, dl, dr) + lw
+        dl = (off_lo[:, None] + width[:, None] * flo).ravel()
+        dr = (off_hi[:, None] + width[:, None] * fhi).ravel()
+        p = {k: const[k] if k in const else np.repeat(v, order) for k, v in params.items()}
+        val = _evaluate(logf, p, dl, dr).reshape(-1, order) + lw
         val[np.isnan(val)] = -np.inf
         with np.errstate(divide="ignore", invalid="ignore"):
             vals.append(logsumexp(val, axis=1) + np.log(width))
