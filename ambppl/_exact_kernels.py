@@ -74,16 +74,17 @@ def log_pi_pair(p: dict, l1: np.ndarray, l2: np.ndarray) -> np.ndarray:
     return np.logaddexp(xl(k1, l1) + xl(k2, l2), xl(k1, l2) + xl(k2, l1)) - p["lbR"]
 
 
-def _ibeta(fn: Any, a: Any, b: Any, x: np.ndarray) -> np.ndarray:
-    """``fn(a, b, x)`` (``scipy.special.betainc``), in parallel chunks for large ``x``."""
+def _ibeta(a: Any, b: Any, x: np.ndarray) -> np.ndarray:
+    """``scipy.special.betainc(a, b, x)``, in parallel chunks for large ``x``."""
     if x.size < 2 * MIN_CHUNK:
-        return fn(a, b, x)
+        return sc.betainc(a, b, x)
     shape = np.broadcast_shapes(np.shape(a), np.shape(b), x.shape)
     a, b, x = (v if np.ndim(v) == 0 else np.broadcast_to(v, shape).ravel() for v in (a, b, x))
     out = np.empty(x.size)
 
     def part(sl: slice) -> None:
-        out[sl] = fn(a if np.ndim(a) == 0 else a[sl], b if np.ndim(b) == 0 else b[sl], x[sl])
+        a_, b_ = (v if np.ndim(v) == 0 else v[sl] for v in (a, b))
+        out[sl] = sc.betainc(a_, b_, x[sl])
 
     map_chunks(part, x.size)
     return out.reshape(shape)
@@ -102,7 +103,7 @@ def _betainc_split(
     where ``first``, ``I_{1-v}(c, b)`` elsewhere (one call over all nodes), complemented as
     needed."""
     x = np.where(first, v, one_m_v)
-    val = _ibeta(sc.betainc, np.where(first, b, c), np.where(first, c, b), x)
+    val = _ibeta(np.where(first, b, c), np.where(first, c, b), x)
     flip = first == upper  # I gives P(V < v) from v, P(V >= v) from 1 - v
     val[flip] = 1.0 - val[flip]
     return val

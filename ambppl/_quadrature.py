@@ -195,6 +195,18 @@ def _evaluate(logf: LogIntegrand, params: dict, dl: np.ndarray, dr: np.ndarray) 
     return out
 
 
+def _group_logsumexp(values: np.ndarray, groups: np.ndarray, size: int) -> np.ndarray:
+    """``log(sum(exp(values)))`` within each of ``size`` groups (``-inf`` for an empty
+    group, ``+inf`` where a value is ``+inf``), shifted by each group's maximum so that
+    nothing under- or overflows."""
+    top = np.full(size, -np.inf)
+    np.maximum.at(top, groups, values)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = safe + np.log(np.bincount(groups, np.exp(values - safe[groups]), minlength=size))
+    return np.where(np.isposinf(top), np.inf, out)
+
+
 def _tol(rtol: float, log_value: np.ndarray) -> np.ndarray:
     """``rtol`` raised to the rounding floor of integrands of size ``exp(log_value)``: a log
     density of -1.6e5 is itself uncertain by ~1e-11 (relative) in float64, so levels
@@ -346,11 +358,7 @@ def _integrate_pieces(
             # stopped every such integral after its second level
             tiny = np.log(diff) + cur <= math.log(atol) if atol > 0 else np.zeros(na, bool)
             # the piece's change relative to its whole integral (all pieces, latest levels)
-            own_max = np.full(n_own, -np.inf)
-            np.maximum.at(own_max, owner, result)
-            safe_own = np.where(np.isfinite(own_max), own_max, 0.0)
-            own_sum = np.bincount(owner, np.exp(result - safe_own[owner]), minlength=n_own)
-            log_total = safe_own + np.log(own_sum)
+            log_total = _group_logsumexp(result, owner, n_own)
             if known is not None:
                 log_total = np.logaddexp(log_total, known)
             minor = np.log(diff) + cur - log_total[owner[active]] <= math.log(MINOR * rtol)
@@ -429,8 +437,7 @@ def integrate_log(
     if gl.size:
         sub = {key: v[gl] for key, v in piece_params.items()}
         logs[gl], ok[gl] = _gauss_legendre(logf, sub, plo[gl], off_hi[gl], phi[gl] - plo[gl], rtol)
-    known = np.full(n, -np.inf)  # log mass of each integral already settled
-    np.logaddexp.at(known, elem[ok], logs[ok])
+    known = _group_logsumexp(logs[ok], elem[ok], n)  # log mass already settled
     ts = np.flatnonzero(~ok)
     if ts.size:
         sub = {key: v[ts] for key, v in piece_params.items()}
@@ -438,11 +445,6 @@ def integrate_log(
             logf, sub, plo[ts], off_hi[ts], phi[ts] - plo[ts], rtol, atol,
             owner=elem[ts], known=known,
         )
-    mx = np.full(n, -np.inf)
-    np.maximum.at(mx, elem, logs)
-    safe = np.where(np.isfinite(mx), mx, 0.0)
-    with np.errstate(divide="ignore"):
-        out = safe + np.log(np.bincount(elem, np.exp(logs - safe[elem]), minlength=n))
-    out = np.where(np.isposinf(mx), np.inf, out)
+    out = _group_logsumexp(logs, elem, n)
     conv = np.bincount(elem, ~ok, minlength=n) == 0
     return out, conv
