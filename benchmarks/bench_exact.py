@@ -24,7 +24,7 @@ from scipy.integrate import quad, tanhsinh
 
 from ambppl import ambiguity_posterior
 from ambppl._exact_kernels import power_family
-from ambppl.exact import _params
+from ambppl._exact_route import _params
 
 GRID = np.linspace(0.0, 1.0, 514)[1:-1]
 ALPHAS = [(6.0, 6.0, 6.0), (6.0, 1.0, 1.0), (31.0, 1.0, 1.0), (0.3, 2.7, 0.45),
