@@ -55,16 +55,6 @@ def log1mexp(x: np.ndarray) -> np.ndarray:
     return np.log(-np.expm1(-x))
 
 
-def _log_v(direct: np.ndarray, log_1mv: np.ndarray, kind: str) -> np.ndarray:
-    """log V from ``log(1 - V)`` where V > 1/2 (no rounding of V near 1, which times
-    alpha - 1 ~ 1e4 would cost 1e-12 in the density), else the direct formula. The
-    tails (kind "tail") use V itself, which the direct formula gives to 1e-16."""
-    if kind != "pdf":
-        return direct
-    near1 = log_1mv < -LOG2
-    return np.where(near1, np.log1p(-np.exp(np.minimum(log_1mv, 0.0))), direct)
-
-
 def log_pi_pair(p: dict, l1: np.ndarray, l2: np.ndarray) -> np.ndarray:
     """``log(f_pi(x) + f_pi(1 - x))`` for ``pi ~ Beta(a1, a2)``, given log x and log(1-x)."""
     k1 = p["a1"] - 1.0
@@ -230,20 +220,72 @@ def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) ->
 # ---------------------------------------------------------------------------------------
 
 
+#: Where ``r = |pi - 1/2|`` is at most this, ``log(1/2 -+ r)`` are taken directly
+#: (relative error of ``1/2 - r`` at most that of ``r``); above it ``1/2 - r`` comes from
+#: the distance to the end of the interval of integration, which stays exact where ``pi``
+#: approaches 0 or 1, and ``1/2 + r`` as its complement.
+DIRECT_R = 0.25
+#: ... and where more than this share of the nodes lies above it, the product form serves
+#: all nodes (masking costs more than it saves).
+FAR_SHARE = 0.3
+
+
+def _log_half_pm_r(r: np.ndarray, far_log: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``log(1/2 - r)`` and ``log(1/2 + r)``: ``log1p(-+2 r) - log 2`` where
+    ``r <= DIRECT_R``; elsewhere ``far_log(mask)`` (the product form of ``log(1/2 - r)``,
+    evaluated at those nodes only) and ``log1p(-(1/2 - r))``, exact near 1 (the factor
+    ``(1 - x)**(alpha - 1)`` of ``pi ~ Beta`` with alpha ~ 1e4 and ``x`` ~ 1e-4 needs that:
+    ``log1p(2 r)`` cost 1e-13 in the cdf of Dir(0.2, 1e4, 2.5) at a = 2.9e-4)."""
+    far = r > DIRECT_R
+    n_far = np.count_nonzero(far)
+    if n_far > FAR_SHARE * far.size:  # the product form is exact everywhere: use it alone
+        l_lo = far_log(slice(None))
+        return l_lo, np.log1p(-np.exp(l_lo))
+    l_lo = np.log1p(-2.0 * r) - LOG2
+    l_hi = np.log1p(2.0 * r) - LOG2
+    if n_far:
+        lf = far_log(far)
+        l_lo[far] = lf
+        l_hi[far] = np.log1p(-np.exp(lf))
+    return l_lo, l_hi
+
+
+def _at(x: Any, sel: Any) -> Any:
+    """``x`` at the nodes ``sel`` (a boolean mask, or ``slice(None)`` for all): a scalar
+    parameter as it is, an array (per node, or per row of a 2-D batch) broadcast first."""
+    if np.ndim(x) == 0 or isinstance(sel, slice):
+        return x
+    return np.broadcast_to(x, sel.shape)[sel]
+
+
+def _sinh_cosh(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``sinh w`` and ``cosh w`` for ``w >= 0`` from one ``expm1``; sinh exact for tiny w."""
+    em = np.expm1(w)
+    ep1 = em + 1.0
+    sh = em * (em + 2.0) / (2.0 * ep1)
+    return sh, sh + 1.0 / ep1  # cosh = sinh + exp(-w)
+
+
 def amb_above(kind: str):
     """amb at ``a > 1/2``: ``r = sqrt(e)/2 sinh(w)``, ``w in [0, W]``, ``e = 2a - 1``."""
 
     def logf(p, w, dr):
-        em = np.expm1(w)  # sinh w = em (em + 2) / (2 (em + 1)), exact for tiny w
-        sh = em * (em + 2.0) / (2.0 * (em + 1.0))
-        sh2 = sh * sh
-        lch = 0.5 * np.log1p(sh2)  # log cosh w
-        # 1/2 - r = sqrt(e) cosh((W + w)/2) sinh((W - w)/2), W - w = dr
-        l_lo = p["lse"] + np.log(np.cosh(0.5 * (p["W"] + w))) + log_sinh(0.5 * dr)
-        l_hi = np.log1p(-np.exp(l_lo))  # 1/2 + r = 1 - (1/2 - r), exact near 1
-        l1p = np.log1p(p["e"] * sh2)  # log(1 + 4 r^2)
-        log_1mv = p["le"] + 2.0 * lch - l1p  # 4 r^2 + e = e cosh^2 w
-        log_v = _log_v(p["log2y"] - l1p, log_1mv, kind)
+        sh, ch = _sinh_cosh(w)
+        r = p["hse"] * sh  # hse = sqrt(e) / 2
+        lch = np.log(ch)
+
+        def far(sel):  # 1/2 - r = sqrt(e) cosh((W + w)/2) sinh((W - w)/2), W - w = dr
+            return (
+                _at(p["lse"], sel)
+                + np.log(np.cosh(0.5 * (_at(p["W"], sel) + _at(w, sel))))
+                + log_sinh(0.5 * _at(dr, sel))
+            )
+
+        l_lo, l_hi = _log_half_pm_r(r, far)
+        l1p = np.log1p(4.0 * r * r)
+        log_1mv = p["le"] + 2.0 * lch - l1p  # 1 - V = (4 r^2 + e) / (1 + 4 r^2)
+        # V = (1 - e) / (1 + 4 r^2), 1 - e = 2 (1 - a) exact for a > 1/2
+        log_v = p["log2y"] - l1p
         out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv)
         out = out + p["lse"] - LOG2 + lch  # dr/dw
         if kind == "pdf":
@@ -257,16 +299,26 @@ def amb_below(kind: str):
     """amb at ``a < 1/2``: ``r = r0 cosh(w)``, ``r0 = sqrt(1 - 2a)/2``, ``w in [0, W]``."""
 
     def logf(p, w, dr):
-        em = np.expm1(w)  # cosh and sinh from one expm1, sinh exact for tiny w
-        half = 0.5 / (em + 1.0)
-        r = p["r0"] * (1.0 + em * em * half)
-        # 1/2 - r = 2 r0 sinh((W + w)/2) sinh((W - w)/2)
-        l_lo = p["lr0"] + LOG2 + log_sinh(0.5 * (p["W"] + w)) + log_sinh(0.5 * dr)
-        l_hi = np.log1p(-np.exp(l_lo))  # 1/2 + r = 1 - (1/2 - r), exact near 1
-        l1p = np.log1p(4.0 * r * r)
-        lsh = np.log(em * (em + 2.0) * half)  # log sinh w
-        log_1mv = 2.0 * (p["lr0"] + LOG2 + lsh) - l1p  # 4 r^2 + e = 4 r0^2 sinh^2 w
-        log_v = _log_v(p["log2y"] - l1p, log_1mv, kind)
+        sh, ch = _sinh_cosh(w)
+        r = p["r0"] * ch
+
+        def far(sel):  # 1/2 - r = 2 r0 sinh((W + w)/2) sinh((W - w)/2)
+            return (
+                _at(p["lr0"], sel)
+                + LOG2
+                + log_sinh(0.5 * (_at(p["W"], sel) + _at(w, sel)))
+                + log_sinh(0.5 * _at(dr, sel))
+            )
+
+        l_lo, l_hi = _log_half_pm_r(r, far)
+        r2 = 4.0 * r * r
+        l1p = np.log1p(r2)
+        if kind == "pdf":  # 1 - V = 4 r0^2 sinh^2 w / (1 + 4 r^2) <= 1/2: log V exact
+            log_v = np.log1p(-p["e0"] * (sh * sh) / (1.0 + r2))
+        else:  # the tails need V to 1e-16 relative, which the direct form gives
+            log_v = p["log2y"] - l1p
+        lsh = np.log(sh)
+        log_1mv = 2.0 * (p["lr0"] + LOG2 + lsh) - l1p
         out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv)
         out = out + p["lr0"] + lsh  # dr/dw
         if kind == "pdf":

@@ -33,6 +33,9 @@ SPLIT_SD = 0.01
 #: tail probability is below TAIL_TINY are bounded by it (monotonicity) and set to 0.
 TAIL_PROBE_STEP = 16
 TAIL_TINY = 1e-18
+#: ... used only where at least 2 * TAIL_PROBE_STEP points lie more than this many standard
+#: deviations from the mean (otherwise a second pass costs more than the probes save).
+TAIL_PROBE_SD = 6.0
 
 
 # ------------------------------------------------------------------------------ parameters
@@ -138,9 +141,9 @@ def _log_integral(measure: str, kind: str, a: np.ndarray, prm: dict) -> np.ndarr
             se = np.sqrt(np.abs(e))
             w_above = np.arcsinh(1.0 / se)
             w_below = np.arcsinh(np.sqrt(2.0 * a / (1.0 - 2.0 * a)))
-            common = {"log2y": np.log(2.0 * y), "e": e, "se": se}
-            above = {"W": w_above, "lse": np.log(se), "le": np.log(e)}
-            below = {"W": w_below, "r0": se / 2.0, "lr0": np.log(se / 2.0)}
+            common = {"log2y": np.log(2.0 * y)}
+            above = {"W": w_above, "hse": se / 2.0, "lse": np.log(se), "le": np.log(e)}
+            below = {"W": w_below, "r0": se / 2.0, "lr0": np.log(se / 2.0), "e0": -e}
         run(e > 0, _kern.amb_above, {**common, **above}, w_above)
         run(e < 0, _kern.amb_below, {**common, **below}, w_below)
         run(e == 0, _kern.amb_half, common, np.full(n, 0.5))
@@ -311,6 +314,10 @@ def _exact_cdf_sf(
         return out
 
     single = bool(np.all(al == al[0]))
+    if single:  # the probes pay off where many points lie far out in a tail
+        mu = _mean(al[:1], measure)[0]
+        sd = math.sqrt(max(float(_var(al[:1], measure)[0]), 0.0))
+        single = np.count_nonzero(np.abs(xa - mu) > TAIL_PROBE_SD * sd) >= 2 * TAIL_PROBE_STEP
     if not single or idx.size < 2 * TAIL_PROBE_STEP:
         res[:] = tail(np.arange(idx.size))
     else:

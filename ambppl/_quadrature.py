@@ -9,10 +9,11 @@ details make it accurate near singular end points and for peaked integrands:
   their logarithms), computed from the rule itself rather than by subtracting nearly equal
   numbers, so ``(x - lo)**(alpha - 1)`` stays exact for nodes 1e-200 away from ``lo``;
 * the interval is split at the maximum of ``g`` (a scout over the first level's nodes,
-  then a vectorized golden-section search), so a narrow peak (large Dirichlet parameters)
-  sits at the end of a piece, where the rule's nodes cluster, instead of between widely
-  spaced central nodes; optionally the peak's flanks (+- ``PEAK_SIDE`` widths, from the
-  curvature of ``g``) become pieces of their own, integrated by Gauss-Legendre.
+  then a vectorized grid search inside the bracket), so a narrow peak (large Dirichlet
+  parameters) sits at the end of a piece, where the rule's nodes cluster, instead of
+  between widely spaced central nodes; optionally the peak's flanks (+- ``PEAK_SIDE``
+  widths, from the curvature of ``g``) become pieces of their own, integrated by
+  Gauss-Legendre.
 
 Sums are accumulated in log space with a running maximum, so tiny or huge densities neither
 underflow nor overflow, and every test of convergence works on logarithms too (a value of
@@ -33,7 +34,6 @@ from functools import cache
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
 
 from ambppl._threads import map_chunks
 
@@ -55,8 +55,11 @@ WINDOW = 40.0
 MINOR = 1e-3
 #: Relative rounding of exp(g) per unit of |g|: a few ulps of the logarithm.
 LOG_ROUNDING = 8e-16
-#: Most golden-section steps of the peak search (``find_peak``).
-GOLDEN_ITERS = 40
+#: Points evaluated on each side of the best point per step of the peak search
+#: (``find_peak``): the bracket shrinks to at most 2 / (PEAK_POINTS + 1) of itself.
+PEAK_POINTS = 4
+#: Most steps of the peak search.
+PEAK_ITERS = 30
 #: The peak search stops once ``log f`` varies by less than this across its bracket.
 PEAK_DROP = 0.25
 #: ... or once the bracket lies this close (fraction of the interval) to an end, where
@@ -105,10 +108,12 @@ def find_peak(
 
     A scout evaluates ``logf`` at the first-level nodes of the rule (dense next to both
     ends, where narrow peaks of Beta factors with small or large parameters sit); the
-    best node and its two neighbours bracket a maximum, which a golden-section search
-    narrows until ``logf`` varies by less than ``PEAK_DROP`` across the bracket, the
-    bracket lies within ``EDGE`` of an end of the interval, or after ``GOLDEN_ITERS``
-    steps. The integrand need not be unimodal: any local maximum is a valid split point.
+    best node and its two neighbours bracket a maximum. Each refinement step evaluates
+    ``PEAK_POINTS`` evenly spaced points on either side of the best point so far and keeps
+    the best of them with its two neighbours, until ``logf`` varies by less than
+    ``PEAK_DROP`` across the bracket, the bracket lies within ``EDGE`` of an end of the
+    interval, or after ``PEAK_ITERS`` steps. The integrand need not be unimodal: any local
+    maximum is a valid split point.
 
     Returns
     -------
@@ -123,15 +128,13 @@ def find_peak(
     fracs = np.concatenate([[0.0], rlo, [1.0]])
 
     def f(frac: np.ndarray, rows: Any = slice(None), frac_hi: Any = None) -> np.ndarray:
-        """logf at fractions ``frac`` ((m,), or (k,) for every row) of the rows ``rows``."""
-        grid = frac_hi is not None
-        p = {k: const[k] if k in const else v[rows] for k, v in params.items()}
-        ln = length[rows]
-        if grid:
-            p = {k: v if np.ndim(v) == 0 else v[:, None] for k, v in p.items()}
-            dl, dr = ln[:, None] * frac, ln[:, None] * frac_hi
-        else:
-            dl, dr = frac * ln, (1.0 - frac) * ln
+        """logf at fractions ``frac``: (k,) shared by the rows ``rows`` with ``frac_hi`` the
+        exact complements, or (m, k), one row of fractions per row in ``rows``."""
+        p = {k: const[k] if k in const else v[rows][:, None] for k, v in params.items()}
+        ln = length[rows][:, None]
+        if frac_hi is None:
+            frac_hi = 1.0 - frac
+        dl, dr = ln * frac, ln * frac_hi
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             val = logf(p, dl, dr)
         return np.where(np.isnan(val), -np.inf, val)
@@ -142,43 +145,40 @@ def find_peak(
     scout[:, 1:-1] = f(rlo, frac_hi=rhi)
     j = np.argmax(scout[:, 1:-1], axis=1) + 1
     rows = np.arange(n)
-    # bracket (a, b) with interior points x1 < x2; state arrays cover every row
-    a, b = fracs[j - 1], fracs[j + 1]
-    fa, fb = scout[rows, j - 1], scout[rows, j + 1]
-    g = (math.sqrt(5.0) - 1.0) / 2.0
-    x1 = b - g * (b - a)
-    x2 = a + g * (b - a)
-    f1 = f(x1)
-    f2 = f(x2)
+    # bracket (a, b) around the best point x so far: f(x) >= f(a), f(b)
+    a, b, x = fracs[j - 1], fracs[j + 1], fracs[j]
+    fa, fb, fx = scout[rows, j - 1], scout[rows, j + 1], scout[rows, j]
+    # each step: PEAK_POINTS evenly spaced points on either side of x, then the best point
+    # and its two neighbours (the points of a row are in order by construction)
+    up = np.arange(1, PEAK_POINTS + 1) / (PEAK_POINTS + 1)
+    down = 1.0 - up[::-1]  # ascending fractions of (a, x)
     active = rows
-    for _ in range(GOLDEN_ITERS):
+    for _ in range(PEAK_ITERS):
         ac = active
-        top = np.maximum(f1[ac], f2[ac])
-        settled = (top - np.minimum(fa[ac], fb[ac]) < PEAK_DROP) | (b[ac] < EDGE)
-        settled |= (a[ac] > 1.0 - EDGE) | ~np.isfinite(top)
+        settled = (fx[ac] - np.minimum(fa[ac], fb[ac]) < PEAK_DROP) | (b[ac] < EDGE)
+        settled |= (a[ac] > 1.0 - EDGE) | ~np.isfinite(fx[ac])
         active = ac[~settled]
         if active.size == 0:
             break
         ac = active
-        right = f2[ac] > f1[ac]  # the maximum lies in (x1, b)
-        na, nfa = np.where(right, x1[ac], a[ac]), np.where(right, f1[ac], fa[ac])
-        nb, nfb = np.where(right, b[ac], x2[ac]), np.where(right, fb[ac], f2[ac])
-        new = np.where(right, na + g * (nb - na), nb - g * (nb - na))
-        fn = f(new, ac)
-        x1[ac], x2[ac], f1[ac], f2[ac] = (
-            np.where(right, x2[ac], new),
-            np.where(right, new, x1[ac]),
-            np.where(right, f2[ac], fn),
-            np.where(right, fn, f1[ac]),
+        aa, xx, bb = a[ac, None], x[ac, None], b[ac, None]
+        pts = np.concatenate([aa + (xx - aa) * down, xx + (bb - xx) * up], axis=1)
+        fp = f(pts, ac)
+        xs = np.concatenate([aa, pts[:, :PEAK_POINTS], xx, pts[:, PEAK_POINTS:], bb], axis=1)
+        fs = np.concatenate(
+            [fa[ac, None], fp[:, :PEAK_POINTS], fx[ac, None], fp[:, PEAK_POINTS:], fb[ac, None]],
+            axis=1,
         )
-        a[ac], fa[ac], b[ac], fb[ac] = na, nfa, nb, nfb
-    # curvature of log f from the best interior point and the bracket ends
-    best1 = f1 >= f2
-    xm, fm = np.where(best1, x1, x2), np.where(best1, f1, f2)
+        i = np.argmax(fs[:, 1:-1], axis=1) + 1
+        r = np.arange(ac.size)
+        a[ac], fa[ac] = xs[r, i - 1], fs[r, i - 1]
+        b[ac], fb[ac] = xs[r, i + 1], fs[r, i + 1]
+        x[ac], fx[ac] = xs[r, i], fs[r, i]
+    # curvature of log f from the best point and the bracket ends
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        curv = 2.0 * ((fb - fm) / (b - xm) - (fm - fa) / (xm - a)) / (b - a)
+        curv = 2.0 * ((fb - fx) / (b - x) - (fx - fa) / (x - a)) / (b - a)
         width = np.where((curv < 0) & np.isfinite(curv), 1.0 / np.sqrt(-curv), np.nan)
-    return 0.5 * (a + b) * length, width * length
+    return x * length, width * length
 
 
 def _evaluate(logf: LogIntegrand, params: dict, dl: np.ndarray, dr: np.ndarray) -> np.ndarray:
@@ -204,6 +204,17 @@ def _group_logsumexp(values: np.ndarray, groups: np.ndarray, size: int) -> np.nd
     safe = np.where(np.isfinite(top), top, 0.0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         out = safe + np.log(np.bincount(groups, np.exp(values - safe[groups]), minlength=size))
+    return np.where(np.isposinf(top), np.inf, out)
+
+
+def _row_logsumexp(values: np.ndarray) -> np.ndarray:
+    """``log(sum(exp(values), axis=1))`` shifted by each row's maximum (``-inf`` for a row
+    of zeros, ``+inf`` where a value is ``+inf``); 4x faster than ``scipy.special.logsumexp`` on
+    (1000, 24) arrays, where its array-API dispatch dominates."""
+    top = values.max(axis=1)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = safe + np.log(np.exp(values - safe[:, None]).sum(axis=1))
     return np.where(np.isposinf(top), np.inf, out)
 
 
@@ -243,8 +254,7 @@ def _gauss_legendre(
         p = {k: const[k] if k in const else np.repeat(v, order) for k, v in params.items()}
         val = _evaluate(logf, p, dl, dr).reshape(-1, order) + lw
         val[np.isnan(val)] = -np.inf
-        with np.errstate(divide="ignore", invalid="ignore"):
-            vals.append(logsumexp(val, axis=1) + np.log(width))
+        vals.append(_row_logsumexp(val) + np.log(width))
     with np.errstate(invalid="ignore"):
         diff = np.abs(np.expm1(vals[0] - vals[1]))
     return vals[1], (diff <= _tol(rtol, vals[1])) & np.isfinite(vals[1])

@@ -514,7 +514,7 @@ def test_values_do_not_move_when_the_quadrature_is_tightened(monkeypatch):
         return np.array(out)
 
     default = values()
-    monkeypatch.setattr(quad_mod, "GOLDEN_ITERS", 80)
+    monkeypatch.setattr(quad_mod, "PEAK_ITERS", 80)
     monkeypatch.setattr(quad_mod, "PEAK_DROP", 1e-9)
     monkeypatch.setattr(quad_mod, "LEVEL_MAX", quad_mod.LEVEL_MAX + 2)
     monkeypatch.setattr(exact_mod, "RTOL", {k: v / 1000 for k, v in exact_mod.RTOL.items()})
