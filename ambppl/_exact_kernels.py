@@ -44,12 +44,6 @@ def xl(k: np.ndarray, log_x: np.ndarray) -> np.ndarray:
     return k * log_x
 
 
-def log_sinh(x: np.ndarray) -> np.ndarray:
-    """``log(sinh(x))`` for ``x > 0``, as ``x + log(1 - exp(-2x)) - log 2``: exact for tiny
-    ``x`` through ``expm1`` and twice as fast as ``log(sinh(x))`` in numpy."""
-    return x + np.log(-np.expm1(-2.0 * x)) - LOG2
-
-
 def log1mexp(x: np.ndarray) -> np.ndarray:
     """``log(1 - exp(-x))`` for ``x > 0``, exact for tiny ``x`` through ``expm1``."""
     return np.log(-np.expm1(-x))
@@ -220,33 +214,34 @@ def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) ->
 # ---------------------------------------------------------------------------------------
 
 
-#: Where ``r = |pi - 1/2|`` is at most this, ``log(1/2 -+ r)`` are taken directly
-#: (relative error of ``1/2 - r`` at most that of ``r``); above it ``1/2 - r`` comes from
-#: the distance to the end of the interval of integration, which stays exact where ``pi``
-#: approaches 0 or 1, and ``1/2 + r`` as its complement.
+#: Where ``r = |pi - 1/2|`` is at most this, ``log(1/2 -+ r)`` are taken as
+#: ``log1p(-+2 r) - log 2`` (relative error of ``1/2 - r`` at most that of ``r``, and far
+#: smaller than that for small ``r``, where ``pi ~ Beta`` with parameters ~ 1e4 needs it);
+#: above it from ``x = 1/2 - r`` computed from the distance ``W - w`` to the end of the
+#: interval of integration, exact where ``pi`` approaches 0 or 1, and ``1/2 + r = 1 - x``.
 DIRECT_R = 0.25
-#: ... and where more than this share of the nodes lies above it, the product form serves
+#: ... and where more than this share of the nodes lies above it, the second form serves
 #: all nodes (masking costs more than it saves).
 FAR_SHARE = 0.3
 
 
-def _log_half_pm_r(r: np.ndarray, far_log: Any) -> tuple[np.ndarray, np.ndarray]:
+def _log_half_pm_r(r: np.ndarray, far_x: Any) -> tuple[np.ndarray, np.ndarray]:
     """``log(1/2 - r)`` and ``log(1/2 + r)``: ``log1p(-+2 r) - log 2`` where
-    ``r <= DIRECT_R``; elsewhere ``far_log(mask)`` (the product form of ``log(1/2 - r)``,
-    evaluated at those nodes only) and ``log1p(-(1/2 - r))``, exact near 1 (the factor
-    ``(1 - x)**(alpha - 1)`` of ``pi ~ Beta`` with alpha ~ 1e4 and ``x`` ~ 1e-4 needs that:
-    ``log1p(2 r)`` cost 1e-13 in the cdf of Dir(0.2, 1e4, 2.5) at a = 2.9e-4)."""
+    ``r <= DIRECT_R``; elsewhere ``log x`` and ``log1p(-x)`` with ``x = far_x(mask)``
+    (``1/2 - r`` to a few ulps, evaluated at those nodes only). The second is exact near 1,
+    which the factor ``(1 - x)**(alpha - 1)`` of ``pi ~ Beta`` needs where alpha ~ 1e4 and
+    ``x`` ~ 1e-4: ``log1p(2 r)`` cost 1e-13 in the cdf of Dir(0.2, 1e4, 2.5) at 2.9e-4."""
     far = r > DIRECT_R
     n_far = np.count_nonzero(far)
-    if n_far > FAR_SHARE * far.size:  # the product form is exact everywhere: use it alone
-        l_lo = far_log(slice(None))
-        return l_lo, np.log1p(-np.exp(l_lo))
+    if n_far > FAR_SHARE * far.size:  # the second form is accurate everywhere: use it alone
+        x = far_x(slice(None))
+        return np.log(x), np.log1p(-x)
     l_lo = np.log1p(-2.0 * r) - LOG2
     l_hi = np.log1p(2.0 * r) - LOG2
     if n_far:
-        lf = far_log(far)
-        l_lo[far] = lf
-        l_hi[far] = np.log1p(-np.exp(lf))
+        x = far_x(far)
+        l_lo[far] = np.log(x)
+        l_hi[far] = np.log1p(-x)
     return l_lo, l_hi
 
 
@@ -274,14 +269,15 @@ def amb_above(kind: str):
         r = p["hse"] * sh  # hse = sqrt(e) / 2
         lch = np.log(ch)
 
-        def far(sel):  # 1/2 - r = sqrt(e) cosh((W + w)/2) sinh((W - w)/2), W - w = dr
-            return (
-                _at(p["lse"], sel)
-                + np.log(np.cosh(0.5 * (_at(p["W"], sel) + _at(w, sel))))
-                + log_sinh(0.5 * _at(dr, sel))
-            )
+        def far_x(sel):
+            # 1/2 - r = hse (sinh W - sinh w) = hse m (2 cosh W + m exp(-W)) / (2 (m + 1))
+            # with m = expm1(W - w): a sum of positive terms, exact to a few ulps
+            m = np.expm1(_at(dr, sel))
+            return _at(p["hse"], sel) * m * (
+                2.0 * _at(p["chW"], sel) + m * _at(p["emW"], sel)
+            ) / (2.0 * (m + 1.0))
 
-        l_lo, l_hi = _log_half_pm_r(r, far)
+        l_lo, l_hi = _log_half_pm_r(r, far_x)
         l1p = np.log1p(4.0 * r * r)
         log_1mv = p["le"] + 2.0 * lch - l1p  # 1 - V = (4 r^2 + e) / (1 + 4 r^2)
         # V = (1 - e) / (1 + 4 r^2), 1 - e = 2 (1 - a) exact for a > 1/2
@@ -302,15 +298,16 @@ def amb_below(kind: str):
         sh, ch = _sinh_cosh(w)
         r = p["r0"] * ch
 
-        def far(sel):  # 1/2 - r = 2 r0 sinh((W + w)/2) sinh((W - w)/2)
-            return (
-                _at(p["lr0"], sel)
-                + LOG2
-                + log_sinh(0.5 * (_at(p["W"], sel) + _at(w, sel)))
-                + log_sinh(0.5 * _at(dr, sel))
-            )
+        def far_x(sel):
+            # 1/2 - r = r0 (cosh W - cosh w) = r0 m (2 sinh W - m exp(-W)) / (2 (m + 1))
+            # with m = expm1(W - w); m exp(-W) <= 1 - exp(-W) is at most half of 2 sinh W,
+            # so the difference loses at most one bit
+            m = np.expm1(_at(dr, sel))
+            return _at(p["r0"], sel) * m * (
+                2.0 * _at(p["shW"], sel) - m * _at(p["emW"], sel)
+            ) / (2.0 * (m + 1.0))
 
-        l_lo, l_hi = _log_half_pm_r(r, far)
+        l_lo, l_hi = _log_half_pm_r(r, far_x)
         r2 = 4.0 * r * r
         l1p = np.log1p(r2)
         if kind == "pdf":  # 1 - V = 4 r0^2 sinh^2 w / (1 + 4 r^2) <= 1/2: log V exact

@@ -142,8 +142,14 @@ def _log_integral(measure: str, kind: str, a: np.ndarray, prm: dict) -> np.ndarr
             w_above = np.arcsinh(1.0 / se)
             w_below = np.arcsinh(np.sqrt(2.0 * a / (1.0 - 2.0 * a)))
             common = {"log2y": np.log(2.0 * y)}
-            above = {"W": w_above, "hse": se / 2.0, "lse": np.log(se), "le": np.log(e)}
-            below = {"W": w_below, "r0": se / 2.0, "lr0": np.log(se / 2.0), "e0": -e}
+            above = {
+                "hse": se / 2.0, "lse": np.log(se), "le": np.log(e),
+                "chW": np.sqrt(1.0 + 1.0 / e), "emW": np.exp(-w_above),
+            }
+            below = {
+                "r0": se / 2.0, "lr0": np.log(se / 2.0), "e0": -e,
+                "shW": np.sqrt(2.0 * a / (1.0 - 2.0 * a)), "emW": np.exp(-w_below),
+            }
         run(e > 0, _kern.amb_above, {**common, **above}, w_above)
         run(e < 0, _kern.amb_below, {**common, **below}, w_below)
         run(e == 0, _kern.amb_half, common, np.full(n, 0.5))
