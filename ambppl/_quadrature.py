@@ -44,6 +44,8 @@ __all__ = ["integrate_log"]
 T_MAX = 5.7
 #: First and last level (step h = 2**-level).
 LEVEL_MIN = 1
+#: Level whose nodes the peak search scouts.
+SCOUT_LEVEL = 1
 LEVEL_MAX = 9
 #: After the first level a piece only refines where ``f * w`` is within exp(-WINDOW) of
 #: its largest value (plus one coarse step on either side).
@@ -76,8 +78,8 @@ LogIntegrand = Callable[[dict, np.ndarray, np.ndarray], np.ndarray]
 
 
 @cache
-def _nodes(level: int) -> tuple[np.ndarray, ...]:
-    """Nodes of the rule added at ``level`` (all nodes at ``LEVEL_MIN``).
+def _nodes(level: int, first: bool) -> tuple[np.ndarray, ...]:
+    """Nodes of the rule added at ``level`` (all its nodes where ``first``).
 
     Returns normalized distances to the lower and upper end (fractions of the interval
     length), log weights (without the factor h * length) and the abscissae t.
@@ -85,7 +87,7 @@ def _nodes(level: int) -> tuple[np.ndarray, ...]:
     h = 2.0**-level
     n = math.ceil(T_MAX / h)
     j = np.arange(-n, n + 1)
-    if level > LEVEL_MIN:
+    if not first:
         j = j[j % 2 == 1]
     t = j * h
     u = 0.5 * math.pi * np.sinh(t)
@@ -124,7 +126,7 @@ def find_peak(
     """
     n = length.shape[0]
     const = _const_params(params)
-    rlo, rhi, _, _ = _nodes(LEVEL_MIN)
+    rlo, rhi, _, _ = _nodes(SCOUT_LEVEL, True)
     fracs = np.concatenate([[0.0], rlo, [1.0]])
 
     def f(frac: np.ndarray, rows: Any = slice(None), frac_hi: Any = None) -> np.ndarray:
@@ -304,7 +306,7 @@ def _integrate_pieces(
     # every non-finite value below is handled explicitly (log space, -inf for zero)
     with np.errstate(all="ignore"):
         for level in range(LEVEL_MIN, LEVEL_MAX + 1):
-            rlo, rhi, lw, t = _nodes(level)
+            rlo, rhi, lw, t = _nodes(level, level == LEVEL_MIN)
             na = active.size
             # each piece evaluates the nodes of this level inside its window [t_lo, t_hi]: a
             # contiguous run of the sorted t, listed row by row without a (pieces x nodes) mask
