@@ -606,3 +606,28 @@ def test_a_minor_piece_does_not_stop_on_an_early_level(monkeypatch):
     ref = float(ambiguity_posterior(alpha, "amb").logpdf(a))
     assert ref == pytest.approx(-175.075921171443, abs=1e-12)
     assert abs(math.expm1(got - ref)) <= 1e-12
+
+
+def test_far_tail_probes_skip_points_without_changing_the_cdf(monkeypatch):
+    """One alpha on a fine grid: every TAIL_PROBE_STEP-th point of each tail is integrated
+    first, and points further out than a probe whose tail is below TAIL_TINY are set to 0
+    (``ambppl._exact_route._exact_cdf_sf``). The result equals the same points taken eight
+    at a time (too few to probe) to the CDF target, and the probes did skip points."""
+    import ambppl._exact_route as route
+
+    integrated = []
+    real = route._log_integral
+
+    def counting(measure, kind, a, prm):
+        integrated.append(a.size)
+        return real(measure, kind, a, prm)
+
+    grid = np.linspace(0.0, 1.0, 514)[1:-1]
+    post = ambiguity_posterior((1e4, 1e4, 1e4), "amb")
+    monkeypatch.setattr(route, "_log_integral", counting)
+    cdf = post.cdf(grid)
+    assert sum(integrated) < grid.size / 4  # most points lie far out in a tail here
+    sf = post.sf(grid)
+    few = [np.stack([post.cdf(g), post.sf(g)]) for g in np.split(grid, grid.size // 8)]
+    direct = np.concatenate(few, axis=1)
+    assert np.max(np.abs(np.stack([cdf, sf]) - direct)) <= CDF_ATOL
