@@ -267,7 +267,7 @@ def amb_above(kind: str):
     def logf(p, w, dr):
         sh, ch = _sinh_cosh(w)
         r = p["hse"] * sh  # hse = sqrt(e) / 2
-        lch = np.log(ch)
+        lch = 0.5 * np.log1p(sh * sh)  # log cosh w, exact for small w (log(ch) is not)
 
         def far_x(sel):
             # 1/2 - r = hse (sinh W - sinh w) = hse m (2 cosh W + m exp(-W)) / (2 (m + 1))
