@@ -265,7 +265,8 @@ def amb_above(kind: str):
     """amb at ``a > 1/2``: ``r = sqrt(e)/2 sinh(w)``, ``w in [0, W]``, ``e = 2a - 1``."""
 
     def logf(p, w, dr):
-        sh, ch = _sinh_cosh(w)
+        em = np.expm1(w)
+        sh = em * (em + 2.0) / (2.0 * (em + 1.0))  # sinh w, exact for tiny w
         r = p["hse"] * sh  # hse = sqrt(e) / 2
         lch = 0.5 * np.log1p(sh * sh)  # log cosh w, exact for small w (log(ch) is not)
 
