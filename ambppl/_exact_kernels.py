@@ -44,6 +44,14 @@ def xl(k: np.ndarray, log_x: np.ndarray) -> np.ndarray:
     return k * log_x
 
 
+def _at(x: Any, sel: Any) -> Any:
+    """``x`` at the nodes ``sel`` (a boolean mask, or ``slice(None)`` for all): a scalar
+    parameter as it is, an array (per node, or per row of a 2-D batch) broadcast first."""
+    if np.ndim(x) == 0 or isinstance(sel, slice):
+        return x
+    return np.broadcast_to(x, sel.shape)[sel]
+
+
 def log1mexp(x: np.ndarray) -> np.ndarray:
     """``log(1 - exp(-x))`` for ``x > 0``, exact for tiny ``x`` through ``expm1``."""
     return np.log(-np.expm1(-x))
@@ -135,11 +143,8 @@ def _log_tail_integer(
         if not sel.any():
             continue
         every = sel.all()
-
-        def pick(x: Any, sel: np.ndarray = sel, every: bool = every) -> Any:
-            return x if np.ndim(x) == 0 or every else np.broadcast_to(x, shape)[sel]
-
-        bs, cs, lv, l1, want = (pick(x) for x in (b, c, log_v, log_1mv, want_upper))
+        nodes = slice(None) if every else sel
+        bs, cs, lv, l1, want = (_at(x, nodes) for x in (b, c, log_v, log_1mv, want_upper))
         if upper:  # log P(V >= v)
             log_tail = xl(cs, l1) + _log_finite_sum(cs, bs, lv)
         else:  # log P(V < v)
@@ -174,12 +179,9 @@ def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) ->
         return out
     every = bool(rest.all())
     shape = out.shape
-
-    def pick(x: Any) -> Any:
-        return x if np.ndim(x) == 0 or every else np.broadcast_to(x, shape)[rest]
-
+    nodes = slice(None) if every else rest
     b, c, lbv, log_v, log_1mv, upper = (
-        pick(x) for x in (b, c, p["lbV"], log_v, log_1mv, upper)
+        _at(x, nodes) for x in (b, c, p["lbV"], log_v, log_1mv, upper)
     )
     v = np.exp(log_v)
     one_m_v = np.exp(log_1mv)
@@ -197,11 +199,7 @@ def _log_v_factor(p: dict, kind: str, log_v: np.ndarray, log_1mv: np.ndarray) ->
         # underflows (only the peak search looks at those nodes; their contribution is
         # below 1e-300), computed at those nodes only
         lead = np.where(upper, c, b)
-        bz, cz, lz, lbz = (
-            x if np.ndim(x) == 0 else np.broadcast_to(x, v.shape)[zero] for x in (b, c, lead, lbv)
-        )
-        lv = np.broadcast_to(log_v, v.shape)[zero]
-        l1 = np.broadcast_to(log_1mv, v.shape)[zero]
+        bz, cz, lz, lbz, lv, l1 = (_at(x, zero) for x in (b, c, lead, lbv, log_v, log_1mv))
         res[zero] = xl(cz, l1) + xl(bz, lv) - np.log(lz) - lbz
     if every:
         return np.broadcast_to(res, shape).copy() if res.shape != shape else res
@@ -243,14 +241,6 @@ def _log_half_pm_r(r: np.ndarray, far_x: Any) -> tuple[np.ndarray, np.ndarray]:
         l_lo[far] = np.log(x)
         l_hi[far] = np.log1p(-x)
     return l_lo, l_hi
-
-
-def _at(x: Any, sel: Any) -> Any:
-    """``x`` at the nodes ``sel`` (a boolean mask, or ``slice(None)`` for all): a scalar
-    parameter as it is, an array (per node, or per row of a 2-D batch) broadcast first."""
-    if np.ndim(x) == 0 or isinstance(sel, slice):
-        return x
-    return np.broadcast_to(x, sel.shape)[sel]
 
 
 def _sinh_cosh(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

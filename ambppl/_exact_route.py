@@ -173,7 +173,8 @@ def _amb_params(a: np.ndarray) -> tuple[tuple[dict, np.ndarray], tuple[dict, np.
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.sqrt(np.abs(e))
         w_above = np.arcsinh(1.0 / se)
-        w_below = np.arcsinh(np.sqrt(2.0 * a / (1.0 - 2.0 * a)))
+        sinh_w_below = np.sqrt(2.0 * a / (1.0 - 2.0 * a))
+        w_below = np.arcsinh(sinh_w_below)
         common = {"log2y": np.log(2.0 * y)}
         above = {
             "hse": se / 2.0, "lse": np.log(se), "le": np.log(e),
@@ -181,7 +182,7 @@ def _amb_params(a: np.ndarray) -> tuple[tuple[dict, np.ndarray], tuple[dict, np.
         }
         below = {
             "r0": se / 2.0, "lr0": np.log(se / 2.0), "e0": -e,
-            "shW": np.sqrt(2.0 * a / (1.0 - 2.0 * a)), "emW": np.exp(-w_below),
+            "shW": sinh_w_below, "emW": np.exp(-w_below),
         }
     return (above, w_above), (below, w_below), common
 
@@ -333,13 +334,14 @@ def _exact_cdf_sf(
         return cdf, sf
     xa, al = x[idx], alpha[idx]
     single = bool(np.all(al == al[0]))
-    if upper is None and single:
-        up = xa > _mean(al[:1], measure)[0]
-    elif upper is None:
+    mu = _mean(al[:1], measure)[0] if single else None
+    if upper is not None:
+        up = upper[idx]
+    elif single:
+        up = xa > mu
+    else:
         uniq, inv = np.unique(al, axis=0, return_inverse=True)  # one mean per distinct alpha
         up = xa > _mean(uniq, measure)[inv.reshape(-1)]
-    else:
-        up = upper[idx]
     prm = _params(al)
     res = np.empty(idx.size)
 
@@ -354,11 +356,12 @@ def _exact_cdf_sf(
             out[hi] += _band_mass(measure, xa[sel][hi], {k: v[hi] for k, v in sub.items()})
         return out
 
-    if single:  # the probes pay off where many points lie far out in a tail
-        mu = _mean(al[:1], measure)[0]
+    # the probes pay off for one alpha with many points far out in a tail
+    probe = single and idx.size >= 2 * TAIL_PROBE_STEP
+    if probe:
         sd = math.sqrt(max(float(_var(al[:1], measure)[0]), 0.0))
-        single = np.count_nonzero(np.abs(xa - mu) > TAIL_PROBE_SD * sd) >= 2 * TAIL_PROBE_STEP
-    if not single or idx.size < 2 * TAIL_PROBE_STEP:
+        probe = np.count_nonzero(np.abs(xa - mu) > TAIL_PROBE_SD * sd) >= 2 * TAIL_PROBE_STEP
+    if not probe:
         res[:] = tail(np.arange(idx.size))
     else:
         # Far-tail skip (one alpha): each tail probability is monotone in x, so once a
