@@ -15,8 +15,9 @@ Design choice: the frozen distribution is a small class of its own rather than a
 * bad input must raise a helpful error (scipy returns NaN);
 * the sampling route must answer the same methods.
 
-The numerical work is still scipy's: ``scipy.special.betaln``/``betainc`` for the Beta
-factors, ``scipy.optimize.elementwise.find_root`` (Chandrupatla) for quantiles and the HDI.
+The numerical work is still scipy's where scipy is accurate: ``scipy.special.betainc`` for
+the Beta tails, ``scipy.optimize.elementwise.find_root`` (Chandrupatla) for quantiles and the
+HDI; log Beta constants use a Stirling form where ``scipy.special.betaln`` loses digits.
 The exact route's integrals, limits, quantiles and HDI live in ``ambppl._exact_route``.
 The quadrature is a hand-rolled tanh-sinh rule (``ambppl._quadrature``) because it hands the
 integrand the exact distances to both ends of the interval and runs all (point, alpha) pairs
