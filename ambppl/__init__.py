@@ -37,6 +37,10 @@ _EXPORTS: dict[str, str] = {
     "select": "ambppl.summary",
     "stratify": "ambppl.summary",
     "summarize_counts": "ambppl.summary",
+    "loo": "ambppl.comparison",
+    "compare": "ambppl.comparison",
+    "prior_sensitivity": "ambppl.sensitivity",
+    "ConvergenceWarning": "ambppl.fit",
 }
 
 # ``fit`` is imported eagerly (ambppl.fit loads only numpy): a lazily exported function named
@@ -46,20 +50,25 @@ from ambppl.fit import fit  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ambppl.catalog import get_model, list_models
+    from ambppl.comparison import compare, loo
     from ambppl.data import read_annotations
     from ambppl.estimators import estimate, expected_plugin, less_biased_bias, plugin_bias
     from ambppl.exact import ambiguity_posterior
+    from ambppl.fit import ConvergenceWarning
     from ambppl.measures import MEASURES, amb, amb_modified, amb_old, normalized_entropy
     from ambppl.moments import dirichlet_mean, dirichlet_var
+    from ambppl.sensitivity import prior_sensitivity
     from ambppl.summary import rank, select, stratify, summarize, summarize_counts
 
 __all__ = [
     "MEASURES",
+    "ConvergenceWarning",
     "__version__",
     "amb",
     "amb_modified",
     "amb_old",
     "ambiguity_posterior",
+    "compare",
     "dirichlet_mean",
     "dirichlet_var",
     "estimate",
@@ -68,8 +77,10 @@ __all__ = [
     "get_model",
     "less_biased_bias",
     "list_models",
+    "loo",
     "normalized_entropy",
     "plugin_bias",
+    "prior_sensitivity",
     "rank",
     "read_annotations",
     "select",

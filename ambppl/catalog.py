@@ -1,8 +1,25 @@
 """The model catalog: the PyMC programs in ``models/`` and their info records.
 
-Each entry is a pair of files, ``<name>.py`` (maths in the module docstring, then
-``model(counts, **prior) -> pymc.Model``) and ``<name>.json`` (the info record). The catalog
-folder is, in this order of preference:
+Each entry is a pair of files, ``<name>.py`` (maths in the module docstring, the PyMC program
+and the functions of the sampling routes it offers) and ``<name>.json`` (the info record:
+``name``, ``description``, ``parameters`` with their defaults, ``reference``, ``data``
+(``"counts"`` or ``"long"``: what the model is fitted to) and ``methods``, the sampling
+routes of :func:`ambppl.fit`, the default first). Adding a model is adding these two files;
+what each route needs from the ``.py`` file:
+
+=================== ==========================================================================
+method              functions of the model file
+=================== ==========================================================================
+``exact``           ``concentration(None, n_categories=K, **params)``; ``HYPERPARAMETERS = ()``
+``collapsed``       ``hyper_model(counts, **params)``, ``concentration(hyper, ...)``
+``empirical_bayes`` ``empirical_bayes(counts, **params)``, ``concentration(hyper, ...)``
+``nuts``            ``model(counts, **params)`` (always required: the PyMC program)
+=================== ==========================================================================
+
+``HYPERPARAMETERS`` names the posterior variables ``concentration`` reads; ``fit`` computes
+the ``log_likelihood`` group from ``concentration`` (:mod:`ambppl.modeling`). The model files
+import :mod:`ambppl.modeling` and nothing private of ambppl. The catalog folder is, in this
+order of preference:
 
 1. the folder named by the environment variable ``AMBPPL_MODELS`` (for tests and for users
    who keep their own models);
@@ -22,12 +39,27 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["ENV_VAR", "INFO_KEYS", "ModelEntry", "catalog_dir", "get_model", "list_models"]
+__all__ = [
+    "ENV_VAR",
+    "INFO_KEYS",
+    "ROUTE_FUNCTIONS",
+    "ModelEntry",
+    "catalog_dir",
+    "get_model",
+    "list_models",
+]
 
 #: Environment variable that overrides the catalog folder.
 ENV_VAR = "AMBPPL_MODELS"
 #: Keys every info record must have.
-INFO_KEYS = ("name", "description", "parameters", "reference", "exact", "data")
+INFO_KEYS = ("name", "description", "parameters", "reference", "methods", "data")
+#: Sampling route (``fit``'s ``method``) -> the functions the model file must define for it.
+ROUTE_FUNCTIONS: dict[str, tuple[str, ...]] = {
+    "exact": ("concentration",),
+    "collapsed": ("hyper_model", "concentration"),
+    "empirical_bayes": ("empirical_bayes", "concentration"),
+    "nuts": ("model",),
+}
 
 
 def catalog_dir(path: str | Path | None = None) -> Path:
@@ -110,6 +142,17 @@ def _read_info(json_path: Path) -> dict[str, Any]:
             f"info record {json_path.name!r} must map each parameter to "
             f'{{"default": ..., "description": ...}}, but got {info["parameters"]!r}'
         )
+    methods = info["methods"]
+    if (
+        not isinstance(methods, list)
+        or not methods
+        or any(m not in ROUTE_FUNCTIONS for m in methods)
+        or len(set(methods)) != len(methods)
+    ):
+        raise ValueError(
+            f"info record {json_path.name!r} must list its methods (default first) from "
+            f"{list(ROUTE_FUNCTIONS)} without repeats, but got {methods!r}"
+        )
     if info["data"] not in ("counts", "long"):
         raise ValueError(
             f"info record {json_path.name!r} must have data 'counts' or 'long', "
@@ -137,9 +180,33 @@ def _load_module(path: Path) -> ModuleType:
         raise
     if not callable(getattr(module, "model", None)):
         raise ValueError(
-            f"model file {path.name!r} must define a function model(counts, **prior), but has none"
+            f"model file {path.name!r} must define a function model(counts, **params) (the "
+            "PyMC program), but has none"
         )
     return module
+
+
+def _check_routes(entry: ModelEntry, module: ModuleType) -> None:
+    """Each listed method's functions exist; ``exact`` needs a fixed prior."""
+    for method in entry.info["methods"]:
+        missing = [f for f in ROUTE_FUNCTIONS[method] if not callable(getattr(module, f, None))]
+        if missing:
+            raise ValueError(
+                f"model file {entry.path.name!r} lists method {method!r}, which needs the "
+                f"functions {list(ROUTE_FUNCTIONS[method])}, but {missing} are missing"
+            )
+    hyper = getattr(module, "HYPERPARAMETERS", ())
+    if not isinstance(hyper, tuple) or not all(isinstance(h, str) for h in hyper):
+        raise ValueError(
+            f"model file {entry.path.name!r} must define HYPERPARAMETERS as a tuple of "
+            f"variable names, but got {hyper!r}"
+        )
+    if "exact" in entry.info["methods"] and hyper:
+        raise ValueError(
+            f"model file {entry.path.name!r} lists method 'exact', which needs a fixed prior, "
+            f"but declares the hyperparameters {list(hyper)}; offer 'collapsed' or "
+            "'empirical_bayes' instead"
+        )
 
 
 @dataclass(frozen=True)
@@ -152,7 +219,7 @@ class ModelEntry:
         The entry's name (the file stem).
     info : dict
         The info record (keys ``name``, ``description``, ``parameters``, ``reference``,
-        ``exact``, ``data``).
+        ``methods``, ``data``).
     path : pathlib.Path
         The ``<name>.py`` file.
     """
@@ -160,6 +227,23 @@ class ModelEntry:
     name: str
     info: dict[str, Any] = field(repr=False, compare=False)
     path: Path
+
+    @property
+    def module(self) -> ModuleType:
+        """The model file, imported (once per modification time) and checked."""
+        module = _load_module(self.path)
+        _check_routes(self, module)
+        return module
+
+    @property
+    def hyperparameters(self) -> tuple[str, ...]:
+        """Posterior variables the prior of ``q_i`` depends on (the file's HYPERPARAMETERS)."""
+        return tuple(getattr(self.module, "HYPERPARAMETERS", ()))
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        """The parameters' defaults from the info record."""
+        return {k: v["default"] for k, v in self.info["parameters"].items()}
 
     def build(self, counts: Any, **prior: Any) -> Any:
         """Build the entry's ``pymc.Model`` for ``counts``.
@@ -211,7 +295,7 @@ class ModelEntry:
                 from ambppl.data import read_annotations
 
                 counts = read_annotations(counts)
-        return _load_module(self.path).model(counts, **prior)
+        return self.module.model(counts, **prior)
 
 
 def _entries(path: str | Path | None) -> dict[str, ModelEntry]:
@@ -242,8 +326,9 @@ def list_models(path: str | Path | None = None) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Index ``name``; columns ``description``, ``parameters`` (``"name=default, ..."``;
-        the full records are in ``get_model(name).info``), ``reference`` and ``exact``
-        (the conjugate exact sampler, or None); all of object dtype.
+        the full records are in ``get_model(name).info``), ``reference``, ``data``
+        (``"counts"`` or ``"long"``) and ``methods`` (``fit``'s methods, the default first,
+        comma-separated); all of object dtype.
 
     Raises
     ------
@@ -262,7 +347,9 @@ def list_models(path: str | Path | None = None) -> pd.DataFrame:
     --------
     >>> table = list_models()
     >>> "dirichlet_categorical" in table.index, list(table.columns)
-    (True, ['description', 'parameters', 'reference', 'exact'])
+    (True, ['description', 'parameters', 'reference', 'data', 'methods'])
+    >>> table.loc["hierarchical_dirichlet", "methods"]
+    'collapsed, empirical_bayes, nuts'
     """
     import pandas as pd
 
@@ -274,12 +361,12 @@ def list_models(path: str | Path | None = None) -> pd.DataFrame:
                 f"{k}={v['default']!r}" for k, v in e.info["parameters"].items()
             ),
             "reference": e.info["reference"],
-            "exact": e.info["exact"],
+            "data": e.info["data"],
+            "methods": ", ".join(e.info["methods"]),
         }
         for e in _entries(path).values()
     ]
-    columns = ["name", "description", "parameters", "reference", "exact"]
-    # object dtype keeps ``exact=None`` as None (pandas' string dtype would turn it into NaN)
+    columns = ["name", "description", "parameters", "reference", "data", "methods"]
     return pd.DataFrame(rows, columns=columns, dtype=object).set_index("name")
 
 
@@ -315,8 +402,8 @@ def get_model(name: str, path: str | Path | None = None) -> ModelEntry:
     Examples
     --------
     >>> entry = get_model("dirichlet_categorical")
-    >>> entry.info["exact"], entry.path.name
-    ('dirichlet', 'dirichlet_categorical.py')
+    >>> entry.info["methods"], entry.path.name
+    (['exact', 'nuts'], 'dirichlet_categorical.py')
     """
     entries = _entries(path)
     if name not in entries:

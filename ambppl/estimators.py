@@ -35,7 +35,14 @@ from ambppl._checks import (
     check_positive_scalar,
     check_probabilities,
 )
-from ambppl.measures import MEASURES, amb, amb_modified, amb_old, normalized_entropy
+from ambppl.measures import (
+    MEASURES,
+    amb,
+    amb_modified,
+    amb_old,
+    min_proper,
+    normalized_entropy,
+)
 from ambppl.moments import _pair_products, dirichlet_mean
 
 __all__ = ["estimate", "expected_plugin", "less_biased_bias", "plugin_bias"]
@@ -51,7 +58,6 @@ _MEASURE_FUNCS = {
 }
 #: Measures whose expectation / bias functions below are exact (affine in amb and q_cs).
 _BIAS_MEASURES = ("amb", "modified")
-_MIN_PROPER = {"amb": 1, "modified": 2, "old": 2, "entropy": 0}
 
 
 def _split_last(arr: np.ndarray, idx: int | None) -> tuple[np.ndarray, np.ndarray | None]:
@@ -214,7 +220,7 @@ def estimate(
     arr = check_counts(counts)
     k = arr.shape[-1]
     idx = check_cant_solve(cant_solve, k)
-    check_n_proper(k - (idx is not None), _MIN_PROPER[measure], f"estimate(measure={measure!r})")
+    check_n_proper(k - (idx is not None), min_proper(measure), f"estimate(measure={measure!r})")
     if method == "posterior_mean":
         alpha = arr + _check_prior(prior, k)
         return dirichlet_mean(alpha, measure, cant_solve=idx)
@@ -240,7 +246,7 @@ def _bias_parts(
     arr = check_probabilities(q, -1)
     k = arr.shape[-1]
     idx = check_cant_solve(cant_solve, k)
-    check_n_proper(k - (idx is not None), _MIN_PROPER[measure], f"measure={measure!r}")
+    check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}")
     nn = _check_sample_size(n)
     proper, u = _split_last(arr, idx)
     b = proper.sum(axis=-1)

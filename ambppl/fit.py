@@ -1,8 +1,26 @@
 """``fit``: posterior draws of the response distributions and their ambiguity measures.
 
-Two ways to draw, one result layout (an :class:`xarray.DataTree` shaped like the one
-``pymc.sample`` returns): ``method="exact"`` samples a conjugate posterior directly
-(independent draws, no MCMC), ``method="nuts"`` samples the catalog's PyMC model.
+One result layout (an :class:`xarray.DataTree` shaped like the one ``pymc.sample`` returns)
+for every catalog model and every way of sampling it. ``fit`` has no branch per model: each
+model file declares what it needs (the info record's ``data`` and ``methods``) and provides
+the functions of the routes it lists; ``fit`` dispatches on the method:
+
+================== ======================================== ===============================
+method             what happens                             the model file provides
+================== ======================================== ===============================
+``exact``          independent draws of the conjugate       ``concentration`` (and no
+                   posterior ``Dirichlet(a + counts_i)``    ``HYPERPARAMETERS``)
+``collapsed``      NUTS on the hyperparameters with q       ``hyper_model``,
+                   integrated out, then one exact draw of   ``concentration``
+                   every q_i per hyperparameter draw
+``empirical_bayes`` hyperparameters at the maximum of the   ``empirical_bayes``,
+                   marginal likelihood, then exact draws    ``concentration``
+``nuts``           NUTS on the full PyMC program            ``model``
+================== ======================================== ===============================
+
+Every route writes the groups ``posterior`` (``q``, the measures, the hyperparameters),
+``observed_data`` (``counts``), ``log_likelihood`` (``counts``: one value per item and draw,
+see :mod:`ambppl.modeling`) and, where NUTS ran, ``sample_stats``.
 
 This module imports only numpy at load time: ``ambppl/__init__.py`` imports :func:`fit`
 eagerly, because a function named like its module is otherwise replaced by the module object
@@ -13,43 +31,41 @@ from __future__ import annotations
 
 import datetime
 import importlib.util
+import json
+import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl._checks import (
-    cant_solve_position,
-    check_counts,
-    check_option,
-    check_positive_int,
-    check_prior,
-)
+from ambppl._checks import check_counts, check_option, check_positive_int
+from ambppl.measures import VARIABLES, measures_for
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
-__all__ = ["fit"]
+    from ambppl.catalog import ModelEntry
 
-#: Measure name (as in :data:`ambppl.MEASURES`) -> name of its posterior variable.
-VARIABLES: dict[str, str] = {
-    "amb": "amb",
-    "modified": "amb_modified",
-    "old": "amb_old",
-    "entropy": "entropy",
-}
+__all__ = ["CONVERGENCE", "ConvergenceWarning", "fit"]
 
-#: Measures that need at least two proper categories besides "can't solve".
-_NEED_TWO_PROPER = ("modified", "old")
+#: ``method=`` values, in the order of preference when a model offers several.
+METHODS = ("exact", "collapsed", "empirical_bayes", "nuts")
 
-#: ``method=`` values.
-METHODS = ("exact", "nuts")
+#: Methods whose draws are independent (no MCMC): no ESS / R-hat columns in summaries.
+INDEPENDENT_METHODS = ("exact", "empirical_bayes")
 
-#: ``sampler=`` values for ``method="nuts"`` -> the module that must be importable.
+#: Methods that run NUTS (and accept ``sampler=`` and ``sample_kwargs=``).
+NUTS_METHODS = ("collapsed", "nuts")
+
+#: ``sampler=`` values -> the module that must be importable.
 NUTS_SAMPLERS = {"pymc": "pymc", "nutpie": "nutpie", "numpyro": "numpyro", "blackjax": "blackjax"}
 
 #: Bytes of gamma draws generated at a time by the exact sampler (bounds temporary memory).
 CHUNK_BYTES = 32 * 2**20
+
+#: The convergence standard checked after NUTS: worst R-hat, smallest bulk and tail ESS,
+#: and the number of divergent transitions allowed.
+CONVERGENCE = {"r_hat": 1.01, "ess_bulk": 400, "ess_tail": 400, "divergences": 0}
 
 #: Keyword arguments of ``pymc.sample`` that ``fit`` sets itself.
 _RESERVED_SAMPLE_KWARGS = (
@@ -63,12 +79,15 @@ _RESERVED_SAMPLE_KWARGS = (
 )
 
 
+class ConvergenceWarning(UserWarning):
+    """A NUTS fit missed the convergence standard :data:`CONVERGENCE`."""
+
+
 def fit(
     data: Any,
     model: str = "dirichlet_categorical",
     *,
     method: str | None = None,
-    prior: Any = 1.0,
     draws: int = 1000,
     chains: int = 4,
     random_seed: Any = None,
@@ -76,7 +95,8 @@ def fit(
     var_names: Sequence[str] | str | None = None,
     progressbar: bool = False,
     sample_kwargs: dict[str, Any] | None = None,
-    **read_kwargs: Any,
+    log_likelihood: bool = True,
+    **kwargs: Any,
 ) -> xr.DataTree:
     """Draw from the posterior of every item's response distribution and its ambiguity.
 
@@ -86,67 +106,81 @@ def fit(
         A count DataArray (dims ``("item", "category")``, ``attrs["cant_solve"]`` the
         can't-solve label or ``None``) or anything :func:`ambppl.read_annotations` accepts.
     model : str, default "dirichlet_categorical"
-        Name of a model in the catalog (:func:`ambppl.catalog.list_models`).
-    method : {"exact", "nuts"}, optional
-        ``"exact"``: independent draws from the conjugate posterior (needs a model whose info
-        record names an exact sampler); ``"nuts"``: MCMC on the PyMC model. Default: "exact"
-        where the model allows it and neither ``sampler`` nor ``sample_kwargs`` is given,
-        else "nuts".
-    prior : float or array_like, default 1.0
-        Symmetric Dirichlet concentration or one positive value per category.
+        Name of a model in the catalog (:func:`ambppl.list_models`).
+    method : {"exact", "collapsed", "empirical_bayes", "nuts"}, optional
+        One of the model's ``methods`` (its info record; :func:`ambppl.list_models`).
+        Default: the model's first method, or ``"nuts"`` when ``sampler`` or
+        ``sample_kwargs`` is given and the first method runs no NUTS.
     draws, chains : int, default 1000, 4
         Draws per chain and number of chains.
     random_seed : int, numpy.random.Generator or None
         Seed; the same seed gives identical draws.
     sampler : {"pymc", "nutpie", "numpyro", "blackjax"}, optional
-        NUTS implementation for ``method="nuts"`` (PyMC's ``nuts_sampler``); default PyMC's own.
-        The others are optional extras (``pip install 'ambppl[nutpie]'``).
+        NUTS implementation for the methods that run NUTS (PyMC's ``nuts_sampler``).
+        Default: PyMC's own choice (nutpie where it is installed and PyMC can use it, else
+        PyMC's NUTS). The others are optional extras (``pip install 'ambppl[nutpie]'``).
     var_names : str or sequence of str, optional
-        Posterior variables to store (default all): ``"q"``, ``"amb"``, ``"amb_modified"``,
-        ``"amb_old"``, ``"entropy"``. Storing costs draws x chains x items x 8 bytes per
-        measure and K times that for ``q``.
+        Per-item posterior variables to store (default all): ``"q"``, ``"amb"``,
+        ``"amb_modified"``, ``"amb_old"``, ``"entropy"``. Storing costs draws x chains x
+        items x 8 bytes per measure and K times that for ``q``. Hyperparameters are always
+        stored.
     progressbar : bool, default False
         Show a progress bar.
     sample_kwargs : dict, optional
-        Further arguments for ``pymc.sample`` with ``method="nuts"`` (e.g. ``tune``, ``cores``,
-        ``target_accept``).
-    **read_kwargs
-        Passed to :func:`ambppl.read_annotations` (``item=``, ``rater=``, ``label=``,
+        Further arguments for ``pymc.sample`` (e.g. ``tune``, ``target_accept``).
+    log_likelihood : bool, default True
+        Store the ``log_likelihood`` group (draws x chains x items x 8 bytes).
+    **kwargs
+        The model's parameters (e.g. ``prior=0.5`` for ``dirichlet_categorical``; see
+        ``ambppl.get_model(model).info["parameters"]``); every other keyword goes to
+        :func:`ambppl.read_annotations` (``item=``, ``rater=``, ``label=``,
         ``cant_solve=``, ...).
 
     Returns
     -------
     xarray.DataTree
-        Group ``posterior`` (dims chain, draw, item[, category]), ``observed_data`` (``counts``
-        with the count attributes) and, for NUTS, ``sample_stats``. The root and the posterior
-        carry the attributes ``method``, ``model``, ``prior`` (list of floats, one per
-        category), ``cant_solve`` (label or None) and ``sampler``.
+        Groups ``posterior`` (dims chain, draw, item[, category], plus the hyperparameters),
+        ``observed_data`` (``counts`` with the count attributes), ``log_likelihood`` and, for
+        NUTS, ``sample_stats``. The root and the posterior carry the attributes ``method``,
+        ``model``, ``parameters`` (JSON of the model's parameters, defaults filled in),
+        ``cant_solve`` (label or None), ``sampler`` and, where the prior of every ``q_i`` is
+        one fixed Dirichlet (``exact``, ``empirical_bayes``, or a fixed-prior model),
+        ``prior`` (its concentration, one float per category). After NUTS the root also has
+        ``convergence``: a JSON record of the worst R-hat, the smallest bulk and tail ESS
+        and the divergences, checked against :data:`CONVERGENCE`.
 
     Raises
     ------
     ValueError
-        For an unknown model, method or sampler, ``method="exact"`` with a model that has no
-        exact sampler, a bad prior (not positive, wrong length), non-positive draws/chains,
-        unknown var_names, or bad data.
+        For an unknown model, method or sampler, a method the model does not list, a
+        parameter of another model, bad parameter values (e.g. a prior that is not
+        positive), non-positive draws/chains, unknown var_names, or bad data.
     ImportError
         If the requested NUTS sampler is not installed.
 
+    Warns
+    -----
+    ConvergenceWarning
+        After NUTS, when the fit misses :data:`CONVERGENCE` (R-hat <= 1.01, bulk and tail
+        ESS >= 400, no divergences), checked on the hyperparameters (``collapsed``) or on
+        every stored variable (``nuts``).
+
     Notes
     -----
-    Exact sampling: the Dirichlet prior is conjugate to the multinomial likelihood, so
-    ``q_i | counts ~ Dirichlet(prior + counts_i)`` (paper section 3). Each draw normalizes
-    independent gamma variates ``g_k ~ Gamma(prior_k + n_ik)``; draws whose gammas all
-    underflow (concentrations far below 1) are redrawn in log space
-    (``Gamma(a) = Gamma(a + 1) U^(1/a)``). Items are processed in chunks of about
-    :data:`CHUNK_BYTES` so temporary memory stays bounded, and the measures are computed per
-    chunk with the same kernels as :func:`ambppl.amb` & co (the probability checks run on the
-    first chunk only).
+    Exact sampling: with ``q_i | theta ~ Dirichlet(a(theta))`` the posterior given ``theta``
+    is ``Dirichlet(a(theta) + counts_i)`` (paper section 3). Each draw normalizes independent
+    gamma variates ``g_k ~ Gamma(a_k + n_ik)``; draws whose gammas all underflow
+    (concentrations far below 1) are redrawn in log space (``Gamma(a) = Gamma(a + 1)
+    U^(1/a)``). Items are processed in chunks of about :data:`CHUNK_BYTES` so temporary memory
+    stays bounded, and the measures are computed per chunk with the same kernels as
+    :func:`ambppl.amb` & co. For ``collapsed`` each draw of the hyperparameters gets its own
+    ``a(theta)``; the cost per draw is the same as for a fixed prior.
 
     Every item gets its own independent draws. Sampling once per *distinct* count vector and
     broadcasting (much faster on real data, where count vectors repeat) would make items with
     equal counts share identical draws: right for each item's marginal posterior but wrong
     for any joint quantity (e.g. the posterior of a ranking or of a mean over items), so it is
-    not used for stored draws.
+    not used for stored draws (:func:`ambppl.summarize_counts` does it for tables).
 
     References
     ----------
@@ -166,77 +200,328 @@ def fit(
     >>> amb = result.posterior["amb"].mean(("chain", "draw"))
     >>> bool(amb.sel(item="b") > amb.sel(item="a"))
     True
+    >>> sorted(result.children)
+    ['log_likelihood', 'observed_data', 'posterior']
     """
     from ambppl.catalog import get_model
 
     entry = get_model(model)
-    exact_name = entry.info.get("exact")
-    if method is None:  # a NUTS sampler or pymc.sample arguments imply NUTS
-        method = "exact" if exact_name and sampler is None and not sample_kwargs else "nuts"
-    check_option(method, METHODS, "method")
+    params, read_kwargs = _split_kwargs(entry, kwargs)
+    method = _choose_method(entry, method, sampler, sample_kwargs)
     draws = check_positive_int(draws, "draws")
     chains = check_positive_int(chains, "chains")
+    if not isinstance(log_likelihood, bool):
+        raise TypeError(f"log_likelihood must be True or False, but got {log_likelihood!r}")
+    if method in NUTS_METHODS:
+        sampler = _check_sampler(sampler)
+        sample_kwargs = _check_sample_kwargs(sample_kwargs)
+    else:
+        _refuse_nuts_options(method, sampler, sample_kwargs)
     counts = _as_counts(data, read_kwargs)
-    alpha = check_prior(prior, counts.sizes["category"])
     cs_label = counts.attrs.get("cant_solve")
-    cs = cant_solve_position(cs_label, counts["category"].values)
-    n_proper = counts.sizes["category"] - (cs is not None)
-    measures = [m for m in VARIABLES if n_proper >= 2 or m not in _NEED_TWO_PROPER]
+    from ambppl.modeling import count_values
+
+    values, cs = count_values(counts)
+    n_categories = values.shape[1]
+    measures = list(measures_for(n_categories - (cs is not None)))
     available = ["q", *(VARIABLES[m] for m in measures)]
     names = _check_var_names(var_names, available)
-
-    if method == "exact":
-        if not exact_name:
-            raise ValueError(
-                f"method='exact' needs a model with a conjugate exact sampler, but model "
-                f"{entry.name!r} has none (its info record says exact: null); use method='nuts'"
-            )
-        if exact_name not in _EXACT_SAMPLERS:
-            raise ValueError(
-                f"model {entry.name!r} names the exact sampler {exact_name!r}, which this "
-                f"version of ambppl does not have (known: {sorted(_EXACT_SAMPLERS)}); "
-                "use method='nuts'"
-            )
-        if sampler is not None:
-            raise ValueError(
-                f"sampler chooses the NUTS implementation and applies to method='nuts' only, "
-                f"but got sampler={sampler!r} with method='exact'; drop sampler="
-            )
-        if sample_kwargs:
-            raise ValueError(
-                "sample_kwargs are passed to pymc.sample and apply to method='nuts' only, "
-                f"but got {sorted(sample_kwargs)} with method='exact'"
-            )
-        posterior = _EXACT_SAMPLERS[exact_name](
-            counts, alpha, cs, measures, names, draws, chains, random_seed, progressbar
-        )
-        tree = _assemble(posterior, counts)
-        sampler_name = "numpy.random.Generator.standard_gamma"
-    else:
-        sampler_name = _check_sampler(sampler)
-        tree = _fit_nuts(
-            entry,
-            counts,
-            alpha,
-            names,
-            available,
-            draws,
-            chains,
-            random_seed,
-            sampler_name,
-            progressbar,
-            sample_kwargs,
-        )
-    attrs = {
+    job = _Job(
+        entry=entry,
+        counts=counts,
+        values=values,
+        cs=cs,
+        params=params,
+        measures=measures,
+        names=names,
+        available=available,
+        draws=draws,
+        chains=chains,
+        rng=np.random.default_rng(random_seed),
+        random_seed=random_seed,
+        sampler=sampler,
+        progressbar=progressbar,
+        sample_kwargs=sample_kwargs or {},
+    )
+    tree, conc = _ROUTES[method](job)
+    if log_likelihood:
+        _add_log_likelihood(tree, values, conc, counts)
+    attrs: dict[str, Any] = {
         "method": method,
         "model": entry.name,
-        "prior": [float(a) for a in alpha],
+        "parameters": json.dumps(_jsonable({**entry.defaults, **params})),
         "cant_solve": None if cs_label is None else str(cs_label),
-        "sampler": sampler_name,
+        "sampler": _sampler_name(method, tree),
     }
+    if conc.ndim == 1:  # one Dirichlet prior for every q_i: closed forms apply
+        attrs["prior"] = [float(a) for a in conc]
     tree.attrs.update(attrs)
     tree["posterior"].attrs.update(attrs)
+    if method in NUTS_METHODS:
+        _check_convergence(tree, entry, method)
     return tree
+
+
+class _Job:
+    """Everything a route needs, checked."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.__dict__.update(kwargs)
+        self.module = kwargs["entry"].module
+        self.n_categories = kwargs["values"].shape[1]
+
+    def concentration(self, hyper: dict[str, np.ndarray] | None) -> np.ndarray:
+        """The model's Dirichlet concentration of q_i given hyperparameter draws."""
+        return np.asarray(
+            self.module.concentration(hyper, n_categories=self.n_categories, **self.params),
+            dtype=np.float64,
+        )
+
+
+def _split_kwargs(entry: ModelEntry, kwargs: dict[str, Any]) -> tuple[dict, dict]:
+    """Split ``fit``'s keywords into the model's parameters and read_annotations options."""
+    from ambppl.catalog import list_models
+
+    own = entry.info["parameters"]
+    params = {k: v for k, v in kwargs.items() if k in own}
+    rest = {k: v for k, v in kwargs.items() if k not in own}
+    foreign = []
+    for name in list_models().index:
+        if name != entry.name:
+            from ambppl.catalog import get_model
+
+            foreign += [k for k in rest if k in get_model(str(name)).info["parameters"]]
+    if foreign:
+        raise ValueError(
+            f"model {entry.name!r} has the parameters {sorted(own)}, but got "
+            f"{sorted(set(foreign))} (parameters of other models); drop them or choose the "
+            "model that has them"
+        )
+    return params, rest
+
+
+def _choose_method(entry: ModelEntry, method: Any, sampler: Any, sample_kwargs: Any) -> str:
+    """The method: checked against the model's list, or its default."""
+    offered = list(entry.info["methods"])
+    if method is None:
+        method = offered[0]
+        if (sampler is not None or sample_kwargs) and method not in NUTS_METHODS:
+            nuts = [m for m in offered if m in NUTS_METHODS]
+            method = nuts[0] if nuts else method  # no NUTS route: _refuse_nuts_options says so
+        return method
+    check_option(method, METHODS, "method")
+    if method not in offered:
+        raise ValueError(
+            f"method must be one of the methods of model {entry.name!r} ({offered}), but got "
+            f"{method!r}"
+        )
+    return method
+
+
+def _refuse_nuts_options(method: str, sampler: Any, sample_kwargs: Any) -> None:
+    if sampler is not None:
+        raise ValueError(
+            f"sampler chooses the NUTS implementation and applies to the methods "
+            f"{list(NUTS_METHODS)} only, but got sampler={sampler!r} with method={method!r}; "
+            "drop sampler="
+        )
+    if sample_kwargs:
+        raise ValueError(
+            f"sample_kwargs are passed to pymc.sample and apply to the methods "
+            f"{list(NUTS_METHODS)} only, but got {sorted(sample_kwargs)} with method={method!r}"
+        )
+
+
+def _check_sample_kwargs(sample_kwargs: Any) -> dict[str, Any]:
+    kwargs = dict(sample_kwargs or {})
+    clash = sorted(set(kwargs) & set(_RESERVED_SAMPLE_KWARGS))
+    if clash:
+        raise ValueError(
+            f"sample_kwargs must not contain {clash}: fit sets them itself (use fit's own "
+            "arguments draws=, chains=, random_seed=, progressbar=, var_names=, sampler=)"
+        )
+    return kwargs
+
+
+def _jsonable(value: Any) -> Any:
+    """Parameters as JSON values (arrays as lists)."""
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------------------
+# Routes: each returns (DataTree without log_likelihood, concentration of q_i)
+
+
+def _route_exact(job: _Job) -> tuple[xr.DataTree, np.ndarray]:
+    conc = job.concentration(None)
+    posterior = _conditional_draws(job, conc)
+    return _assemble(posterior, job.counts), conc
+
+
+def _route_empirical_bayes(job: _Job) -> tuple[xr.DataTree, np.ndarray]:
+    hyper = {
+        k: np.asarray(v, dtype=np.float64)
+        for k, v in job.module.empirical_bayes(job.counts, **job.params).items()
+    }
+    conc = job.concentration(hyper)
+    posterior = _conditional_draws(job, conc)
+    for name, value in hyper.items():
+        posterior[name] = np.broadcast_to(value, (job.chains, job.draws, *value.shape)).copy()
+    return _assemble(posterior, job.counts), conc
+
+
+def _route_collapsed(job: _Job) -> tuple[xr.DataTree, np.ndarray]:
+    import pymc as pm
+
+    pm_model = job.module.hyper_model(job.counts, **job.params)
+    seed = int(job.rng.integers(2**31 - 1))
+    hyper_tree = pm.sample(
+        draws=job.draws,
+        chains=job.chains,
+        random_seed=seed,
+        progressbar=job.progressbar,
+        nuts_sampler=job.sampler,
+        model=pm_model,
+        **job.sample_kwargs,
+    )
+    hyper_post = hyper_tree["posterior"].to_dataset()
+    hyper = {name: hyper_post[name].values for name in job.entry.hyperparameters}
+    conc = job.concentration(hyper)
+    posterior = _conditional_draws(job, conc)
+    tree = _assemble(posterior, job.counts, hyper=hyper_post[list(job.entry.hyperparameters)])
+    if "sample_stats" in hyper_tree.children:
+        tree["sample_stats"] = hyper_tree["sample_stats"].to_dataset()
+    return tree, conc
+
+
+def _route_nuts(job: _Job) -> tuple[xr.DataTree, np.ndarray]:
+    import pymc as pm
+
+    pm_model = job.entry.build(job.counts, **job.params)
+    # PyMC's convergence checks need the free variables in the trace: keep them while
+    # sampling and drop what was not asked for afterwards.
+    free = [rv.name for rv in pm_model.free_RVs]
+    hyper_names = list(job.entry.hyperparameters)
+    keep = None if job.names == job.available else sorted({*job.names, *free, *hyper_names})
+    tree = pm.sample(
+        draws=job.draws,
+        chains=job.chains,
+        random_seed=job.random_seed,
+        progressbar=job.progressbar,
+        var_names=keep,
+        nuts_sampler=job.sampler,
+        model=pm_model,
+        **job.sample_kwargs,
+    )
+    post = tree["posterior"].to_dataset()
+    if keep is not None:
+        tree["posterior"] = post[[*hyper_names, *job.names]]
+    observed = tree["observed_data"].to_dataset() if "observed_data" in tree.children else None
+    if observed is None or "counts" not in observed:
+        observed = xr_dataset({"counts": job.counts})
+    observed["counts"].attrs.update(job.counts.attrs)
+    tree["observed_data"] = observed
+    for group in ("log_likelihood",):  # written by fit from the model's concentration
+        if group in tree.children:
+            del tree[group]
+    hyper = {name: post[name].values for name in hyper_names} if hyper_names else None
+    return tree, job.concentration(hyper)
+
+
+def xr_dataset(data_vars: dict[str, Any]) -> Any:
+    import xarray as xr
+
+    return xr.Dataset(data_vars)
+
+
+_ROUTES: dict[str, Callable[[_Job], tuple[Any, np.ndarray]]] = {
+    "exact": _route_exact,
+    "collapsed": _route_collapsed,
+    "empirical_bayes": _route_empirical_bayes,
+    "nuts": _route_nuts,
+}
+
+
+def _sampler_name(method: str, tree: xr.DataTree) -> str:
+    if method not in NUTS_METHODS:
+        return "numpy.random.Generator.standard_gamma"
+    attrs = tree["sample_stats"].attrs if "sample_stats" in tree.children else {}
+    return str(
+        attrs.get("inference_library") or tree["posterior"].attrs.get("inference_library", "pymc")
+    )
+
+
+def _add_log_likelihood(
+    tree: xr.DataTree, values: np.ndarray, conc: np.ndarray, counts: xr.DataArray
+) -> None:
+    """Write the ``log_likelihood`` group: log p(answers_i | a) per chain, draw and item."""
+    import xarray as xr
+
+    from ambppl.modeling import log_likelihood
+
+    post = tree["posterior"]
+    chains, draws = post.sizes["chain"], post.sizes["draw"]
+    ll = log_likelihood(values, conc)
+    if conc.ndim == 1:  # the same for every draw: a read-only broadcast, no copies
+        ll = np.broadcast_to(ll, (chains, draws, values.shape[0]))
+    ds = xr.Dataset(
+        {"counts": (("chain", "draw", "item"), ll)},
+        coords={
+            "chain": post["chain"].values,
+            "draw": post["draw"].values,
+            "item": counts["item"].values,
+        },
+    )
+    ds.attrs = {**_created(), "sample_dims": ["chain", "draw"]}
+    tree["log_likelihood"] = ds
+
+
+def _check_convergence(tree: xr.DataTree, entry: ModelEntry, method: str) -> None:
+    """Record the convergence diagnostics in ``attrs["convergence"]``; warn if they fail."""
+    import arviz as az
+
+    post = tree["posterior"].to_dataset()
+    names = list(entry.hyperparameters) if method == "collapsed" else list(post.data_vars)
+    names = [n for n in names if n in post] or list(post.data_vars)
+    ds = post[names]
+    record: dict[str, Any] = {"variables": names}
+    if post.sizes["chain"] * post.sizes["draw"] < 4 or post.sizes["draw"] < 4:
+        record.update(passed=False, reason="too few draws to diagnose")
+    else:
+        rhat = az.rhat(ds)
+        bulk = az.ess(ds, method="bulk")
+        tail = az.ess(ds, method="tail")
+        worst = {
+            "r_hat": max(float(np.nanmax(rhat[v].values)) for v in names),
+            "ess_bulk": min(float(np.nanmin(bulk[v].values)) for v in names),
+            "ess_tail": min(float(np.nanmin(tail[v].values)) for v in names),
+        }
+        div = 0
+        if "sample_stats" in tree.children and "diverging" in tree["sample_stats"]:
+            div = int(tree["sample_stats"]["diverging"].values.sum())
+        worst["divergences"] = div
+        failed = [
+            k
+            for k, limit in CONVERGENCE.items()
+            if (worst[k] > limit if k in ("r_hat", "divergences") else worst[k] < limit)
+        ]
+        record.update(worst, passed=not failed, failed=failed)
+    tree.attrs["convergence"] = json.dumps(record)
+    if not record["passed"]:
+        warnings.warn(
+            f"the {method} fit of {entry.name!r} missed the convergence standard "
+            f"(R-hat <= 1.01, bulk and tail ESS >= 400, no divergences): "
+            f"{json.dumps({k: v for k, v in record.items() if k != 'variables'})}; "
+            "draw more (draws=, sample_kwargs={'tune': ...}) or raise target_accept",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
 
 
 def _as_counts(data: Any, read_kwargs: dict[str, Any]) -> xr.DataArray:
@@ -287,40 +572,39 @@ def _check_var_names(var_names: Any, available: list[str]) -> list[str]:
     return [n for n in available if n in names]
 
 
-def _check_sampler(sampler: Any) -> str:
-    """Return the NUTS sampler name, checking that its package is installed."""
+def _check_sampler(sampler: Any) -> str | None:
+    """Return the NUTS sampler name (None: PyMC's default), checking that it is installed."""
     if sampler is None:
-        return "pymc"
+        return None
     check_option(sampler, tuple(NUTS_SAMPLERS), "sampler")
     module = NUTS_SAMPLERS[sampler]
     if importlib.util.find_spec(module) is None:
         raise ImportError(
             f"sampler={sampler!r} needs the {module} package, which is not installed; "
             f"install it with: pip install 'ambppl[{sampler}]' (or use sampler=None for "
-            "PyMC's own NUTS)"
+            "PyMC's default)"
         )
     return sampler
 
 
-def _exact_dirichlet(
-    counts: xr.DataArray,
-    alpha: np.ndarray,
-    cs: int | None,
-    measures: list[str],
-    names: list[str],
-    draws: int,
-    chains: int,
-    random_seed: Any,
-    progressbar: bool,
-) -> dict[str, np.ndarray]:
-    """Independent draws of q_i ~ Dirichlet(alpha + counts_i) and of the measures."""
+def _conditional_draws(job: _Job, conc: np.ndarray) -> dict[str, np.ndarray]:
+    """Independent draws of q_i ~ Dirichlet(conc + counts_i) and of the measures.
+
+    ``conc`` is one concentration vector (K,) for every draw, or one per draw
+    (chains, draws, K).
+    """
     from ambppl.measures import _numpy as _measure_numpy
 
-    rng = np.random.default_rng(random_seed)
-    post = counts.values + alpha
-    n_items, n_cat = post.shape
-    store_q = "q" in names
-    todo = [m for m in measures if VARIABLES[m] in names]
+    values, chains, draws = job.values, job.chains, job.draws
+    n_items, n_cat = values.shape
+    per_draw = conc.ndim == 3
+    if per_draw and conc.shape != (chains, draws, n_cat):
+        raise ValueError(
+            f"the model's concentration must have shape (K,) or (chains, draws, K) = "
+            f"{(chains, draws, n_cat)}, but got {conc.shape}"
+        )
+    store_q = "q" in job.names
+    todo = [m for m in job.measures if VARIABLES[m] in job.names]
     out: dict[str, np.ndarray] = {}
     if store_q:
         out["q"] = np.empty((chains, draws, n_items, n_cat))
@@ -328,23 +612,34 @@ def _exact_dirichlet(
         out[VARIABLES[m]] = np.empty((chains, draws, n_items))
     chunk = max(1, CHUNK_BYTES // (8 * draws * n_cat))
     starts = range(0, n_items, chunk)
-    with _progress(progressbar, chains * len(starts), "exact Dirichlet draws") as advance:
+    rng = job.rng
+    with _progress(job.progressbar, chains * len(starts), "exact Dirichlet draws") as advance:
         for c in range(chains):
             for start in starts:
                 stop = min(start + chunk, n_items)
-                q = _dirichlet_draws(rng, post[start:stop], draws)
+                if per_draw:
+                    alpha = conc[c][:, None, :] + values[None, start:stop]
+                else:
+                    alpha = values[start:stop] + conc
+                q = _dirichlet_draws(rng, alpha, draws)
                 if store_q:
                     out["q"][c, :, start:stop] = q
                 first = c == 0 and start == 0  # validate q once (finite, on the simplex)
                 for m in todo:
-                    out[VARIABLES[m]][c, :, start:stop] = _measure_numpy(m, q, cs, -1, check=first)
+                    out[VARIABLES[m]][c, :, start:stop] = _measure_numpy(
+                        m, q, job.cs, -1, check=first
+                    )
                 advance()
     return out
 
 
 def _dirichlet_draws(rng: np.random.Generator, alpha: np.ndarray, draws: int) -> np.ndarray:
-    """``draws`` Dirichlet(alpha_i) vectors per row of ``alpha``: shape (draws, items, K)."""
-    g = rng.standard_gamma(alpha, size=(draws, *alpha.shape))
+    """Dirichlet draws of shape (draws, items, K).
+
+    ``alpha`` is (items, K) (the same concentrations for every draw) or (draws, items, K).
+    """
+    size = alpha.shape if alpha.ndim == 3 else (draws, *alpha.shape)
+    g = rng.standard_gamma(alpha, size=size)
     total = g.sum(axis=-1, keepdims=True)
     under = total[..., 0] == 0
     if np.any(under):
@@ -353,7 +648,7 @@ def _dirichlet_draws(rng: np.random.Generator, alpha: np.ndarray, draws: int) ->
         import scipy.special as sc
 
         d, i = np.nonzero(under)
-        a = alpha[i]
+        a = np.broadcast_to(alpha, size)[d, i]
         logg = np.log(rng.standard_gamma(a + 1.0)) + np.log(rng.random(a.shape)) / a
         g[d, i] = sc.softmax(logg, axis=-1)
         total[d, i] = 1.0
@@ -361,15 +656,30 @@ def _dirichlet_draws(rng: np.random.Generator, alpha: np.ndarray, draws: int) ->
     return g
 
 
-#: Exact sampler name (a model info record's "exact") -> function.
-_EXACT_SAMPLERS: dict[str, Callable[..., dict[str, np.ndarray]]] = {"dirichlet": _exact_dirichlet}
-
-
-def _assemble(posterior: dict[str, np.ndarray], counts: xr.DataArray) -> xr.DataTree:
-    """A DataTree with the layout of ``pymc.sample``'s result for exact draws."""
-    import xarray as xr
-
+def _created() -> dict[str, Any]:
     import ambppl
+
+    return {
+        "created_at": datetime.datetime.now(datetime.UTC).isoformat(),
+        "creation_library": "ambppl",
+        "creation_library_version": ambppl.__version__,
+        "creation_library_language": "Python",
+        "inference_library": "ambppl",
+        "inference_library_version": ambppl.__version__,
+    }
+
+
+def _assemble(
+    posterior: dict[str, np.ndarray], counts: xr.DataArray, hyper: Any = None
+) -> xr.DataTree:
+    """A DataTree with the layout of ``pymc.sample``'s result for exact draws.
+
+    ``hyper`` (an xarray Dataset of hyperparameter draws with dims chain, draw, ...) is
+    merged into the posterior; arrays in ``posterior`` of shape (chain, draw) or
+    (chain, draw, K) that are not per item (empirical-Bayes hyperparameters) get the dims
+    () or (category,).
+    """
+    import xarray as xr
 
     chains, draws = next(iter(posterior.values())).shape[:2]
     coords = {
@@ -378,71 +688,27 @@ def _assemble(posterior: dict[str, np.ndarray], counts: xr.DataArray) -> xr.Data
         "item": counts["item"].values,
         "category": counts["category"].values,
     }
-    data_vars = {
-        name: (("chain", "draw", "item", "category")[: values.ndim], values)
-        for name, values in posterior.items()
-    }
-    created = {
-        "created_at": datetime.datetime.now(datetime.UTC).isoformat(),
-        "creation_library": "ambppl",
-        "creation_library_version": ambppl.__version__,
-        "creation_library_language": "Python",
-        "inference_library": "ambppl",
-        "inference_library_version": ambppl.__version__,
-    }
+    per_item = {"q", *VARIABLES.values()}
+    data_vars = {}
+    for name, values in posterior.items():
+        if name in per_item:
+            dims = ("chain", "draw", "item", "category")[: values.ndim]
+        else:
+            dims = ("chain", "draw", "category")[: values.ndim]
+        data_vars[name] = (dims, values)
     ds = xr.Dataset(data_vars, coords={k: v for k, v in coords.items() if k != "category"})
-    if "q" in posterior:
+    if any("category" in v.dims for v in ds.data_vars.values()):
         ds = ds.assign_coords(category=coords["category"])
+    if hyper is not None:
+        hyper = hyper.assign_coords(chain=coords["chain"], draw=coords["draw"])
+        ds = xr.merge([hyper, ds], compat="override", join="exact")
+        if "category" in ds.dims:
+            ds = ds.assign_coords(category=coords["category"])
+    created = _created()
     ds.attrs = {**created, "sample_dims": ["chain", "draw"]}
     observed = xr.Dataset({"counts": counts})
     observed.attrs = {**created, "sample_dims": []}
     return xr.DataTree.from_dict({"posterior": ds, "observed_data": observed})
-
-
-def _fit_nuts(
-    entry: Any,
-    counts: xr.DataArray,
-    alpha: np.ndarray,
-    names: list[str],
-    available: list[str],
-    draws: int,
-    chains: int,
-    random_seed: Any,
-    sampler: str,
-    progressbar: bool,
-    sample_kwargs: dict[str, Any] | None,
-) -> xr.DataTree:
-    """Sample the catalog model with NUTS; return PyMC's DataTree."""
-    import pymc as pm
-
-    kwargs = dict(sample_kwargs or {})
-    clash = sorted(set(kwargs) & set(_RESERVED_SAMPLE_KWARGS))
-    if clash:
-        raise ValueError(
-            f"sample_kwargs must not contain {clash}: fit sets them itself (use fit's own "
-            "arguments draws=, chains=, random_seed=, progressbar=, var_names=, sampler=)"
-        )
-    pm_model = entry.build(counts, prior=alpha)
-    # PyMC's convergence checks need the free variables in the trace: keep them while
-    # sampling and drop what was not asked for afterwards.
-    free = [rv.name for rv in pm_model.free_RVs]
-    keep = None if names == available else sorted(set(names) | set(free))
-    tree = pm.sample(
-        draws=draws,
-        chains=chains,
-        random_seed=random_seed,
-        progressbar=progressbar,
-        var_names=keep,
-        nuts_sampler=sampler,
-        model=pm_model,
-        **kwargs,
-    )
-    if keep is not None:
-        tree["posterior"] = tree["posterior"].to_dataset()[names]
-    observed = tree["observed_data"].to_dataset()
-    observed["counts"].attrs.update(counts.attrs)
-    tree["observed_data"] = observed
-    return tree
 
 
 class _progress:

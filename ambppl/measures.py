@@ -18,7 +18,16 @@ import numpy as np
 
 from ambppl._checks import check_axis, check_cant_solve, check_n_proper, check_probabilities
 
-__all__ = ["MEASURES", "amb", "amb_modified", "amb_old", "normalized_entropy"]
+__all__ = [
+    "MEASURES",
+    "VARIABLES",
+    "amb",
+    "amb_modified",
+    "amb_old",
+    "measures_for",
+    "min_proper",
+    "normalized_entropy",
+]
 
 class _NumpyOps:
     """The handful of array operations the kernels need, for numpy."""
@@ -116,6 +125,67 @@ _KERNELS = {
 
 #: Names accepted by ``measure=`` arguments throughout the package.
 MEASURES: tuple[str, ...] = tuple(_KERNELS)
+
+#: Measure name -> name of its posterior variable, the same in every catalog model.
+#: This module holds the package's one measure table: every other module (fit, summaries,
+#: moments, estimators, the model files through :func:`ambppl.modeling.add_measures`) reads
+#: the names, the variable names and the minimum number of proper categories from here.
+VARIABLES: dict[str, str] = {
+    "amb": "amb",
+    "modified": "amb_modified",
+    "old": "amb_old",
+    "entropy": "entropy",
+}
+
+
+def min_proper(measure: str) -> int:
+    """The fewest proper categories (besides can't-solve) a measure is defined for.
+
+    Parameters
+    ----------
+    measure : {"amb", "modified", "old", "entropy"}
+        A measure name.
+
+    Returns
+    -------
+    int
+        1 for ``"amb"`` and ``"entropy"``, 2 for ``"modified"`` and ``"old"`` (their
+        normalization ``C / (C - 1)`` needs ``C >= 2``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown measure.
+
+    Examples
+    --------
+    >>> min_proper("modified")
+    2
+    """
+    from ambppl._checks import check_option
+
+    return _KERNELS[check_option(measure, MEASURES, "measure")][1]
+
+
+def measures_for(n_proper: int) -> tuple[str, ...]:
+    """The measures defined for ``n_proper`` proper categories, in the order of MEASURES.
+
+    Parameters
+    ----------
+    n_proper : int
+        Number of proper categories (can't-solve not counted).
+
+    Returns
+    -------
+    tuple of str
+        Measure names; ``"modified"`` and ``"old"`` need two proper categories.
+
+    Examples
+    --------
+    >>> measures_for(1), len(measures_for(4))
+    (('amb', 'entropy'), 4)
+    """
+    return tuple(m for m in MEASURES if n_proper >= _KERNELS[m][1])
 
 
 def _apply(measure: str, q: Any, cant_solve: int | None, axis: int, dim: str | None) -> Any:

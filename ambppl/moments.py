@@ -60,7 +60,7 @@ from ambppl._checks import (
     check_n_proper,
     check_option,
 )
-from ambppl.measures import MEASURES
+from ambppl.measures import MEASURES, min_proper
 
 __all__ = ["dirichlet_mean", "dirichlet_var"]
 
@@ -279,8 +279,6 @@ _VARIANCES: dict[str, Kernel] = {
     "amb": _var_amb,
     "modified": _var_modified,
 }
-#: measure -> minimum number of proper categories.
-_MIN_PROPER = {"amb": 1, "modified": 2, "old": 2, "entropy": 0}
 
 
 # --------------------------------------------------------------------------- dispatch
@@ -301,7 +299,7 @@ def _evaluate(
         check_alpha(arr)  # raises: too few categories
     k = arr.shape[-1]
     idx = check_cant_solve(cant_solve, k)
-    check_n_proper(k - (idx is not None), _MIN_PROPER[measure], f"dirichlet_{what}({measure!r})")
+    check_n_proper(k - (idx is not None), min_proper(measure), f"dirichlet_{what}({measure!r})")
     batch = arr.shape[:-1]
     flat = arr.reshape(-1, k)
     n = flat.shape[0]

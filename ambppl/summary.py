@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ambppl._checks import cant_solve_position, check_option, check_prob
-from ambppl.fit import VARIABLES
+from ambppl.measures import VARIABLES
+
+#: ``fit`` methods with independent draws (no ESS / R-hat columns); as ``ambppl.fit``.
+INDEPENDENT_METHODS = ("exact", "empirical_bayes")
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -144,10 +147,11 @@ def summarize(
     hdi_prob = check_prob(hdi_prob, "hdi_prob")
 
     posterior = result["posterior"].to_dataset()
-    counts = result["observed_data"]["counts"]
+    counts = _observed_counts(result)
     attrs = {**posterior.attrs, **result.attrs}
     method = attrs.get("method", "nuts")
-    cs = cant_solve_position(attrs.get("cant_solve"), counts["category"].values)
+    cs = _cant_solve(result, attrs, counts)
+    attrs["prior"] = _fixed_prior(result, attrs)
     draws = _draws(posterior, measure, cs)
     values = np.asarray(counts.values, dtype=np.int64)
     n = values.sum(axis=1)
@@ -165,7 +169,7 @@ def summarize(
     columns["hdi_lower"] = hdi.sel(ci_bound="lower").values
     columns["hdi_upper"] = hdi.sel(ci_bound="upper").values
     columns["p_above"] = (draws > threshold).mean(_SAMPLE_DIMS).values
-    if method != "exact":
+    if method not in INDEPENDENT_METHODS:
         columns["ess_bulk"] = az.ess(draws, method="bulk").values
         columns["r_hat"] = az.rhat(draws).values
 
@@ -230,13 +234,74 @@ def _estimators(values: np.ndarray, measure: str, cs: int | None) -> tuple[Any, 
     return out[0], out[1]
 
 
+def _observed_counts(result: xr.DataTree) -> xr.DataArray:
+    """The counts of a result: ``observed_data["counts"]`` (fit and the catalog's programs)."""
+    group = result["observed_data"]
+    if "counts" not in group.data_vars:
+        raise ValueError(
+            "result must hold the item x category counts as observed_data['counts'] (as "
+            "ambppl.fit and every catalog model write them), but observed_data has "
+            f"{sorted(group.data_vars)}"
+        )
+    return group["counts"]
+
+
+def _constant(result: xr.DataTree, name: str) -> Any:
+    """A variable of the ``constant_data`` group (``pm.Data`` of the model), or None."""
+    if "constant_data" in result.children and name in result["constant_data"].data_vars:
+        return result["constant_data"][name].values
+    return None
+
+
+def _cant_solve(result: xr.DataTree, attrs: dict[str, Any], counts: xr.DataArray) -> int | None:
+    """Position of the can't-solve category, from the attributes or the model's data.
+
+    ``ambppl.fit`` writes ``attrs["cant_solve"]``; a trace from ``pymc.sample`` on a catalog
+    model has the model's ``pm.Data("is_cant_solve")`` in ``constant_data`` instead. A result
+    with neither cannot be interpreted (its can't-solve shares, estimators and closed forms
+    would silently assume no can't-solve category), so it is refused.
+    """
+    labels = counts["category"].values
+    if "cant_solve" in attrs:
+        return cant_solve_position(attrs["cant_solve"], labels)
+    flags = _constant(result, "is_cant_solve")
+    if flags is not None:
+        hits = np.flatnonzero(np.asarray(flags))
+        if len(hits) > 1 or len(flags) != len(labels):
+            raise ValueError(
+                "result's constant_data['is_cant_solve'] must flag at most one of the "
+                f"{len(labels)} categories, but got {np.asarray(flags).tolist()}"
+            )
+        return int(hits[0]) if len(hits) else None
+    raise ValueError(
+        "result must say which category is can't-solve: ambppl.fit records it in "
+        "attrs['cant_solve'], catalog models in pm.Data('is_cant_solve') (constant_data), but "
+        "this result has neither; fit it with ambppl.fit, build the model with "
+        "ambppl.modeling.add_annotation_data, or set result.attrs['cant_solve'] = <label or None>"
+    )
+
+
+def _fixed_prior(result: xr.DataTree, attrs: dict[str, Any]) -> Any:
+    """The fixed Dirichlet prior of every q_i (attrs or ``pm.Data("prior")``), or None."""
+    if attrs.get("prior") is not None:
+        return attrs["prior"]
+    prior = _constant(result, "prior")
+    return None if prior is None else np.asarray(prior, dtype=np.float64).tolist()
+
+
 def _closed_forms(
     values: np.ndarray, attrs: dict[str, Any], measure: str, cs: int | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Posterior mean and sd in closed form (NaN where not available)."""
+    """Posterior mean and sd in closed form (NaN where not available).
+
+    They exist where the posterior of every ``q_i`` is ``Dirichlet(prior + counts_i)`` with
+    one fixed ``prior``: ``ambppl.fit`` records that prior in ``attrs["prior"]`` (fixed-prior
+    models, and empirical Bayes given its estimate), a fixed-prior model in
+    ``pm.Data("prior")``. Learned priors (a posterior over the hyperparameters) have none.
+    """
     nan = np.full(values.shape[0], np.nan)
     prior = attrs.get("prior")
-    if prior is None or not _dirichlet_posterior(attrs.get("model")):
+    if prior is None:
         return nan, nan
     from ambppl.moments import dirichlet_mean, dirichlet_var
 
@@ -248,18 +313,6 @@ def _closed_forms(
         except NotImplementedError:  # no closed form for this measure (e.g. Var of entropy)
             out.append(nan)
     return out[0], np.sqrt(out[1])
-
-
-def _dirichlet_posterior(model: Any) -> bool:
-    """Whether the catalog model's posterior is the conjugate Dirichlet."""
-    if not isinstance(model, str):
-        return False
-    from ambppl.catalog import get_model
-
-    try:
-        return get_model(model).info.get("exact") == "dirichlet"
-    except ValueError:
-        return False
 
 
 #: Bytes of stored draws per batch of distinct count vectors in :func:`summarize_counts`.

@@ -31,10 +31,23 @@ The same program in Stan notation::
     }
 
 The posterior is conjugate, ``q_i | counts ~ Dirichlet(alpha + counts_i)`` (paper section 3),
-so :func:`ambppl.fit` samples it exactly without MCMC (info record: ``"exact": "dirichlet"``)
-and ``ambppl.dirichlet_mean`` / ``ambppl.dirichlet_var`` give closed-form posterior moments.
-``amb_modified`` and ``amb_old`` need at least two proper categories; with a single proper
-category besides "can't solve" they are left out.
+so :func:`ambppl.fit` samples it exactly without MCMC (``method="exact"``, the info record's
+first method) and ``ambppl.dirichlet_mean`` / ``ambppl.dirichlet_var`` give closed-form
+posterior moments. ``amb_modified`` and ``amb_old`` need at least two proper categories;
+with a single proper category besides "can't solve" they are left out.
+
+What :func:`ambppl.fit` reads from this file (the template for your own models):
+
+- ``HYPERPARAMETERS``: the posterior variables the prior of ``q_i`` depends on (none here);
+- ``concentration(hyper, *, n_categories, **params)``: the Dirichlet concentration of
+  ``q_i`` given them (here the fixed ``alpha``); the exact route draws
+  ``q_i ~ Dirichlet(concentration + counts_i)`` and every route computes the
+  ``log_likelihood`` group from it (:mod:`ambppl.modeling`);
+- ``model(counts, **params)``: the PyMC program above, for ``method="nuts"``.
+
+The pointwise log likelihood is ``log p(answers_i | alpha)`` with ``q_i`` integrated out
+(:mod:`ambppl.modeling`); it is the same for every draw, so leave-one-item-out is exact
+(:func:`ambppl.loo`).
 """
 
 from __future__ import annotations
@@ -43,8 +56,41 @@ from typing import Any
 
 import numpy as np
 
-import ambppl
-from ambppl._checks import cant_solve_position, check_counts, check_prior
+from ambppl.modeling import (
+    add_annotation_data,
+    add_measures,
+    count_values,
+    model_coords,
+    prior_concentration,
+)
+
+#: Posterior variables the prior of q_i depends on: none (the prior is fixed).
+HYPERPARAMETERS: tuple[str, ...] = ()
+
+
+def concentration(hyper: Any, *, n_categories: int, prior: Any = 1.0) -> np.ndarray:
+    """The Dirichlet concentration of every ``q_i`` before the counts: ``alpha``.
+
+    Parameters
+    ----------
+    hyper : dict or None
+        Draws of :data:`HYPERPARAMETERS` (unused: there are none).
+    n_categories : int
+        Number of categories K.
+    prior : float or array_like, default 1.0
+        Symmetric Dirichlet concentration, or one positive value per category.
+
+    Returns
+    -------
+    numpy.ndarray, shape (K,)
+        ``alpha``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        If ``prior`` is not positive or has the wrong length.
+    """
+    return prior_concentration(prior, n_categories)
 
 
 def model(counts: Any, *, prior: Any = 1.0) -> Any:
@@ -61,8 +107,9 @@ def model(counts: Any, *, prior: Any = 1.0) -> Any:
     Returns
     -------
     pymc.Model
-        Free variable ``q`` (dims item, category), observed ``counts`` and the deterministic
-        measures ``amb``, ``amb_modified``, ``amb_old``, ``entropy`` (dims item).
+        Free variable ``q`` (dims item, category), observed ``counts``, the deterministic
+        measures ``amb``, ``amb_modified``, ``amb_old``, ``entropy`` (dims item) and the
+        ``pm.Data`` nodes ``is_cant_solve`` and ``prior`` (dims category).
 
     Raises
     ------
@@ -73,39 +120,15 @@ def model(counts: Any, *, prior: Any = 1.0) -> Any:
         numbers, or ``prior`` is not positive / has the wrong length.
     """
     import pymc as pm
-    import xarray as xr
 
-    if not isinstance(counts, xr.DataArray):
-        raise TypeError(
-            "counts must be an xarray.DataArray with dims ('item', 'category') (see "
-            f"ambppl.read_annotations), but got {type(counts).__name__}"
-        )
-    if tuple(counts.dims) != ("item", "category"):
-        raise ValueError(
-            f"counts must have dims ('item', 'category'), but got {tuple(counts.dims)}"
-        )
-    values = check_counts(counts.values)
-    n_categories = values.shape[1]
-    alpha = check_prior(prior, n_categories)
-    cs = cant_solve_position(counts.attrs.get("cant_solve"), _coord(counts, "category"))
-    n_proper = n_categories - (cs is not None)
-
-    coords = {"item": _coord(counts, "item"), "category": _coord(counts, "category")}
-    with pm.Model(coords=coords) as dirichlet_categorical:
+    values, cs = count_values(counts)
+    alpha = concentration(None, n_categories=values.shape[1], prior=prior)
+    with pm.Model(coords=model_coords(counts)) as dirichlet_categorical:
+        add_annotation_data(counts, prior=alpha)
         q = pm.Dirichlet("q", a=np.broadcast_to(alpha, values.shape), dims=("item", "category"))
         pm.Multinomial(
             "counts", n=values.sum(axis=1), p=q, observed=values, dims=("item", "category")
         )
-        pm.Deterministic("amb", ambppl.amb(q, cant_solve=cs), dims="item")
-        if n_proper >= 2:
-            pm.Deterministic("amb_modified", ambppl.amb_modified(q, cant_solve=cs), dims="item")
-            pm.Deterministic("amb_old", ambppl.amb_old(q, cant_solve=cs), dims="item")
-        pm.Deterministic("entropy", ambppl.normalized_entropy(q, cant_solve=cs), dims="item")
+        add_measures(q, cant_solve=cs)
     return dirichlet_categorical
 
-
-def _coord(counts: Any, dim: str) -> list:
-    """Coordinate values of ``dim`` (positions when the DataArray has none)."""
-    if dim in counts.coords:
-        return counts.coords[dim].values.tolist()
-    return list(range(counts.sizes[dim]))
