@@ -61,8 +61,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ambppl.summary import rank, select, stratify, summarize, summarize_counts
 
 __all__ = [
-    "MEASURES",
     "ConvergenceWarning",
+    "MEASURES",
     "__version__",
     "amb",
     "amb_modified",

@@ -275,17 +275,33 @@ def empirical_bayes(
         grad -= np.sum(stats.total_weight * (digamma(big_a + stats.total) - digamma(big_a)))
         return -float(value), -grad * a
 
-    pooled = (values.sum(axis=0) + 0.5) / (values.sum() + 0.5 * k)
-    start = np.log(k * pooled)
     lo, hi = LOG_CONCENTRATION_BOUNDS
-    res = minimize(objective, start, jac=True, method="L-BFGS-B", bounds=[(lo, hi)] * k)
-    theta = res.x
-    if np.any(theta <= lo + 1e-6) or np.any(theta >= hi - 1e-6):
+    used = values.sum(axis=0) > 0
+    theta = np.full(k, lo)  # a category nobody used: the likelihood grows as mu_k -> 0
+    pooled = (values.sum(axis=0) + 0.5) / (values.sum() + 0.5 * k)
+
+    def partial(t: np.ndarray) -> tuple[float, np.ndarray]:
+        full = theta.copy()
+        full[used] = t
+        value, grad = objective(full)
+        return value, grad[used]
+
+    res = minimize(
+        partial,
+        np.log(k * pooled[used]),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(lo, hi)] * int(used.sum()),
+        options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 1000},
+    )
+    theta[used] = res.x
+    at_bound = (not np.all(used)) or bool(np.any(res.x >= hi - 1.0))
+    if at_bound:
         warnings.warn(
             "empirical_bayes: the marginal likelihood is largest at a bound of log(kappa * mu) "
-            f"= {list(LOG_CONCENTRATION_BOUNDS)} (a category nobody used, or no spread "
-            "beyond multinomial noise); the bounded estimate is used. method='collapsed' "
-            "averages over the uncertainty instead",
+            f"= {list(LOG_CONCENTRATION_BOUNDS)} (a category nobody used drives mu_k to 0; "
+            "no spread beyond multinomial noise drives kappa to infinity); the bounded "
+            "estimate is used. method='collapsed' averages over the uncertainty instead",
             UserWarning,
             stacklevel=2,
         )

@@ -56,14 +56,22 @@ def small_counts():
 @pytest.fixture(scope="session")
 def nuts_fit(small_counts):
     """The one NUTS fit of the suite (PyMC compiles ~60 s cold per new model shape):
-    2 chains x 300 draws on ``small_counts``, reused by test_fit and test_summary."""
+    2 chains x 300 draws on ``small_counts``, reused by test_fit and test_summary.
+
+    So short a run may miss fit's convergence standard (bulk/tail ESS >= 400); the tests that
+    use it compare with MCSE-based tolerances, so its ConvergenceWarning is silenced here
+    (the warning itself is tested in test_fit.py)."""
+    import warnings
+
     import ambppl
 
-    return ambppl.fit(
-        small_counts,
-        method="nuts",
-        draws=300,
-        chains=2,
-        random_seed=20261125,
-        sample_kwargs={"tune": 300, "cores": 1},
-    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
+        return ambppl.fit(
+            small_counts,
+            method="nuts",
+            draws=300,
+            chains=2,
+            random_seed=20261125,
+            sample_kwargs={"tune": 300, "cores": 1},
+        )

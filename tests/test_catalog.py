@@ -34,7 +34,7 @@ def toy_info(name: str = "toy", **changes) -> dict:
         "description": "A toy entry.",
         "parameters": {"scale": {"default": 2.0, "description": "a number"}},
         "reference": "none",
-        "exact": None,
+        "methods": ["nuts"],
         "data": "counts",
     }
     info.update(changes)
@@ -57,7 +57,7 @@ def _no_catalog_override(monkeypatch):
 @pytest.fixture
 def toy_catalog(tmp_path) -> Path:
     write_entry(tmp_path)
-    write_entry(tmp_path, "other", info=toy_info("other", exact="dirichlet"))
+    write_entry(tmp_path, "other", info=toy_info("other", methods=["nuts", "exact"]))
     (tmp_path / "_helpers.py").write_text("X = 1\n")  # skipped: starts with "_"
     return tmp_path
 
@@ -69,10 +69,11 @@ def test_list_models_from_a_folder(toy_catalog):
     table = list_models(toy_catalog)
     assert table.index.name == "name"
     assert table.index.tolist() == ["other", "toy"]
-    assert list(table.columns) == ["description", "parameters", "reference", "exact"]
+    assert list(table.columns) == ["description", "parameters", "reference", "data", "methods"]
     assert table.loc["toy", "parameters"] == "scale=2.0"
-    assert table.loc["other", "exact"] == "dirichlet"
-    assert table.loc["toy", "exact"] is None
+    assert table.loc["other", "methods"] == "nuts, exact"
+    assert table.loc["toy", "methods"] == "nuts"
+    assert table.loc["toy", "data"] == "counts"
 
 
 def test_env_var_overrides_the_folder(toy_catalog, monkeypatch):
@@ -123,9 +124,13 @@ def test_missing_folder(tmp_path, monkeypatch):
         ("{not json", r"info record 'toy.json' must be valid JSON"),
         ("[1, 2]", r"info record 'toy.json' must be a JSON object, but got list"),
         (
-            {k: v for k, v in toy_info().items() if k not in ("exact", "data")},
-            r"must have the keys .*\['exact', 'data'\] are missing",
+            {k: v for k, v in toy_info().items() if k not in ("methods", "data")},
+            r"must have the keys .*\['methods', 'data'\] are missing",
         ),
+        (toy_info(methods=[]), r"must list its methods \(default first\) from \['exact'"),
+        (toy_info(methods="nuts"), r"must list its methods .* but got 'nuts'"),
+        (toy_info(methods=["nuts", "mcmc"]), r"methods .* but got \['nuts', 'mcmc'\]"),
+        (toy_info(methods=["nuts", "nuts"]), r"without repeats, but got \['nuts', 'nuts'\]"),
         (toy_info(name="other"), r"must have name 'toy' \(its file name\), but got 'other'"),
         (toy_info(parameters={"scale": 2.0}), r'must map each parameter to \{"default"'),
         (toy_info(data="wide"), r"must have data 'counts' or 'long', but got 'wide'"),
@@ -144,8 +149,47 @@ def test_model_file_without_model_function(tmp_path):
         entry.build(np.ones((1, 2)))
 
 
+ROUTE_MODEL = '''
+HYPERPARAMETERS = ("tau",)
+
+
+def model(counts, **params):
+    return None
+
+
+def concentration(hyper, *, n_categories):
+    return None
+'''
+
+
+@pytest.mark.parametrize(
+    ("methods", "source", "match"),
+    [
+        (["collapsed"], ROUTE_MODEL, r"lists method 'collapsed', which needs the functions "
+         r"\['hyper_model', 'concentration'\], but \['hyper_model'\] are missing"),
+        (["empirical_bayes"], ROUTE_MODEL, r"\['empirical_bayes'\] are missing"),
+        (["exact"], ROUTE_MODEL, r"lists method 'exact', which needs a fixed prior, but declares "
+         r"the hyperparameters \['tau'\]"),
+        (["nuts"], ROUTE_MODEL.replace('("tau",)', '"tau"'), r"HYPERPARAMETERS as a tuple"),
+    ],
+)
+def test_model_file_must_provide_its_routes(tmp_path, methods, source, match):
+    write_entry(tmp_path, source=source, info=toy_info(methods=methods))
+    with pytest.raises(ValueError, match=match):
+        _ = get_model("toy", tmp_path).module
+
+
+def test_entry_properties(toy_catalog):
+    entry = get_model("toy", toy_catalog)
+    assert entry.defaults == {"scale": 2.0}
+    assert entry.hyperparameters == ()
+    real = get_model("hierarchical_dirichlet")
+    assert real.hyperparameters == ("mu", "kappa")
+    assert real.defaults == {"mu_prior": 1.0, "kappa_scale": 1.0, "kappa_sd": 1.5}
+
+
 def test_info_keys_constant():
-    assert INFO_KEYS == ("name", "description", "parameters", "reference", "exact", "data")
+    assert INFO_KEYS == ("name", "description", "parameters", "reference", "methods", "data")
 
 
 # --------------------------------------------------------------------------- real catalog
@@ -155,8 +199,9 @@ def test_real_catalog_lists_dirichlet_categorical():
     assert catalog_dir() == ROOT / "models"  # source checkout (no ambppl/_models here)
     table = ambppl.list_models()
     row = table.loc["dirichlet_categorical"]
-    assert row["exact"] == "dirichlet"
+    assert row["methods"] == "exact, nuts"
     assert row["parameters"] == "prior=1.0"
+    assert table.loc["hierarchical_dirichlet", "methods"] == "collapsed, empirical_bayes, nuts"
     entry = ambppl.get_model("dirichlet_categorical")
     assert set(INFO_KEYS) <= set(entry.info)
     assert entry.info["data"] == "counts"
@@ -216,6 +261,7 @@ def test_catalog_and_example_from_installed_wheel(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "ambppl/_models/dirichlet_categorical.py" in names
     assert "ambppl/_models/dirichlet_categorical.json" in names
+    assert "ambppl/_models/hierarchical_dirichlet.py" in names
     assert "ambppl/examples/weather_sentiment.csv" in names
     assert "ambppl/examples/README.md" in names
     subprocess.run(
@@ -249,7 +295,7 @@ def test_catalog_and_example_from_installed_wheel(tmp_path):
     assert Path(got["ambppl"]).parent == package
     assert Path(got["catalog"]) == package / "_models"
     assert Path(got["example"]) == package / "examples" / "weather_sentiment.csv"
-    assert "dirichlet_categorical" in got["models"]
+    assert got["models"] == ["dirichlet_categorical", "hierarchical_dirichlet"]
     assert {"q", "counts", "amb"} <= set(got["vars"])
     assert got["method"] == "exact"
     assert got["amb_shape"] == [2, 50, 200]

@@ -52,7 +52,7 @@ def exact_fit(small_counts):
 
 
 def test_exact_layout(exact_fit, small_counts):
-    assert set(exact_fit.children) == {"posterior", "observed_data"}
+    assert set(exact_fit.children) == {"posterior", "observed_data", "log_likelihood"}
     post = exact_fit["posterior"]
     assert post["q"].dims == ("chain", "draw", "item", "category")
     for name in MEASURE_FUNCS:
@@ -68,12 +68,36 @@ def test_exact_layout(exact_fit, small_counts):
         "method": "exact",
         "model": "dirichlet_categorical",
         "prior": [1.0, 1.0, 1.0],
+        "parameters": '{"prior": 1.0}',
         "cant_solve": "cs",
         "sampler": "numpy.random.Generator.standard_gamma",
     }
     for key, value in expected.items():
         assert exact_fit.attrs[key] == value
         assert post.attrs[key] == value
+    assert "convergence" not in exact_fit.attrs  # independent draws: nothing to diagnose
+
+
+def test_log_likelihood_is_the_dirichlet_multinomial_of_the_answers(exact_fit, small_counts):
+    # Independent reference: the probability of one ordered answer sequence under
+    # Dirichlet(1, 1, 1) integrated over q, computed by the chain rule of the Polya urn:
+    # P(y_1..y_n) = prod_t (alpha_{y_t} + #earlier y_t) / (alpha_0 + t - 1).
+    ll = exact_fit["log_likelihood"]["counts"]
+    assert ll.dims == ("chain", "draw", "item") and ll.shape == (2, 5000, 3)
+    for i, row in enumerate(small_counts.values):
+        seq = np.repeat(np.arange(3), row)
+        seen, logp = np.zeros(3), 0.0
+        for t, y in enumerate(seq):
+            logp += np.log((1.0 + seen[y]) / (3.0 + t))
+            seen[y] += 1
+        np.testing.assert_allclose(ll.values[:, :, i], logp, rtol=1e-13)
+
+
+def test_log_likelihood_can_be_left_out(small_counts):
+    result = ambppl.fit(small_counts, draws=10, chains=1, random_seed=1, log_likelihood=False)
+    assert "log_likelihood" not in result.children
+    with pytest.raises(TypeError, match=r"log_likelihood must be True or False, but got 1"):
+        ambppl.fit(small_counts, draws=10, chains=1, log_likelihood=1)
 
 
 def test_default_method_is_exact_for_a_conjugate_model(small_counts):
@@ -250,6 +274,15 @@ def test_nuts_layout_matches_exact(nuts_fit, exact_fit):
     assert post["category"].values.tolist() == ref["category"].values.tolist()
     assert nuts_fit.attrs["method"] == "nuts" and post.attrs["sampler"] == "pymc"
     assert nuts_fit.attrs["prior"] == [1.0, 1.0, 1.0]
+    record = json.loads(nuts_fit.attrs["convergence"])
+    assert set(record) >= {"r_hat", "ess_bulk", "ess_tail", "divergences", "passed", "failed"}
+    assert record["variables"] == sorted(record["variables"], key=list(post.data_vars).index)
+    # the fixed prior's log likelihood is the same for every draw, as for exact draws
+    np.testing.assert_allclose(
+        nuts_fit["log_likelihood"]["counts"].values,
+        exact_fit["log_likelihood"]["counts"].values[:, :300],
+        rtol=1e-13,
+    )
     assert nuts_fit["observed_data"]["counts"].attrs["cant_solve"] == "cs"
     np.testing.assert_array_equal(
         nuts_fit["observed_data"]["counts"].values, exact_fit["observed_data"]["counts"].values
@@ -283,40 +316,72 @@ def test_nuts_agrees_with_exact_within_monte_carlo_error(nuts_fit, exact_fit):
 
 @pytest.fixture
 def no_exact_catalog(tmp_path, monkeypatch):
-    """A catalog with a copy of the model whose info record names no exact sampler."""
+    """A catalog with a copy of the model whose info record offers NUTS only."""
     src = get_model("dirichlet_categorical")
-    for name, exact in (("no_exact", None), ("odd_exact", "wishart")):
-        shutil.copy(src.path, tmp_path / f"{name}.py")
-        info = {**src.info, "name": name, "exact": exact}
-        (tmp_path / f"{name}.json").write_text(json.dumps(info))
+    shutil.copy(src.path, tmp_path / "no_exact.py")
+    info = {**src.info, "name": "no_exact", "methods": ["nuts"]}
+    (tmp_path / "no_exact.json").write_text(json.dumps(info))
     monkeypatch.setenv(ENV_VAR, str(tmp_path))
     return tmp_path
 
 
-def test_exact_needs_a_conjugate_model(small_counts, no_exact_catalog):
-    with pytest.raises(ValueError, match=r"method='exact' needs a model with a conjugate"):
+def test_method_must_be_one_the_model_offers(small_counts, no_exact_catalog):
+    with pytest.raises(
+        ValueError,
+        match=r"method must be one of the methods of model 'no_exact' \(\['nuts'\]\), but got "
+        r"'exact'",
+    ):
         ambppl.fit(small_counts, "no_exact", method="exact")
-    with pytest.raises(ValueError, match=r"names the exact sampler 'wishart'"):
-        ambppl.fit(small_counts, "odd_exact", method="exact")
 
 
-def test_default_method_is_nuts_without_exact_sampler(small_counts, no_exact_catalog, monkeypatch):
+def test_default_method_is_the_models_first(small_counts, no_exact_catalog, monkeypatch):
     seen = {}
 
-    def fake_nuts(entry, counts, *args):
-        seen["model"] = entry.name
-        return fit_module._assemble({"amb": np.zeros((1, 1, 3))}, counts)
+    def fake_nuts(job):
+        seen["model"] = job.entry.name
+        tree = fit_module._assemble({"amb": np.zeros((1, 1, 3))}, job.counts)
+        return tree, job.concentration(None)
 
-    monkeypatch.setattr(fit_module, "_fit_nuts", fake_nuts)
+    monkeypatch.setitem(fit_module._ROUTES, "nuts", fake_nuts)
+    monkeypatch.setattr(fit_module, "_check_convergence", lambda *a: None)
     result = ambppl.fit(small_counts, "no_exact")
     assert seen == {"model": "no_exact"} and result.attrs["method"] == "nuts"
+
+
+def test_nuts_options_choose_a_nuts_method(small_counts, monkeypatch):
+    # sampler= or sample_kwargs= without method= pick the model's first NUTS method
+    chosen = []
+    monkeypatch.setitem(fit_module._ROUTES, "nuts", lambda job: chosen.append("nuts") or 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        ambppl.fit(small_counts, sample_kwargs={"tune": 5})
+    assert chosen == ["nuts"]
+
+
+def test_parameters_of_another_model_are_refused(small_counts):
+    with pytest.raises(
+        ValueError,
+        match=r"model 'hierarchical_dirichlet' has the parameters \['kappa_scale', 'kappa_sd', "
+        r"'mu_prior'\], but got \['prior'\] \(parameters of other models\)",
+    ):
+        ambppl.fit(small_counts, "hierarchical_dirichlet", prior=0.5)
 
 
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
         ({"model": "nope"}, ValueError, r"name must be one of \['dirichlet_categorical'"),
-        ({"method": "mcmc"}, ValueError, r"method must be one of 'exact', 'nuts', but got 'mcmc'"),
+        (
+            {"method": "mcmc"},
+            ValueError,
+            r"method must be one of 'exact', 'collapsed', 'empirical_bayes', 'nuts', but got "
+            r"'mcmc'",
+        ),
+        (
+            {"method": "collapsed"},
+            ValueError,
+            r"method must be one of the methods of model 'dirichlet_categorical' \(\['exact', "
+            r"'nuts'\]\), but got 'collapsed'",
+        ),
         ({"prior": -1.0}, ValueError, r"prior must be strictly positive"),
         ({"prior": [1.0, 2.0]}, ValueError, r"prior must be .* a vector of 3 positive numbers"),
         ({"prior": "flat"}, TypeError, r"prior must be array-like of numbers"),
@@ -376,15 +441,55 @@ def test_nuts_var_names_keeps_only_what_was_asked(small_counts):
     # drops it afterwards (this used to fail inside pm.sample).
     import ambppl
 
-    tree = ambppl.fit(
-        small_counts,
-        method="nuts",
-        draws=100,
-        chains=2,
-        random_seed=3,
-        var_names=["amb"],
-        sample_kwargs={"tune": 100, "cores": 1},
-    )
+    with pytest.warns(ambppl.ConvergenceWarning, match=r"ess_tail"):  # 200 draws < 400
+        tree = ambppl.fit(
+            small_counts,
+            method="nuts",
+            draws=100,
+            chains=2,
+            random_seed=3,
+            var_names=["amb"],
+            sample_kwargs={"tune": 100, "cores": 1},
+        )
     assert list(tree["posterior"].data_vars) == ["amb"]
     assert tree["posterior"]["amb"].dims == ("chain", "draw", "item")
     assert tree["posterior"]["amb"].shape == (2, 100, 3)
+
+
+# ---------------------------------------------------------------------------------------
+# The convergence standard (checked on fabricated draws: no sampler involved)
+
+
+def _tree_with_draws(values: np.ndarray, diverging: int = 0) -> xr.DataTree:
+    chains, draws = values.shape
+    stats = np.zeros((chains, draws), dtype=bool)
+    stats.flat[:diverging] = True
+    return xr.DataTree.from_dict(
+        {
+            "posterior": xr.Dataset({"kappa": (("chain", "draw"), values)}),
+            "sample_stats": xr.Dataset({"diverging": (("chain", "draw"), stats)}),
+        }
+    )
+
+
+def test_convergence_standard_passes_independent_draws():
+    tree = _tree_with_draws(np.random.default_rng(5).normal(size=(4, 1000)))
+    fit_module._check_convergence(tree, get_model("hierarchical_dirichlet"), "collapsed")
+    record = json.loads(tree.attrs["convergence"])
+    assert record["passed"] and record["failed"] == [] and record["variables"] == ["kappa"]
+    assert record["divergences"] == 0 and record["r_hat"] < 1.01
+
+
+def test_convergence_standard_flags_a_sticky_chain_and_divergences():
+    rng = np.random.default_rng(6)
+    x = np.zeros((4, 1000))  # AR(1) with rho = 0.99: ESS ~ 4000 * 0.01 / 1.99 ~ 20
+    for t in range(1, 1000):
+        x[:, t] = 0.99 * x[:, t - 1] + rng.normal(size=4)
+    tree = _tree_with_draws(x)
+    with pytest.warns(ambppl.ConvergenceWarning, match=r"missed the convergence standard"):
+        fit_module._check_convergence(tree, get_model("hierarchical_dirichlet"), "collapsed")
+    assert {"ess_bulk", "ess_tail"} <= set(json.loads(tree.attrs["convergence"])["failed"])
+    tree = _tree_with_draws(rng.normal(size=(4, 1000)), diverging=3)
+    with pytest.warns(ambppl.ConvergenceWarning, match=r'"divergences": 3'):
+        fit_module._check_convergence(tree, get_model("hierarchical_dirichlet"), "collapsed")
+    assert json.loads(tree.attrs["convergence"])["failed"] == ["divergences"]

@@ -130,11 +130,38 @@ def test_measure_is_computed_from_q_when_not_stored(small_counts, exact_fit):
         ambppl.summarize(only_amb, measure="old")
 
 
-def test_no_closed_form_for_a_non_dirichlet_model(exact_fit):
+def test_no_closed_form_without_a_fixed_prior(exact_fit):
+    # a learned prior (hierarchical_dirichlet's collapsed fit) records no attrs["prior"]
     other = exact_fit.copy()
-    other.attrs["model"] = "some_other_model"
+    del other.attrs["prior"]
+    del other["posterior"].attrs["prior"]
     table = ambppl.summarize(other)
     assert table["exact_mean"].isna().all() and table["exact_sd"].isna().all()
+    assert table["mean"].notna().all()
+
+
+@pytest.mark.slow
+def test_plain_pymc_trace_of_a_catalog_model_is_read_from_its_data(small_counts):
+    # Defect found by trying the API: a trace from pm.sample on a catalog model used to carry
+    # no can't-solve label, so summarize silently took cs_share = 0 and no closed forms.
+    import warnings
+
+    import pymc as pm
+
+    model = ambppl.get_model("dirichlet_categorical").build(small_counts, prior=0.5)
+    with warnings.catch_warnings():  # a deliberately short run; PyMC may warn about it
+        warnings.simplefilter("ignore", RuntimeWarning)
+        trace = pm.sample(draws=200, tune=200, chains=1, random_seed=3, progressbar=False,
+                          model=model, compute_convergence_checks=False)
+    table = ambppl.summarize(trace)
+    assert table["cs_share"].tolist() == [0.0, 0.2, 2 / 6]  # counts (5,0,0), (2,2,1), (1,3,2)
+    # the closed forms use the prior recorded in the model (0.5, not the default 1.0)
+    expected = ambppl.dirichlet_mean(small_counts.values + 0.5, cant_solve=2)
+    np.testing.assert_allclose(table["exact_mean"], expected, rtol=1e-12)
+    # without the model's data the trace cannot be read: refused, not guessed
+    del trace["constant_data"]
+    with pytest.raises(ValueError, match=r"result must say which category is can't-solve"):
+        ambppl.summarize(trace)
 
 
 def test_nuts_adds_ess_and_rhat(nuts_fit):
