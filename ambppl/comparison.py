@@ -106,13 +106,19 @@ def loo(result: Any, *, pointwise: bool = True) -> Any:
     constant = np.all(values == values[:1, :1], axis=(0, 1))
     if not np.any(constant):
         return az.loo(result, pointwise=pointwise, var_name="counts")
-    log_weights = xr.full_like(ll, -np.log(n_samples), dtype=np.float64)
-    pareto_k = xr.zeros_like(ll.isel(chain=0, draw=0, drop=True), dtype=np.float64)
+    ll = ll.transpose("chain", "draw", "item")
+    log_weights = np.full(ll.shape, -np.log(n_samples))
+    pareto_k = np.zeros(ll.sizes["item"])
     if not np.all(constant):
-        varying = ll.isel(item=np.flatnonzero(~constant))
+        idx = np.flatnonzero(~constant)
+        varying = ll.isel(item=idx)
         lw, k = varying.azstats.psislw(r_eff=_r_eff(varying), dim=list(_SAMPLE_DIMS))
-        log_weights.loc[{"item": varying["item"]}] = lw.transpose(*ll.dims)
-        pareto_k.loc[{"item": varying["item"]}] = k
+        log_weights[..., idx] = lw.transpose("chain", "draw", "item").values
+        pareto_k[idx] = k.values
+    log_weights = xr.DataArray(log_weights, dims=ll.dims, coords=ll.coords)
+    pareto_k = xr.DataArray(
+        pareto_k, dims=("item",), coords={"item": ll["item"]} if "item" in ll.coords else None
+    )
     return az.loo(
         result,
         pointwise=pointwise,
@@ -127,7 +133,7 @@ def _r_eff(ll: Any) -> float:
     import arviz as az
 
     n = ll.sizes["chain"] * ll.sizes["draw"]
-    ess = az.ess(np.exp(ll), method="mean", dim=list(_SAMPLE_DIMS))
+    ess = az.ess(np.exp(ll), method="mean", sample_dims=list(_SAMPLE_DIMS))
     return float(np.nanmean(ess.values) / n)
 
 

@@ -1,0 +1,95 @@
+"""``ambppl.loo`` and ``ambppl.compare``: leave-one-item-out on the one log-likelihood meaning."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import ambppl
+from ambppl.modeling import log_likelihood
+
+
+@pytest.fixture(scope="module")
+def counts():
+    return ambppl.read_annotations(
+        ambppl.data.example_path("weather_sentiment"), cant_solve="I can't tell"
+    )
+
+
+@pytest.fixture(scope="module")
+def flat_fits(counts):
+    return {
+        f"beta={b:g}": ambppl.fit(counts, prior=b, draws=200, chains=2, random_seed=1)
+        for b in (0.5, 1.0)
+    }
+
+
+@pytest.fixture(scope="module")
+def learned(counts):
+    with warnings.catch_warnings():  # 2 x 500 draws may miss the ESS >= 400 standard
+        warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
+        return ambppl.fit(counts, "hierarchical_dirichlet", draws=500, chains=2, random_seed=2)
+
+
+def test_fixed_prior_loo_is_exact(flat_fits, counts):
+    # A fixed prior learns nothing from other items: LOO density = log p(answers_i | prior),
+    # computed here from ambppl.modeling.log_likelihood (tested against scipy there).
+    elpd = ambppl.loo(flat_fits["beta=1"])
+    expected = log_likelihood(counts.values, np.ones(5))
+    np.testing.assert_allclose(elpd.elpd_i.values, expected, rtol=1e-12)
+    assert elpd.elpd == pytest.approx(expected.sum(), rel=1e-12)
+    assert float(np.abs(elpd.pareto_k).max()) == 0.0 and abs(elpd.p) < 1e-8
+
+
+def test_learned_prior_loo_is_arviz_psis(learned):
+    import arviz as az
+
+    ours = ambppl.loo(learned)
+    theirs = az.loo(learned, pointwise=True)
+    np.testing.assert_allclose(ours.elpd_i.values, theirs.elpd_i.values, rtol=1e-12)
+    assert float(ours.pareto_k.max()) < 0.7  # q_i integrated out: no item is influential
+
+
+def test_mixed_constant_and_varying_items():
+    rng = np.random.default_rng(9)
+    varying = rng.normal(-3.0, 0.2, size=(2, 300, 4))
+    constant = np.broadcast_to(np.array([-2.0, -5.0]), (2, 300, 2))
+    ll = np.concatenate([varying, constant], axis=-1)
+    tree = xr.DataTree.from_dict(
+        {
+            "posterior": xr.Dataset({"x": (("chain", "draw"), rng.normal(size=(2, 300)))}),
+            "log_likelihood": xr.Dataset({"counts": (("chain", "draw", "item"), ll)}),
+        }
+    )
+    elpd = ambppl.loo(tree)
+    np.testing.assert_allclose(elpd.elpd_i.values[4:], [-2.0, -5.0], rtol=1e-14)
+    assert elpd.pareto_k.values[4:].tolist() == [0.0, 0.0]
+    # the varying items: PSIS-LOO; with log-likelihoods this light-tailed (sd 0.2, k < 0.5)
+    # smoothing barely moves the raw importance-sampling estimate -log mean(1 / p_s)
+    raw = -np.log(np.mean(np.exp(-varying), axis=(0, 1)))
+    assert np.all(elpd.pareto_k.values[:4] < 0.5)
+    np.testing.assert_allclose(elpd.elpd_i.values[:4], raw, atol=1e-3)
+
+
+def test_compare_ranks_the_learned_prior_first(flat_fits, learned):
+    table = ambppl.compare({**flat_fits, "learned": learned})
+    assert table.index[0] == "learned"
+    assert set(table.index) == {"learned", "beta=0.5", "beta=1"}
+    assert (table["elpd_diff"].iloc[1:] > 0).all() or (table["elpd_diff"].iloc[1:] < 0).all()
+
+
+def test_errors(flat_fits, counts):
+    one = flat_fits["beta=1"]
+    with pytest.raises(TypeError, match=r"result must be the xarray\.DataTree returned by"):
+        ambppl.loo(one.to_dict())
+    no_ll = ambppl.fit(counts, draws=10, chains=1, random_seed=1, log_likelihood=False)
+    with pytest.raises(ValueError, match=r"must have a log_likelihood group .* refit with"):
+        ambppl.loo(no_ll)
+    with pytest.raises(ValueError, match=r"results must be a dict of at least two"):
+        ambppl.compare({"one": one})
+    other = ambppl.fit(counts.isel(item=slice(0, 50)), draws=10, chains=1, random_seed=1)
+    with pytest.raises(ValueError, match=r"results must be fits of the same items"):
+        ambppl.compare({"all": one, "some": other})
