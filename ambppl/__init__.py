@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ambppl.sensitivity import prior_sensitivity
     from ambppl.summary import rank, select, stratify, summarize, summarize_counts
 
-__all__ = [
+__all__ = [  # noqa: RUF022 - plain sorted() order, as tests/test_package.py checks
     "ConvergenceWarning",
     "MEASURES",
     "__version__",

@@ -35,14 +35,7 @@ from ambppl._checks import (
     check_positive_scalar,
     check_probabilities,
 )
-from ambppl.measures import (
-    MEASURES,
-    amb,
-    amb_modified,
-    amb_old,
-    min_proper,
-    normalized_entropy,
-)
+from ambppl.measures import MEASURES, evaluate, min_proper
 from ambppl.moments import _pair_products, dirichlet_mean
 
 __all__ = ["estimate", "expected_plugin", "less_biased_bias", "plugin_bias"]
@@ -50,12 +43,6 @@ __all__ = ["estimate", "expected_plugin", "less_biased_bias", "plugin_bias"]
 #: Estimation methods accepted by :func:`estimate`.
 METHODS: tuple[str, ...] = ("plugin", "less_biased", "posterior_mean")
 
-_MEASURE_FUNCS = {
-    "amb": amb,
-    "modified": amb_modified,
-    "old": amb_old,
-    "entropy": normalized_entropy,
-}
 #: Measures whose expectation / bias functions below are exact (affine in amb and q_cs).
 _BIAS_MEASURES = ("amb", "modified")
 
@@ -227,7 +214,7 @@ def estimate(
     total = arr.sum(axis=-1)
     _check_items_answered(total, method)
     if method == "plugin":
-        return _MEASURE_FUNCS[measure](arr / total[..., None], cant_solve=idx)
+        return evaluate(measure, arr / total[..., None], cant_solve=idx)
     out = _less_biased(arr, idx, measure)
     return out[()] if out.ndim == 0 else out
 

@@ -24,6 +24,7 @@ __all__ = [
     "amb",
     "amb_modified",
     "amb_old",
+    "evaluate",
     "measures_for",
     "min_proper",
     "normalized_entropy",
@@ -165,6 +166,38 @@ def min_proper(measure: str) -> int:
     from ambppl._checks import check_option
 
     return _KERNELS[check_option(measure, MEASURES, "measure")][1]
+
+
+def evaluate(
+    measure: str, q: Any, cant_solve: int | None = -1, axis: int = -1, dim: str | None = None
+) -> Any:
+    """Any measure by name: ``evaluate("modified", q)`` is ``amb_modified(q)``.
+
+    Parameters
+    ----------
+    measure : {"amb", "modified", "old", "entropy"}
+        The measure.
+    q, cant_solve, axis, dim
+        As for :func:`amb` (numpy arrays, xarray DataArrays or PyTensor tensors).
+
+    Returns
+    -------
+    Same kind as ``q``
+        The measure of every response distribution.
+
+    Raises
+    ------
+    ValueError
+        For an unknown measure, or as the measure's own function raises.
+
+    Examples
+    --------
+    >>> float(evaluate("amb", [0.5, 0.5, 0.0]))
+    0.5
+    """
+    from ambppl._checks import check_option
+
+    return _apply(check_option(measure, MEASURES, "measure"), q, cant_solve, axis, dim)
 
 
 def measures_for(n_proper: int) -> tuple[str, ...]:

@@ -195,13 +195,7 @@ def _draws(posterior: xr.Dataset, measure: str, cs: int | None) -> xr.DataArray:
     if name in posterior:
         da = posterior[name]
     elif "q" in posterior:
-        func = {
-            "amb": measures.amb,
-            "modified": measures.amb_modified,
-            "old": measures.amb_old,
-            "entropy": measures.normalized_entropy,
-        }[measure]
-        da = func(posterior["q"], cant_solve=cs, dim="category")
+        da = measures.evaluate(measure, posterior["q"], cant_solve=cs, dim="category")
     else:
         raise ValueError(
             f"result must hold the draws of {name!r} or of 'q' to summarize measure "

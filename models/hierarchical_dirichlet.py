@@ -77,6 +77,7 @@ from typing import Any
 import numpy as np
 
 from ambppl.modeling import (
+    CountStatistics,
     add_annotation_data,
     add_measures,
     count_statistics,
@@ -185,8 +186,18 @@ def hyper_model(
 
     with pm.Model(coords={"category": model_coords(counts)["category"]}) as collapsed:
         mu, kappa, values, _ = _hyperpriors(counts, mu_prior, kappa_scale, kappa_sd)
+        # The statistics enter as pm.Data (shared variables, not constants): the compiled
+        # graph is then the same for every data set with K categories, and PyTensor's
+        # compilation cache serves repeated fits (tests, simulation studies) in milliseconds.
         stats = count_statistics(values)
-        pm.Potential("log_marginal", dirichlet_multinomial_logp(stats, kappa * mu))
+        shared = CountStatistics(
+            **{
+                name: pm.Data(f"stats_{name}", getattr(stats, name))
+                for name in ("category", "value", "weight", "total", "total_weight")
+            },
+            n_items=stats.n_items,
+        )
+        pm.Potential("log_marginal", dirichlet_multinomial_logp(shared, kappa * mu))
     return collapsed
 
 
