@@ -295,6 +295,13 @@ class ModelEntry:
                 from ambppl.data import read_annotations
 
                 counts = read_annotations(counts)
+        else:  # "long": one row per answer with item, rater and label columns
+            import pandas as pd
+
+            if not (isinstance(counts, pd.DataFrame) and {"item", "rater", "label"} <= set(counts)):
+                from ambppl.data import read_long
+
+                counts = read_long(counts)
         return self.module.model(counts, **prior)
 
 

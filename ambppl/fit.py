@@ -217,7 +217,11 @@ def fit(
         sample_kwargs = _check_sample_kwargs(sample_kwargs)
     else:
         _refuse_nuts_options(method, sampler, sample_kwargs)
-    counts = _as_counts(data, read_kwargs)
+    answers = None
+    if entry.info["data"] == "long":  # the model takes one row per answer (rater ids kept)
+        answers, counts = _as_answers(data, read_kwargs)
+    else:
+        counts = _as_counts(data, read_kwargs)
     cs_label = counts.attrs.get("cant_solve")
     from ambppl.modeling import count_values
 
@@ -229,6 +233,7 @@ def fit(
     job = _Job(
         entry=entry,
         counts=counts,
+        answers=answers,
         values=values,
         cs=cs,
         params=params,
@@ -245,7 +250,7 @@ def fit(
     )
     tree, conc = _ROUTES[method](job)
     if log_likelihood:
-        _add_log_likelihood(tree, values, conc, counts)
+        _add_log_likelihood(tree, job, conc)
     attrs: dict[str, Any] = {
         "method": method,
         "model": entry.name,
@@ -253,7 +258,7 @@ def fit(
         "cant_solve": None if cs_label is None else str(cs_label),
         "sampler": _sampler_name(method, tree),
     }
-    if conc.ndim == 1:  # one Dirichlet prior for every q_i: closed forms apply
+    if conc is not None and conc.ndim == 1:  # one Dirichlet prior for all q_i: closed forms
         attrs["prior"] = [float(a) for a in conc]
     tree.attrs.update(attrs)
     tree["posterior"].attrs.update(attrs)
@@ -270,8 +275,11 @@ class _Job:
         self.module = kwargs["entry"].module
         self.n_categories = kwargs["values"].shape[1]
 
-    def concentration(self, hyper: dict[str, np.ndarray] | None) -> np.ndarray:
-        """The model's Dirichlet concentration of q_i given hyperparameter draws."""
+    def concentration(self, hyper: dict[str, np.ndarray] | None) -> np.ndarray | None:
+        """The model's Dirichlet concentration of q_i given hyperparameter draws (None for a
+        model whose q_i have no Dirichlet prior: it defines no ``concentration``)."""
+        if not callable(getattr(self.module, "concentration", None)):
+            return None
         return np.asarray(
             self.module.concentration(hyper, n_categories=self.n_categories, **self.params),
             dtype=np.float64,
@@ -400,10 +408,11 @@ def _route_collapsed(job: _Job) -> tuple[xr.DataTree, np.ndarray]:
     return tree, conc
 
 
-def _route_nuts(job: _Job) -> tuple[xr.DataTree, np.ndarray]:
+def _route_nuts(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
     import pymc as pm
+    import xarray as xr
 
-    pm_model = job.entry.build(job.counts, **job.params)
+    pm_model = job.entry.build(job.counts if job.answers is None else job.answers, **job.params)
     # PyMC's convergence checks need the free variables in the trace: keep them while
     # sampling and drop what was not asked for afterwards.
     free = [rv.name for rv in pm_model.free_RVs]
@@ -422,22 +431,17 @@ def _route_nuts(job: _Job) -> tuple[xr.DataTree, np.ndarray]:
     post = tree["posterior"].to_dataset()
     if keep is not None:
         tree["posterior"] = post[[*hyper_names, *job.names]]
-    observed = tree["observed_data"].to_dataset() if "observed_data" in tree.children else None
-    if observed is None or "counts" not in observed:
-        observed = xr_dataset({"counts": job.counts})
-    observed["counts"].attrs.update(job.counts.attrs)
-    tree["observed_data"] = observed
+    # the model's own observed variables, and the counts every summary reads (with their
+    # attributes: can't-solve label, source, ...)
+    observed = (
+        tree["observed_data"].to_dataset() if "observed_data" in tree.children else xr.Dataset()
+    )
+    tree["observed_data"] = observed.assign(counts=job.counts)
     for group in ("log_likelihood",):  # written by fit from the model's concentration
         if group in tree.children:
             del tree[group]
     hyper = {name: post[name].values for name in hyper_names} if hyper_names else None
     return tree, job.concentration(hyper)
-
-
-def xr_dataset(data_vars: dict[str, Any]) -> Any:
-    import xarray as xr
-
-    return xr.Dataset(data_vars)
 
 
 _ROUTES: dict[str, Callable[[_Job], tuple[Any, np.ndarray]]] = {
@@ -457,19 +461,35 @@ def _sampler_name(method: str, tree: xr.DataTree) -> str:
     )
 
 
-def _add_log_likelihood(
-    tree: xr.DataTree, values: np.ndarray, conc: np.ndarray, counts: xr.DataArray
-) -> None:
-    """Write the ``log_likelihood`` group: log p(answers_i | a) per chain, draw and item."""
+def _add_log_likelihood(tree: xr.DataTree, job: _Job, conc: np.ndarray | None) -> None:
+    """Write the ``log_likelihood`` group: log p(answers_i | theta) per chain, draw and item.
+
+    From the model's Dirichlet concentration where it has one (:mod:`ambppl.modeling`);
+    otherwise from the model file's ``log_likelihood(posterior, data, **params)`` (the same
+    meaning: the item's answers with its own parameters integrated out), or not at all.
+    """
     import xarray as xr
 
     from ambppl.modeling import log_likelihood
 
     post = tree["posterior"]
     chains, draws = post.sizes["chain"], post.sizes["draw"]
-    ll = log_likelihood(values, conc)
-    if conc.ndim == 1:  # the same for every draw: a read-only broadcast, no copies
-        ll = np.broadcast_to(ll, (chains, draws, values.shape[0]))
+    counts = job.counts
+    if conc is None:
+        hook = getattr(job.module, "log_likelihood", None)
+        if not callable(hook):
+            return
+        data = job.counts if job.answers is None else job.answers
+        ll = np.asarray(hook(post.to_dataset(), data, **job.params), dtype=np.float64)
+        if ll.shape != (chains, draws, job.values.shape[0]):
+            raise ValueError(
+                f"model {job.entry.name!r}: log_likelihood must return shape (chains, draws, "
+                f"items) = {(chains, draws, job.values.shape[0])}, but got {ll.shape}"
+            )
+    else:
+        ll = log_likelihood(job.values, conc)
+    if ll.ndim == 1:  # the same for every draw: a read-only broadcast, no copies
+        ll = np.broadcast_to(ll, (chains, draws, job.values.shape[0]))
     ds = xr.Dataset(
         {"counts": (("chain", "draw", "item"), ll)},
         coords={
@@ -522,6 +542,24 @@ def _check_convergence(tree: xr.DataTree, entry: ModelEntry, method: str) -> Non
             ConvergenceWarning,
             stacklevel=3,
         )
+
+
+def _as_answers(data: Any, read_kwargs: dict[str, Any]) -> tuple[Any, xr.DataArray]:
+    """One row per answer (``read_long``) and the counts they make, for "long" models."""
+    from ambppl.data import read_annotations, read_long
+
+    answers = read_long(data, **read_kwargs)
+    counts = read_annotations(
+        answers,
+        item="item",
+        rater="rater",
+        label="label",
+        cant_solve=answers.attrs["cant_solve"],
+        categories=list(answers["label"].cat.categories),
+    )
+    for key in ("source", "n_dropped", "n_raters", "format"):
+        counts.attrs[key] = answers.attrs.get(key)
+    return answers, _as_counts(counts, {})
 
 
 def _as_counts(data: Any, read_kwargs: dict[str, Any]) -> xr.DataArray:

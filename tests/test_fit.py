@@ -493,3 +493,60 @@ def test_convergence_standard_flags_a_sticky_chain_and_divergences():
     with pytest.warns(ambppl.ConvergenceWarning, match=r'"divergences": 3'):
         fit_module._check_convergence(tree, get_model("hierarchical_dirichlet"), "collapsed")
     assert json.loads(tree.attrs["convergence"])["failed"] == ["divergences"]
+
+
+LONG_MODEL = '''
+"""A model of individual answers (info record data: "long"), for the dispatch test."""
+
+
+def model(answers, **params):
+    return answers
+'''
+
+
+def test_long_models_get_one_row_per_answer(tmp_path, monkeypatch):
+    import pandas as pd
+
+    (tmp_path / "answers_model.py").write_text(LONG_MODEL)
+    info = {
+        "name": "answers_model",
+        "description": "toy",
+        "parameters": {},
+        "reference": "none",
+        "methods": ["nuts"],
+        "data": "long",
+    }
+    (tmp_path / "answers_model.json").write_text(json.dumps(info))
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))
+    seen = {}
+
+    def fake_nuts(job):
+        seen["built"] = job.entry.build(job.answers)
+        seen["counts"] = job.counts
+        return fit_module._assemble({"amb": np.zeros((1, 2, 2))}, job.counts), job.concentration(
+            None
+        )
+
+    monkeypatch.setitem(fit_module._ROUTES, "nuts", fake_nuts)
+    monkeypatch.setattr(fit_module, "_check_convergence", lambda *a: None)
+    frame = pd.DataFrame(
+        {"doc": [1, 1, 1, 2], "who": ["r1", "r2", "r1", "r3"], "answer": ["a", "?", "a", "b"]}
+    )
+    result = ambppl.fit(
+        frame,
+        "answers_model",
+        item="doc",
+        rater="who",
+        label="answer",
+        cant_solve="?",
+        draws=2,
+        chains=1,
+    )
+    built = seen["built"]
+    assert list(built.columns) == ["item", "rater", "label"] and len(built) == 4
+    assert built["rater"].tolist() == ["r1", "r2", "r1", "r3"]
+    assert seen["counts"].values.tolist() == [[2, 0, 1], [0, 1, 0]]
+    assert result["observed_data"]["counts"].attrs["cant_solve"] == "?"
+    assert result["observed_data"]["counts"].attrs["n_raters"] == 3
+    # no Dirichlet concentration and no log_likelihood hook: no log_likelihood group
+    assert "log_likelihood" not in result.children and "prior" not in result.attrs
