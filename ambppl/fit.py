@@ -5,18 +5,13 @@ for every catalog model and every way of sampling it. ``fit`` has no branch per 
 model file declares what it needs (the info record's ``data`` and ``methods``) and provides
 the functions of the routes it lists; ``fit`` dispatches on the method:
 
-================== ======================================== ===============================
-method             what happens                             the model file provides
-================== ======================================== ===============================
-``exact``          independent draws of the conjugate       ``concentration`` (and no
-                   posterior ``Dirichlet(a + counts_i)``    ``HYPERPARAMETERS``)
-``collapsed``      NUTS on the hyperparameters with q       ``hyper_model``,
-                   integrated out, then one exact draw of   ``concentration``
-                   every q_i per hyperparameter draw
-``empirical_bayes`` hyperparameters at the maximum of the   ``empirical_bayes``,
-                   marginal likelihood, then exact draws    ``concentration``
-``nuts``           NUTS on the full PyMC program            ``model``
-================== ======================================== ===============================
+- ``exact``: independent draws of the conjugate posterior ``Dirichlet(a + counts_i)``; the
+  model file provides ``concentration`` (and no ``HYPERPARAMETERS``).
+- ``collapsed``: NUTS on the hyperparameters with every ``q_i`` integrated out, then one
+  exact draw of every ``q_i`` per hyperparameter draw; ``hyper_model`` and ``concentration``.
+- ``empirical_bayes``: the hyperparameters at the maximum of the marginal likelihood, then
+  exact draws; ``empirical_bayes`` and ``concentration``.
+- ``nuts``: NUTS on the full PyMC program; ``model``.
 
 Every route writes the groups ``posterior`` (``q``, the measures, the hyperparameters),
 ``observed_data`` (``counts``), ``log_likelihood`` (``counts``: one value per item and draw,
