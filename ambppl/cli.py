@@ -6,9 +6,11 @@ subcommand (validation, rater models, ...) is one decorated function; nothing el
 
 Errors raised by the library for bad input (``ValueError``, ``TypeError``,
 ``FileNotFoundError``) and bad command lines are reported as one line
-``ambppl: error: <message>`` on stderr with exit status 2, never as a traceback. Output files
-are written atomically (a temporary file in the same directory, then :func:`os.replace`) and
-an existing file is only replaced with ``--force``.
+``ambppl: error: <message>`` on stderr with exit status 2, never as a traceback. Warnings of
+the fit (an :class:`ambppl.ConvergenceWarning` when NUTS missed the convergence standard) are
+printed as one line ``warning: <message>`` on stderr and the run goes on (exit status 0).
+Output files are written atomically (a temporary file in the same directory, then
+:func:`os.replace`) and an existing file is only replaced with ``--force``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import shlex
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -103,6 +106,33 @@ def _progress(args: argparse.Namespace, message: str) -> None:
     """Report progress on stderr unless ``--quiet``."""
     if not getattr(args, "quiet", False):
         print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+
+
+def _numbers(text: str) -> float | list[float] | None:
+    """One finite number or a comma-separated list of them; None if ``text`` is neither."""
+    import math
+
+    try:
+        values = [float(p.strip()) for p in text.split(",")]
+    except ValueError:
+        return None
+    if not all(math.isfinite(v) for v in values):
+        return None
+    return values[0] if len(values) == 1 else values
+
+
+def _param(text: str) -> tuple[str, float | list[float]]:
+    """Parse ``--param NAME=VALUE``: VALUE is a number or a comma-separated list of numbers."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    parsed = _numbers(value) if sep and value.strip() else None
+    if not name.isidentifier() or parsed is None:
+        raise argparse.ArgumentTypeError(
+            "must be NAME=VALUE with a model parameter's name and a number or a "
+            "comma-separated list of numbers (e.g. --param kappa_scale=0.5 or --param "
+            f"mu_prior=1,1,2), but got {text!r}"
+        )
+    return name, parsed
 
 
 def _prior(text: str) -> float | list[float]:
@@ -261,6 +291,8 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
+    from ambppl.fit import METHODS
+
     group = parser.add_argument_group("model")
     group.add_argument(
         "--model",
@@ -268,17 +300,29 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
         help="catalog model (see 'ambppl models'; default: %(default)s)",
     )
     group.add_argument(
-        "--prior",
-        type=_prior,
-        default=1.0,
-        help="Dirichlet prior: one number for a symmetric prior or one per category, "
-        "comma-separated (default: %(default)s)",
+        "--method",
+        choices=METHODS,
+        default=None,
+        help="how to sample: one of the model's methods (see 'ambppl models'); default: the "
+        "model's first (exact for dirichlet_categorical, collapsed for "
+        "hierarchical_dirichlet)",
     )
     group.add_argument(
-        "--method",
-        choices=("exact", "nuts"),
+        "--param",
+        metavar="NAME=VALUE",
+        type=_param,
+        action="append",
+        default=[],
+        help="a parameter of the model, repeatable: a number or a comma-separated list of "
+        "numbers, e.g. --param kappa_scale=0.5 --param mu_prior=1,1,2 (the parameters are "
+        "listed by 'ambppl models --verbose'; default: the model's defaults)",
+    )
+    group.add_argument(
+        "--prior",
+        type=_prior,
         default=None,
-        help="exact conjugate draws or NUTS (default: exact where the model has it)",
+        help="dirichlet_categorical's Dirichlet prior (its parameter 'prior'): one number "
+        "for a symmetric prior or one per category, comma-separated (default: 1)",
     )
     group.add_argument(
         "--draws", type=_positive_int, default=1000, help="draws per chain (default: %(default)s)"
@@ -340,32 +384,93 @@ def _read(args: argparse.Namespace) -> Any:
     )
 
 
-def _fit(args: argparse.Namespace, counts: Any) -> Any:
-    """Fit the chosen model to the counts, with progress on stderr."""
-    from ambppl.catalog import get_model
-    from ambppl.fit import VARIABLES, fit
+def _model_settings(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """The method and the model parameters from the command line, checked against the model.
 
-    method = args.method or ("exact" if get_model(args.model).info.get("exact") else "nuts")
-    # Exact draws: store only the summarized measure (q costs K times as much memory).
-    # NUTS keeps every variable: PyMC's own convergence checks need them.
-    variable = VARIABLES.get(args.measure) if method == "exact" else None
+    Runs before the data are read, so a mistake costs nothing.
+    """
+    from ambppl.catalog import get_model, list_models
+
+    catalog = list_models()
+    if args.model not in catalog.index:
+        raise UsageError(
+            f"--model must be one of {', '.join(map(str, catalog.index))} (see 'ambppl "
+            f"models'), but got {args.model!r}"
+        )
+    info = get_model(args.model).info
+    names = list(info["parameters"])
+    described = ", ".join(names) if names else "none"
+    params: dict[str, Any] = {}
+    for name, value in args.param:
+        if name not in names:
+            raise UsageError(
+                f"--param {name}: model {args.model!r} has no parameter {name!r}; its "
+                f"parameters are {described} (see 'ambppl models --verbose')"
+            )
+        if name in params:
+            raise UsageError(f"--param {name} is given twice; give each parameter once")
+        params[name] = value
+    if args.prior is not None:
+        if "prior" not in names:
+            owners = [
+                str(m) for m in catalog.index if "prior" in get_model(str(m)).info["parameters"]
+            ]
+            raise UsageError(
+                f"--prior sets the parameter 'prior' of {', '.join(owners)}, but model "
+                f"{args.model!r} has the parameters {described}; set them with --param "
+                "NAME=VALUE (see 'ambppl models --verbose')"
+            )
+        if "prior" in params:
+            raise UsageError("--prior and --param prior=... both set the prior; give one of them")
+        params["prior"] = args.prior
+    offered = list(info["methods"])
+    method = args.method or offered[0]
+    if method not in offered:
+        raise UsageError(
+            f"--method {method}: model {args.model!r} offers the methods "
+            f"{', '.join(offered)} (default {offered[0]}); choose one of them"
+        )
+    return method, params
+
+
+def _fit(args: argparse.Namespace, counts: Any, method: str, params: dict[str, Any]) -> Any:
+    """Fit the chosen model to the counts, with progress on stderr.
+
+    The fit's warnings (a :class:`ambppl.ConvergenceWarning` when NUTS missed the
+    convergence standard) are printed as one line ``warning: ...`` each; the run goes on.
+    """
+    from ambppl.fit import VARIABLES, ConvergenceWarning, fit
+
+    # Exact draws given the hyperparameters: store only the summarized measure (q costs K
+    # times as much memory; the hyperparameters are always stored). Full NUTS keeps every
+    # variable: its convergence record covers all of them.
+    variable = VARIABLES.get(args.measure) if method != "nuts" else None
     _progress(
         args,
         f"fitting {args.model} ({method}, {args.chains} x {args.draws} draws) to "
         f"{counts.sizes['item']} items x {counts.sizes['category']} categories",
     )
     start = time.perf_counter()
-    result = fit(
-        counts,
-        model=args.model,
-        method=method,
-        prior=args.prior,
-        draws=args.draws,
-        chains=args.chains,
-        random_seed=args.seed,
-        var_names=None if variable is None else [variable],
-        progressbar=not args.quiet and sys.stderr.isatty(),
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        # ambppl's own warnings are meant for the user: each is shown once, as one line
+        warnings.filterwarnings("always", category=UserWarning, module="ambppl")
+        warnings.simplefilter("always", ConvergenceWarning)
+        result = fit(
+            counts,
+            model=args.model,
+            method=method,
+            draws=args.draws,
+            chains=args.chains,
+            random_seed=args.seed,
+            var_names=None if variable is None else [variable],
+            progressbar=not args.quiet and sys.stderr.isatty(),
+            **params,
+        )
+    for caught_warning in caught:
+        message = _one_line(str(caught_warning.message))
+        if issubclass(caught_warning.category, ConvergenceWarning):
+            message += " (on the command line: raise --draws)"
+        print(f"warning: {message}", file=sys.stderr, flush=True)
     _progress(args, f"fitted in {time.perf_counter() - start:.1f} s")
     return result
 
@@ -396,6 +501,7 @@ def _add_score(subparsers: Any) -> argparse.ArgumentParser:
         "  ambppl score answers.csv --item tweet_id --rater worker_id --label emotion \\\n"
         '      --cant-solve "I can\'t tell" -o scores.parquet\n'
         "  ambppl score answers.tsv --prior 0.5 --threshold 0.3 -o - | head\n"
+        "  ambppl score answers.csv --model hierarchical_dirichlet --param kappa_scale=0.5\n"
         "  ambppl score counts.npy --draws 200 -o scores.csv",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -432,7 +538,8 @@ def _run_score(args: argparse.Namespace) -> int:
     if output is not None:
         write = _table_writer(output)
         _check_output(output, args.force)  # fail before the expensive part
-    table = _summarize(args, _fit(args, _read(args)))
+    method, params = _model_settings(args)
+    table = _summarize(args, _fit(args, _read(args), method, params))
     if args.output == "-":
         table.to_csv(sys.stdout)
     elif output is None:
@@ -456,11 +563,14 @@ def _add_report(subparsers: Any) -> argparse.ArgumentParser:
         "access needed) with the data overview, the model and prior, convergence "
         "diagnostics, the check of the draws against the closed-form moments, the "
         "distribution of item ambiguity, a sortable ranked item table, the most ambiguous "
-        "items with their answer counts and the sensitivity to the prior.",
+        "items with their answer counts and the sensitivity to the prior; for a learned "
+        "prior (--model hierarchical_dirichlet) also the learned prior and its shrinkage.",
         epilog="examples:\n"
         '  ambppl report answers.csv --cant-solve "I can\'t tell" -o report.html\n'
         "  ambppl report answers.parquet --item question --rater worker --label answer \\\n"
-        "      --method nuts --draws 500 -o dogs.html --force",
+        "      --method nuts --draws 500 -o dogs.html --force\n"
+        '  ambppl report answers.csv --cant-solve "I can\'t tell" \\\n'
+        "      --model hierarchical_dirichlet --param kappa_sd=1 -o learned.html",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_input_options(parser)
@@ -486,7 +596,8 @@ def _run_report(args: argparse.Namespace) -> int:
     if output.suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"the report is HTML: end the output name in .html, but got '{output}'")
     _check_output(output, args.force)
-    result = _fit(args, _read(args))
+    method, params = _model_settings(args)
+    result = _fit(args, _read(args), method, params)
     _progress(args, "summarizing and drawing the figures")
     html = render_report(
         result,
@@ -508,8 +619,9 @@ def _add_models(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "models",
         help="list the model catalog",
-        description="List the models that --model accepts, with their parameters, the "
-        "closed-form reference that checks them and whether they have exact draws.",
+        description="List the models that --model accepts with the methods that --method "
+        "accepts for each (the default first) and, with --verbose, their parameters (set "
+        "with --param NAME=VALUE) and the closed-form reference that checks them.",
         epilog="examples:\n  ambppl models\n  ambppl models --verbose",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -525,14 +637,20 @@ def _run_models(args: argparse.Namespace) -> int:
 
     catalog = list_models()
     for name, row in catalog.iterrows():
-        exact = f"exact draws: {row['exact']}" if row["exact"] else "NUTS only"
-        print(f"{name}  ({exact})")
+        info = get_model(str(name)).info
+        methods = list(info["methods"])
+        shown = ", ".join([f"{methods[0]} (default)", *methods[1:]])
+        print(f"{name}  (methods: {shown})")
         print(f"    {row['description']}")
         if args.verbose:
-            params = get_model(str(name)).info.get("parameters") or {}
+            params = info.get("parameters") or {}
             for key, spec in params.items():
                 spec = spec if isinstance(spec, dict) else {"description": spec}
-                print(f"    --{key} (default {spec.get('default')}): {spec.get('description', '')}")
+                how = f"--param {key}=VALUE"
+                if key == "prior":
+                    how = f"--prior or {how}"
+                default = spec.get("default")
+                print(f"    {key} (default {default}; {how}): {spec.get('description', '')}")
             print(f"    reference: {row['reference']}")
     return 0
 

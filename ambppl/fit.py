@@ -201,7 +201,7 @@ def fit(
     from ambppl.catalog import get_model
 
     entry = get_model(model)
-    params, read_kwargs = _split_kwargs(entry, kwargs)
+    params, read_kwargs = _split_kwargs(entry, kwargs, data)
     method = _choose_method(entry, method, sampler, sample_kwargs)
     draws = check_positive_int(draws, "draws")
     chains = check_positive_int(chains, "chains")
@@ -281,8 +281,14 @@ class _Job:
         )
 
 
-def _split_kwargs(entry: ModelEntry, kwargs: dict[str, Any]) -> tuple[dict, dict]:
+#: Options of read_annotations / read_long besides the pandas options for files.
+_READ_OPTIONS = ("item", "rater", "label", "cant_solve", "categories", "format")
+
+
+def _split_kwargs(entry: ModelEntry, kwargs: dict[str, Any], data: Any) -> tuple[dict, dict]:
     """Split ``fit``'s keywords into the model's parameters and read_annotations options."""
+    import os
+
     from ambppl.catalog import list_models
 
     own = entry.info["parameters"]
@@ -299,6 +305,12 @@ def _split_kwargs(entry: ModelEntry, kwargs: dict[str, Any]) -> tuple[dict, dict
             f"model {entry.name!r} has the parameters {sorted(own)}, but got "
             f"{sorted(set(foreign))} (parameters of other models); drop them or choose the "
             "model that has them"
+        )
+    unknown = sorted(k for k in rest if k not in _READ_OPTIONS)
+    if unknown and not isinstance(data, str | os.PathLike):  # files take pandas' options too
+        raise ValueError(
+            f"fit's keywords must be parameters of model {entry.name!r} ({sorted(own)}) or "
+            f"options of read_annotations ({list(_READ_OPTIONS)}), but got {unknown}"
         )
     return params, rest
 

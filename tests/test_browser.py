@@ -101,6 +101,15 @@ def _console(stderr: str) -> list[str]:
 def report(browser: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A report written by the command on data with hostile labels, item ids and file name."""
     folder = tmp_path_factory.mktemp("browser")
+    source = _hostile_answers(folder)
+    out = folder / "report.html"
+    argv = ["report", str(source), "--cant-solve", "can't tell", "--draws", "300", "--chains", "2"]
+    assert main([*argv, "--seed", "3", "--top", "6", "-q", "-o", str(out)]) == 0
+    return out
+
+
+def _hostile_answers(folder: Path) -> Path:
+    """Answers with hostile labels, item ids and file name (30 items, 8 answers each)."""
     rng = np.random.default_rng(20261126)
     labels = np.array(["sunny", EVIL_LABEL, "rain & snow", "can't tell"])
     rows = [
@@ -111,10 +120,32 @@ def report(browser: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     rows += [{"task": "tweet 1", "worker": "w99", "label": lab} for lab in labels]
     source = folder / "<i>tweets & co.csv"
     pd.DataFrame(rows).to_csv(source, index=False)
-    out = folder / "report.html"
+    return source
+
+
+@pytest.fixture(scope="module")
+def learned_report(browser: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A learned-prior report (hierarchical_dirichlet, empirical Bayes: no NUTS) of the same
+    hostile data: the learned-prior section with its tables and figures."""
+    folder = tmp_path_factory.mktemp("browser-learned")
+    source = _hostile_answers(folder)
+    out = folder / "learned.html"
     argv = ["report", str(source), "--cant-solve", "can't tell", "--draws", "300", "--chains", "2"]
+    argv += ["--model", "hierarchical_dirichlet", "--method", "empirical_bayes"]
     assert main([*argv, "--seed", "3", "--top", "6", "-q", "-o", str(out)]) == 0
     return out
+
+
+def test_learned_prior_renders(browser: str, learned_report: Path, tmp_path: Path) -> None:
+    done = _run(browser, learned_report, tmp_path, "--dump-dom")
+    assert _console(done.stderr) == []
+    dom = done.stdout
+    assert len(re.findall(r'<table class="sortable" id="[\w-]+" data-sortable="ready"', dom)) == 3
+    for section in (*REPORT_SECTIONS, "learned-prior"):
+        assert f'<section id="{section}">' in dom
+    assert '<figure id="shrinkage">' in dom
+    assert len(re.findall(r"<script\b", dom)) == 1
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom  # the hostile label in the mu table
 
 
 def test_renders_without_console_errors(browser: str, report: Path, tmp_path: Path) -> None:

@@ -229,14 +229,133 @@ def test_score_counts_npy(tmp_path: Path, rng: np.random.Generator) -> None:
 
 
 def test_models_lists_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
-    from ambppl.catalog import list_models
+    from ambppl.catalog import get_model, list_models
 
     assert main(["models"]) == 0
     out = capsys.readouterr().out
     for name in list_models().index:
-        assert name in out
+        methods = get_model(str(name)).info["methods"]
+        shown = ", ".join([f"{methods[0]} (default)", *methods[1:]])
+        assert f"{name}  (methods: {shown})\n" in out
+    assert "dirichlet_categorical  (methods: exact (default), nuts)" in out
+    assert "hierarchical_dirichlet  (methods: collapsed (default), empirical_bayes, nuts)" in out
     assert main(["models", "--verbose"]) == 0
-    assert "--prior" in capsys.readouterr().out
+    verbose = capsys.readouterr().out
+    assert "prior (default 1.0; --prior or --param prior=VALUE)" in verbose
+    assert "kappa_sd (default 1.5; --param kappa_sd=VALUE)" in verbose
+
+
+# ---------------------------------------------------------------------- other models, --param
+
+#: The bundled example: 200 tweets x 5 categories of the CrowdFlower weather data.
+EXAMPLE = Path(cli.__file__).parent / "examples" / "weather_sentiment.csv"
+
+
+def test_score_hierarchical_on_the_example(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--model hierarchical_dirichlet: its default method (collapsed NUTS on mu and kappa);
+    100 draws x 2 chains miss the convergence standard, which is one warning line on stderr
+    and exit status 0."""
+    out = tmp_path / "s.csv"
+    argv = ["score", str(EXAMPLE), "--cant-solve", "I can't tell"]
+    argv += ["--model", "hierarchical_dirichlet", "--draws", "100", "--chains", "2"]
+    assert main([*argv, "--seed", "3", "-q", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    warning_lines = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warning_lines) == 1, err
+    assert "missed the convergence standard" in warning_lines[0]
+    assert "raise --draws" in warning_lines[0]
+    assert "Traceback" not in err and "ambppl: error" not in err
+    table = pd.read_csv(out, index_col="item")
+    assert len(table) == 200 and list(table.columns) == [*COLUMNS, "ess_bulk", "r_hat", "rank"]
+    assert table["mean"].between(0, 1).all() and table["exact_mean"].isna().all()
+    assert table["mean"].is_monotonic_decreasing
+
+
+@pytest.fixture
+def fit_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """Record the keyword arguments of every ambppl.fit call the command makes."""
+    import importlib
+
+    module = importlib.import_module("ambppl.fit")  # the module (ambppl.fit is the function)
+    calls: list[dict] = []
+    real = module.fit
+
+    def spy(data, **kwargs):
+        calls.append(kwargs)
+        return real(data, **kwargs)
+
+    monkeypatch.setattr(module, "fit", spy)
+    return calls
+
+
+def test_param_reaches_the_model(
+    tmp_path: Path, fit_calls: list[dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "s.csv"
+    argv = ["score", str(EXAMPLE), "--cant-solve", "I can't tell", "-o", str(out), *FAST]
+    argv += ["--model", "hierarchical_dirichlet", "--method", "empirical_bayes"]
+    argv += ["--param", "kappa_sd=1", "--param", "mu_prior=1,1,1,1,2.5"]
+    assert main(argv) == 0
+    (call,) = fit_calls
+    assert call["model"] == "hierarchical_dirichlet" and call["method"] == "empirical_bayes"
+    assert call["kappa_sd"] == 1.0 and call["mu_prior"] == [1.0, 1.0, 1.0, 1.0, 2.5]
+    assert "prior" not in call
+    assert "warning:" not in capsys.readouterr().err  # no NUTS, no convergence warning
+    table = pd.read_csv(out, index_col="item")
+    assert "r_hat" not in table.columns and table["exact_mean"].notna().all()
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ([], {"method": "exact"}),
+        (["--prior", "0.5"], {"method": "exact", "prior": 0.5}),
+        (["--param", "prior=0.5,1,2"], {"method": "exact", "prior": [0.5, 1.0, 2.0]}),
+        (["--method", "exact", "--prior", "2"], {"method": "exact", "prior": 2.0}),
+    ],
+)
+def test_default_method_and_prior(
+    answers_csv: Path, fit_calls: list[dict], extra: list[str], expected: dict
+) -> None:
+    """The default method is the model's first; --prior and --param prior= set its prior."""
+    argv = ["score", str(answers_csv), "--cant-solve", "skip", "-o", "-", *FAST, *extra]
+    assert main(argv) == 0
+    (call,) = fit_calls
+    assert call["model"] == "dirichlet_categorical"
+    assert {k: call[k] for k in ("method", "prior") if k in call} == expected
+
+
+def test_model_warnings_are_one_line(
+    tmp_path: Path, rng: np.random.Generator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ambppl's other warnings print like the convergence warning: one line, exit status 0
+    (here empirical Bayes at a bound: nobody used the category '1')."""
+    counts = rng.multinomial(8, [0.5, 0.0, 0.3, 0.2], size=20)
+    np.save(tmp_path / "counts.npy", counts)
+    argv = ["score", str(tmp_path / "counts.npy"), "--cant-solve", "3", "-o", "-", *FAST]
+    argv += ["--model", "hierarchical_dirichlet", "--method", "empirical_bayes"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    warning_lines = [line for line in captured.err.splitlines() if line.startswith("warning:")]
+    assert len(warning_lines) == 1, captured.err
+    assert warning_lines[0].startswith("warning: empirical_bayes: the marginal likelihood is ")
+    assert "Traceback" not in captured.err
+    assert len(pd.read_csv(pd.io.common.StringIO(captured.out), index_col="item")) == 20
+
+
+def test_report_hierarchical_on_the_example(tmp_path: Path) -> None:
+    """A learned prior in the report from the command line (empirical Bayes: no NUTS)."""
+    out = tmp_path / "r.html"
+    argv = ["report", str(EXAMPLE), "--cant-solve", "I can't tell", "--top", "4"]
+    argv += ["--model", "hierarchical_dirichlet", "--method", "empirical_bayes"]
+    assert main([*argv, "-o", str(out), *FAST]) == 0
+    page = out.read_text(encoding="utf-8")
+    for section in (*REPORT_SECTIONS, "learned-prior"):
+        assert f'<section id="{section}">' in page
+    assert '<figure id="shrinkage">' in page and "<th>mean<br>learned prior</th>" in page
+    assert "http://" not in page and "https://" not in page
 
 
 # ---------------------------------------------------------------------------------------- report
@@ -267,6 +386,39 @@ def test_report_writes_one_self_contained_file(answers_csv: Path, tmp_path: Path
         (["--prior", "0"], "--prior"),
         (["--prior", "1,2"], "prior"),  # 2 values for 3 categories (from ambppl.fit)
         (["--method", "gibbs"], "--method"),
+        (["--method", "collapsed"], "offers the methods exact, nuts"),
+        (["--param", "kappa=1"], "has no parameter 'kappa'; its parameters are prior"),
+        (["--param", "prior"], "argument --param: must be NAME=VALUE"),
+        (["--param", "prior=abc"], "argument --param: must be NAME=VALUE"),
+        (["--param", "prior=1,x"], "argument --param: must be NAME=VALUE"),
+        (["--param", "prior=nan"], "argument --param: must be NAME=VALUE"),
+        (["--param", "prior=1", "--param", "prior=2"], "--param prior is given twice"),
+        (["--prior", "1", "--param", "prior=1"], "--prior and --param prior=... both"),
+        (["--param", "prior=-1"], "prior"),  # from ambppl.fit
+        (
+            ["--model", "hierarchical_dirichlet", "--prior", "0.5"],
+            "--prior sets the parameter 'prior' of dirichlet_categorical, but model "
+            "'hierarchical_dirichlet' has the parameters mu_prior, kappa_scale, kappa_sd",
+        ),
+        (
+            ["--model", "hierarchical_dirichlet", "--param", "prior=0.5"],
+            "its parameters are mu_prior, kappa_scale, kappa_sd",
+        ),
+        (
+            ["--model", "hierarchical_dirichlet", "--method", "exact"],
+            "offers the methods collapsed, empirical_bayes, nuts (default collapsed)",
+        ),
+        (
+            [
+                "--model",
+                "hierarchical_dirichlet",
+                "--method",
+                "empirical_bayes",
+                "--param",
+                "kappa_sd=0",
+            ],
+            "kappa_sd",  # from the model, through ambppl.fit
+        ),
         (["--model", "no_such_model"], "no_such_model"),
         (["--measure", "variance"], "variance"),
         (["--draws", "0"], "--draws"),

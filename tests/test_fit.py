@@ -357,6 +357,15 @@ def test_nuts_options_choose_a_nuts_method(small_counts, monkeypatch):
     assert chosen == ["nuts"]
 
 
+def test_unknown_keywords_are_refused(small_counts):
+    with pytest.raises(
+        ValueError,
+        match=r"fit's keywords must be parameters of model 'dirichlet_categorical' "
+        r"\(\['prior'\]\) or options of read_annotations \(\['item', .*\), but got \['kapa'\]",
+    ):
+        ambppl.fit(small_counts, kapa=3.0)
+
+
 def test_parameters_of_another_model_are_refused(small_counts):
     with pytest.raises(
         ValueError,

@@ -12,7 +12,7 @@ import pytest
 import xarray as xr
 from conftest import REPORT_SECTIONS
 
-from ambppl.fit import fit
+from ambppl.fit import ConvergenceWarning, fit
 from ambppl.report import render_report, writer
 from ambppl.report.figures import plain
 from ambppl.summary import rank, summarize
@@ -230,21 +230,255 @@ def test_asymmetric_prior_is_listed(rng: np.random.Generator) -> None:
     assert cells == ["yes", "1.000", "no", "2.000", "cs", "0.500"]
 
 
-def test_model_without_exact_sampler(
+def test_model_without_fixed_or_learned_prior(
     result: xr.DataTree, tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A catalog model with no conjugate sampler: no prior refits and no closed forms."""
+    """A catalog model that offers only NUTS and whose fit has neither one fixed prior nor a
+    learned (mu, kappa): the report lists the model's methods (from its info record) and
+    says that prior refits and closed forms are not available."""
     import json
     import shutil
 
     from ambppl.catalog import get_model
 
     entry = get_model("dirichlet_categorical")
-    shutil.copy(entry.path, tmp_path / "no_exact.py")
-    info = {**entry.info, "name": "no_exact", "exact": None}
-    (tmp_path / "no_exact.json").write_text(json.dumps(info))
+    shutil.copy(entry.path, tmp_path / "nuts_only.py")
+    info = {**entry.info, "name": "nuts_only", "methods": ["nuts"]}
+    (tmp_path / "nuts_only.json").write_text(json.dumps(info))
     monkeypatch.setenv("AMBPPL_MODELS", str(tmp_path))
-    result.attrs["model"] = result["posterior"].attrs["model"] = "no_exact"
+    result = _as_nuts(result)
+    for node in (result, result["posterior"]):
+        node.attrs["model"] = "nuts_only"
+        del node.attrs["prior"]
     page = render_report(result, top=2)
-    assert "model &#39;no_exact&#39; has no exact sampler" in page
+    assert '<td class="text" id="model-methods">nuts (default)</td>' in page
+    assert "not one fixed Dirichlet prior" in page
+    assert "model &#39;nuts_only&#39; has neither one fixed Dirichlet prior" in page
     assert "No closed-form posterior moments are available" in page
+    assert "This result carries no convergence record" in page
+    assert 'id="learned-prior"' not in page
+
+
+def test_model_section_lists_methods_and_parameters(result: xr.DataTree) -> None:
+    page = render_report(result, top=2)
+    assert '<td class="text" id="model-methods">exact (default), nuts</td>' in page
+    assert '<td class="text" id="model-parameters"><code>prior=1.0</code></td>' in page
+
+
+# ------------------------------------------------------------------------ convergence standard
+
+
+def _with_record(result: xr.DataTree, **record) -> xr.DataTree:
+    """A NUTS-labelled result carrying the convergence record ``record`` (as fit writes it)."""
+    import json
+
+    result = _as_nuts(result)
+    result.attrs["convergence"] = json.dumps({"variables": ["amb"], **record})
+    return result
+
+
+def test_convergence_paragraph_when_the_standard_is_met(result: xr.DataTree) -> None:
+    record = {"r_hat": 1.0042, "ess_bulk": 812.4, "ess_tail": 650.6, "divergences": 0}
+    page = render_report(_with_record(result, **record, passed=True, failed=[]), top=2)
+    paragraph = re.search(r'<p id="convergence-standard">(.*?)</p>', page, flags=re.S).group(1)
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", paragraph))
+    assert text.startswith("The fit met the convergence standard (R-hat &le; 1.01, bulk and")
+    assert "tail ESS &ge; 400, no divergent transitions), checked on amb:" in text
+    assert "largest R-hat 1.0042, smallest bulk ESS 812, smallest tail ESS 651" in text
+    assert "0 divergent transitions." in text and "Draw more" not in text
+
+
+def test_convergence_paragraph_when_the_standard_is_missed(result: xr.DataTree) -> None:
+    record = {"r_hat": 1.0203, "ess_bulk": 95.0, "ess_tail": 40.0, "divergences": 2}
+    failed = ["r_hat", "ess_bulk", "ess_tail", "divergences"]
+    page = render_report(_with_record(result, **record, passed=False, failed=failed), top=2)
+    paragraph = re.search(r'<p id="convergence-standard">(.*?)</p>', page, flags=re.S).group(1)
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", paragraph))
+    assert text.startswith("The fit did not meet the convergence standard")
+    assert "largest R-hat 1.0203, smallest bulk ESS 95, smallest tail ESS 40, 2 divergent" in text
+    assert "Missed: r_hat, ess_bulk, ess_tail, divergences. Draw more" in text
+    too_few = _with_record(result, passed=False, reason="too few draws to diagnose")
+    page = render_report(too_few, top=2)
+    assert "did not meet the convergence standard" in page
+    assert "too few draws to diagnose." in page
+
+
+def test_exact_draws_have_no_convergence_record(result: xr.DataTree) -> None:
+    page = render_report(result, top=2)
+    assert 'id="convergence-standard"' not in page
+    assert "nor does the convergence standard for Markov chains" in page
+
+
+# ------------------------------------------------------------------------------- learned prior
+
+
+@pytest.fixture(scope="module")
+def learned_result() -> xr.DataTree:
+    """One collapsed fit of hierarchical_dirichlet shared by the learned-prior tests."""
+    counts = _counts(np.random.default_rng(20261126), n_items=30)
+    # 2 chains x 200 draws cannot reach tail ESS >= 400: fit warns that the fit missed the
+    # convergence standard, which is expected here (the report shows it; see below).
+    with pytest.warns(ConvergenceWarning, match="missed the convergence standard"):
+        return fit(
+            counts,
+            "hierarchical_dirichlet",
+            draws=200,
+            chains=2,
+            random_seed=7,
+            sample_kwargs={"tune": 300, "cores": 1},
+        )
+
+
+@pytest.fixture(scope="module")
+def learned_page(learned_result: xr.DataTree) -> str:
+    return render_report(learned_result, top=4, random_seed=1)
+
+
+def test_learned_prior_section(learned_result: xr.DataTree, learned_page: str) -> None:
+    page = learned_page
+    assert '<section id="learned-prior">' in page and '<a href="#learned-prior">' in page
+    for section in REPORT_SECTIONS:
+        assert f'<section id="{section}">' in page
+    section = re.search(r'<section id="learned-prior">(.*?)</section>', page, flags=re.S)
+    section = section.group(1)
+    # mu: one row per category with its posterior mean; kappa and beta = kappa / K
+    mu = learned_result["posterior"]["mu"].mean(("chain", "draw")).values
+    rows = re.findall(r"<tr><td class=\"text[^\"]*\">([^<]*)</td><td>([^<]*)</td>", section)
+    assert [r[0] for r in rows] == ["yes", "no", "cs"]
+    assert [r[1] for r in rows] == [f"{m:.3f}" for m in mu]
+    kappa = float(learned_result["posterior"]["kappa"].mean())
+    assert f"{kappa:.3f} [" in section and f"{kappa / 3:.3f} [" in section
+    # the two figures, embedded
+    assert (
+        'alt="implied prior of the measure under the learned and the symmetric priors"' in section
+    )
+    assert '<figure id="shrinkage"><img alt="shrinkage plot' in section
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', section)
+    assert len(images) == 2
+    for encoded in images:
+        assert base64.b64decode(encoded, validate=True)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "http://" not in page and "https://" not in page
+    # the model section names the learned prior, the sensitivity section compares it
+    assert "learned from all items: q<sub>i</sub> ~ Dirichlet(&kappa;&middot;&mu;)" in page
+    assert "<th>mean<br>learned prior</th>" in page and "<th>mean<br>prior 0.5</th>" in page
+    assert "<th>mean<br>prior 2.0</th>" not in page
+
+
+def test_learned_fit_reports_its_convergence(learned_result: xr.DataTree, learned_page: str):
+    import json
+
+    record = json.loads(learned_result.attrs["convergence"])
+    assert record["variables"] == ["mu", "kappa"] and not record["passed"]
+    paragraph = re.search(r'<p id="convergence-standard">(.*?)</p>', learned_page, flags=re.S)
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", paragraph.group(1)))
+    assert text.startswith("The fit did not meet the convergence standard")
+    assert "checked on mu, kappa:" in text
+    assert f"largest R-hat {record['r_hat']:.4f}" in text
+    assert f"smallest tail ESS {record['ess_tail']:.0f}" in text
+
+
+def test_learned_prior_numbers(learned_result: xr.DataTree) -> None:
+    """HDIs from arviz, beta = kappa / K, the implied prior and the beta = 1 means against
+    closed forms."""
+    import arviz as az
+
+    from ambppl.moments import dirichlet_mean, dirichlet_var
+
+    table = rank(summarize(learned_result, hdi_prob=0.9))
+    out = writer._learned_prior(
+        learned_result, table, measure="amb", hdi_prob=0.9, threshold=0.4, random_seed=3
+    )
+    post = learned_result["posterior"]
+    hdi = az.hdi(post["mu"], prob=0.9, dim=["chain", "draw"])
+    assert [m["lower"] for m in out["mu"]] == pytest.approx(hdi.sel(ci_bound="lower").values)
+    assert [m["upper"] for m in out["mu"]] == pytest.approx(hdi.sel(ci_bound="upper").values)
+    assert [m["is_cs"] for m in out["mu"]] == [False, False, True]
+    kappa_hdi = az.hdi(post["kappa"], prob=0.9, dim=["chain", "draw"]).values
+    assert [out["kappa"]["lower"], out["kappa"]["upper"]] == pytest.approx(kappa_hdi)
+    assert out["beta"]["mean"] == pytest.approx(float(post["kappa"].mean()) / 3)
+    assert [out["beta"]["lower"], out["beta"]["upper"]] == pytest.approx(kappa_hdi / 3)
+    assert not out["point_estimate"]
+    # implied prior mean of amb under the symmetric priors: closed form, 5 MCSE
+    n = writer.N_PRIOR_DRAWS
+    for entry, beta in zip(out["implied"][1:], writer.LEARNED_COMPARISON, strict=True):
+        alpha = np.full(3, beta)
+        exact = dirichlet_mean(alpha, measure="amb", cant_solve=-1)
+        mcse = math.sqrt(dirichlet_var(alpha, measure="amb", cant_solve=-1) / n)
+        assert abs(entry["mean"] - exact) <= 5 * mcse
+    # the learned prior's implied mean: Dirichlet(kappa * mu) averaged over the posterior
+    conc = (post["kappa"] * post["mu"]).transpose("chain", "draw", "category").values
+    exact = dirichlet_mean(conc.reshape(-1, 3), measure="amb", cant_solve=-1).mean()
+    assert abs(out["implied"][0]["mean"] - exact) <= 0.02
+    # shrinkage: beta = 1 means of every item against Dirichlet(1 + counts)
+    counts = learned_result["observed_data"]["counts"].sel(item=list(table.index)).values
+    flat = dirichlet_mean(counts + 1.0, measure="amb", cant_solve=-1)
+    change = table["mean"].to_numpy() - flat
+    assert out["shrinkage"]["median_abs_change"] == pytest.approx(
+        np.median(np.abs(change)), abs=0.01
+    )
+    assert out["shrinkage"]["n_lower"] + out["shrinkage"]["n_higher"] == len(table)
+
+
+def test_learned_prior_sensitivity(learned_result: xr.DataTree) -> None:
+    from ambppl.moments import dirichlet_mean, dirichlet_var
+
+    table = rank(summarize(learned_result))
+    sens = writer._sensitivity(
+        learned_result,
+        table,
+        top=3,
+        priors=None,
+        measure="amb",
+        hdi_prob=0.9,
+        threshold=0.4,
+        random_seed=2,
+    )
+    assert sens["available"] and sens["learned"]
+    assert sens["labels"] == ["learned prior", "prior 0.5", "prior 1.0"]
+    ids = list(table.index[:3])
+    assert [r["item"] for r in sens["rows"]] == ids
+    learned = [r["by_prior"][0]["mean"] for r in sens["rows"]]
+    assert learned == pytest.approx(table["mean"].iloc[:3].to_numpy())
+    counts = learned_result["observed_data"]["counts"].sel(item=ids).values
+    n_draws = 2 * sens["draws"]
+    for j, beta in enumerate((0.5, 1.0), start=1):
+        exact = dirichlet_mean(counts + beta, measure="amb", cant_solve=-1)
+        mcse = np.sqrt(dirichlet_var(counts + beta, measure="amb", cant_solve=-1) / n_draws)
+        got = np.array([r["by_prior"][j]["mean"] for r in sens["rows"]])
+        assert np.all(np.abs(got - exact) <= 5 * mcse)
+    for r in sens["rows"]:
+        means = [p["mean"] for p in r["by_prior"]]
+        assert r["spread"] == pytest.approx(max(means) - min(means))
+
+
+def test_flat_fit_has_no_learned_prior(result: xr.DataTree) -> None:
+    page = render_report(result, top=2, random_seed=1)
+    assert 'id="learned-prior"' not in page and 'id="shrinkage"' not in page
+    assert "shrinkage plot" not in page
+    table = rank(summarize(result))
+    assert (
+        writer._learned_prior(
+            result, table, measure="amb", hdi_prob=0.9, threshold=0.4, random_seed=1
+        )
+        is None
+    )
+
+
+def test_empirical_bayes_learned_prior(rng: np.random.Generator) -> None:
+    """Empirical Bayes: a learned prior at a point (no HDI width), exact draws, closed forms."""
+    result = fit(
+        _counts(rng, n_items=30),
+        "hierarchical_dirichlet",
+        method="empirical_bayes",
+        draws=300,
+        chains=2,
+        random_seed=5,
+    )
+    page = render_report(result, top=3, random_seed=1)
+    assert '<section id="learned-prior">' in page and '<figure id="shrinkage">' in page
+    assert "(empirical Bayes: &mu; and &kappa; at the maximum" in page
+    assert "at their maximum marginal likelihood (empirical Bayes)" in page
+    assert 'id="exact-statement"' in page and 'id="convergence-standard"' not in page
+    assert 'id="agreement-stats"' in page  # fixed prior kappa * mu given the estimate
+    kappa = float(result["posterior"]["kappa"].values.flat[0])
+    assert f"{kappa:.3f} [{kappa:.3f}, {kappa:.3f}]" in page

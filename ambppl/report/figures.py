@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -352,19 +352,24 @@ def prior_sensitivity(
     lower: np.ndarray,
     upper: np.ndarray,
     measure: str,
+    labels: Sequence[str] | None = None,
 ) -> str:
-    """Interval plot of the posterior mean and HDI per item under each symmetric prior.
+    """Interval plot of the posterior mean and HDI per item under each prior.
 
     Parameters
     ----------
     items : sequence
         Item ids (rows).
     priors : sequence of float
-        The symmetric Dirichlet concentrations compared.
+        The symmetric Dirichlet concentrations compared (used for the legend when
+        ``labels`` is not given).
     mean, lower, upper : numpy.ndarray
         Shape ``(len(items), len(priors))``.
     measure : str
         The measure's name, for the axis label.
+    labels : sequence of str, optional
+        Legend entries, one per column (e.g. ``["learned", "beta = 0.5", "beta = 1"]``);
+        default ``"prior <beta>"``.
 
     Returns
     -------
@@ -388,11 +393,13 @@ def prior_sensitivity(
     """
     mean, lower, upper = (np.asarray(a, dtype=float) for a in (mean, lower, upper))
     n_items, n_priors = mean.shape
+    if labels is None:
+        labels = [f"prior {float(beta):g}" for beta in priors]
     fig = _new_figure(6.0, 0.32 * n_items * 1.0 + 1.2)
     ax = fig.add_subplot()
     y = np.arange(n_items)[::-1].astype(float)
     colors = [_ORANGE, _BLUE, "#4d9a59", "#8a5ca8", _GREY]
-    for j, beta in enumerate(priors):
+    for j, label in enumerate(labels):
         yj = y + (j - (n_priors - 1) / 2) * 0.22
         ax.errorbar(
             mean[:, j],
@@ -402,11 +409,126 @@ def prior_sensitivity(
             ms=3.5,
             lw=1.2,
             color=colors[j % len(colors)],
-            label=f"prior {beta:g}",
+            label=plain(label),
         )
     ax.set_yticks(y, [plain(i, 24) for i in items])
     ax.set_xlabel(f"{plain(measure)}: posterior mean and HDI")
     ax.legend(
         frameon=False, fontsize=8, ncols=n_priors, loc="lower center", bbox_to_anchor=(0.5, 1.0)
     )
+    return to_data_uri(fig)
+
+
+def implied_prior(samples: Mapping[str, np.ndarray], measure: str) -> str:
+    """Densities of a measure under several priors of ``q`` (one outline per prior).
+
+    Parameters
+    ----------
+    samples : mapping of str to numpy.ndarray
+        Legend label -> values of the measure for draws of ``q`` from that prior (e.g. the
+        learned prior and the symmetric priors beta = 0.5 and 1).
+    measure : str
+        The measure's name, for the axis label.
+
+    Returns
+    -------
+    str
+        PNG data URI.
+
+    Notes
+    -----
+    This is the prior predictive of the measure for a new item before any of its answers
+    are seen: what the prior alone says about how ambiguous an item is. Non-finite values
+    are left out.
+
+    References
+    ----------
+    The paper, Section "Prior"; Gelman et al. (2013), *Bayesian Data Analysis*, 3rd ed.,
+    Section 5.3 (hierarchical priors).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> implied_prior({"a": rng.random(100), "b": rng.random(100) ** 2}, "amb")[:10]
+    'data:image'
+    """
+    fig = _new_figure(5.6, 3.0)
+    ax = fig.add_subplot()
+    clean = {k: np.asarray(v, dtype=float) for k, v in samples.items()}
+    clean = {k: v[np.isfinite(v)] for k, v in clean.items()}
+    hi = max([1.0, *(float(v.max()) for v in clean.values() if v.size)])
+    bins = np.linspace(0.0, hi, 41)
+    colors = [_BLUE, _ORANGE, "#4d9a59", "#8a5ca8", _GREY]
+    for j, (label, values) in enumerate(clean.items()):
+        ax.hist(
+            values,
+            bins=bins,
+            density=True,
+            histtype="step",
+            lw=1.8 if j == 0 else 1.3,
+            color=colors[j % len(colors)],
+            label=plain(label, 48),
+        )
+    ax.set_xlabel(f"{plain(measure)} of a new item (prior, before its answers)")
+    ax.set_ylabel("density")
+    ax.legend(frameon=False, fontsize=8)
+    return to_data_uri(fig)
+
+
+def shrinkage(
+    flat: np.ndarray,
+    learned: np.ndarray,
+    measure: str,
+    flat_label: str = "symmetric prior β = 1",
+    learned_label: str = "learned prior",
+) -> str:
+    """Scatter plot of each item's posterior mean under two priors, with the diagonal.
+
+    Parameters
+    ----------
+    flat : numpy.ndarray
+        Posterior mean of the measure per item under the symmetric prior (x axis).
+    learned : numpy.ndarray
+        Posterior mean of the same items under the learned prior (y axis).
+    measure : str
+        The measure's name, for the axis labels.
+    flat_label, learned_label : str
+        Names of the two priors on the axes.
+
+    Returns
+    -------
+    str
+        PNG data URI.
+
+    Notes
+    -----
+    Points on the diagonal are items the choice of prior does not move. Items with few
+    answers move most: the prior's pseudo-answers weigh as much as the answers there.
+
+    References
+    ----------
+    Efron and Morris (1975), "Data analysis using Stein's estimator and its
+    generalizations", JASA 70(350) (shrinkage plots).
+
+    Examples
+    --------
+    >>> shrinkage(np.array([0.2, 0.5]), np.array([0.1, 0.55]), "amb")[:10]
+    'data:image'
+    """
+    flat = np.asarray(flat, dtype=float)
+    learned = np.asarray(learned, dtype=float)
+    fig = _new_figure(4.6, 4.2)
+    ax = fig.add_subplot()
+    both = np.r_[flat, learned]
+    both = both[np.isfinite(both)]
+    lo = min(0.0, float(both.min())) if both.size else 0.0
+    hi = max(1.0, float(both.max())) if both.size else 1.0
+    ax.plot([lo, hi], [lo, hi], color=_GREY, ls="--", lw=1, label="diagonal (no change)")
+    ax.scatter(flat, learned, s=10, alpha=0.5, color=_BLUE, edgecolors="none", label="items")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_aspect("equal")
+    ax.set_xlabel(f"posterior mean of {plain(measure)}: {plain(flat_label, 48)}")
+    ax.set_ylabel(f"posterior mean of {plain(measure)}: {plain(learned_label, 48)}")
+    ax.legend(frameon=False, fontsize=8, loc="upper left")
     return to_data_uri(fig)

@@ -9,14 +9,25 @@ so item ids, labels and file names are always shown as text, never interpreted a
 from __future__ import annotations
 
 import datetime
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-#: Symmetric Dirichlet concentrations compared in the prior-sensitivity section.
+#: Symmetric Dirichlet concentrations compared in the prior-sensitivity section of a fit
+#: with one fixed prior.
 SENSITIVITY_PRIORS: tuple[float, ...] = (0.5, 1.0, 2.0)
+
+#: Symmetric priors a learned prior is compared with (prior sensitivity, implied prior).
+LEARNED_COMPARISON: tuple[float, ...] = (0.5, 1.0)
+
+#: Draws of q from each prior in the implied-prior figure.
+N_PRIOR_DRAWS = 4000
+
+#: Exact draws per distinct count vector for the beta = 1 means of the shrinkage plot.
+N_SHRINKAGE_DRAWS = 1000
 
 #: Items shown in the rank-plot panel of a NUTS fit (those with the largest R-hat).
 N_RANK_PLOTS = 6
@@ -66,14 +77,65 @@ def _environment() -> Any:
     return env
 
 
-def _model_description(name: str) -> str:
-    """The catalog's one-line description of a model (empty if the catalog lacks it)."""
+def _model_info(name: str) -> dict[str, Any]:
+    """The catalog's info record of a model (empty if the catalog lacks it)."""
     try:
         from ambppl.catalog import get_model
 
-        return str(get_model(name).info.get("description", ""))
+        return dict(get_model(name).info)
     except (ValueError, OSError):
-        return ""
+        return {}
+
+
+def _parameters(result: Any) -> list[dict[str, str]]:
+    """The model's parameters recorded by ``fit`` (``attrs["parameters"]``, JSON)."""
+    raw = result.attrs.get("parameters", result["posterior"].attrs.get("parameters"))
+    if raw is None:
+        return []
+    try:
+        params = json.loads(raw) if isinstance(raw, str) else dict(raw)
+    except (TypeError, ValueError):
+        return [{"name": "parameters", "value": str(raw)}]
+    return [{"name": str(k), "value": json.dumps(v)} for k, v in params.items()]
+
+
+def _fixed_prior(result: Any) -> list[float] | None:
+    """The one fixed Dirichlet prior of every q_i (``attrs["prior"]``), or None."""
+    prior = result.attrs.get("prior", result["posterior"].attrs.get("prior"))
+    if prior is None:
+        return None
+    return [float(p) for p in np.atleast_1d(np.asarray(prior, dtype=float))]
+
+
+def _is_learned(result: Any) -> bool:
+    """Whether the prior of q was learned: the posterior has ``mu`` and ``kappa``."""
+    posterior = result["posterior"]
+    return "mu" in posterior and "kappa" in posterior
+
+
+def _standard(result: Any) -> dict[str, Any] | None:
+    """The fit's convergence record (``attrs["convergence"]``, JSON) checked against the
+    standard :data:`ambppl.fit.CONVERGENCE`, or None when the result has none."""
+    from ambppl.fit import CONVERGENCE
+
+    raw = result.attrs.get("convergence", result["posterior"].attrs.get("convergence"))
+    if raw is None:
+        return None
+    try:
+        record = json.loads(raw) if isinstance(raw, str) else dict(raw)
+    except (TypeError, ValueError):
+        record = {"passed": False, "reason": f"unreadable record {raw!r}"}
+    return {
+        "passed": bool(record.get("passed", False)),
+        "variables": [str(v) for v in record.get("variables", [])],
+        "r_hat": record.get("r_hat"),
+        "ess_bulk": record.get("ess_bulk"),
+        "ess_tail": record.get("ess_tail"),
+        "divergences": record.get("divergences"),
+        "failed": [str(f) for f in record.get("failed", [])],
+        "reason": record.get("reason"),
+        "limits": dict(CONVERGENCE),
+    }
 
 
 def _overview(counts: Any) -> dict[str, Any]:
@@ -214,74 +276,257 @@ def _agreement(table: Any, n_draws_total: int, exact: bool) -> dict[str, Any]:
     }
 
 
-def _sensitivity(
+def _refit_symmetric(
     result: Any,
-    table: Any,
-    *,
-    top: int,
+    ids: list[Any],
     priors: Sequence[float],
+    *,
     measure: str,
     hdi_prob: float | None,
     threshold: float,
     random_seed: Any,
-) -> dict[str, Any]:
-    """Refit the top items exactly under each symmetric prior and collect their summaries."""
-    from ambppl.catalog import get_model
+) -> tuple[list[Any], int]:
+    """Exact refits of the items ``ids`` under symmetric Dirichlet priors: one
+    :func:`ambppl.summarize` table per prior, and the draws per chain."""
     from ambppl.fit import VARIABLES, fit
-    from ambppl.report import figures
     from ambppl.summary import summarize
 
-    model = str(result.attrs.get("model", "dirichlet_categorical"))
-    if not get_model(model).info.get("exact"):
-        return {
-            "available": False,
-            "reason": f"model {model!r} has no exact sampler (its info record says exact: null)",
-        }
     counts = result["observed_data"]["counts"]
-    ids = list(table.index[:top])
     subset = counts.sel(item=ids)
     subset.attrs = dict(counts.attrs)
     draws = min(int(result["posterior"].sizes["draw"]), 1000)
     variable = VARIABLES.get(measure, measure)
-    rows: dict[Any, dict[str, Any]] = {i: {"item": i, "by_prior": []} for i in ids}
-    means = np.empty((len(ids), len(priors)))
-    lowers = np.empty_like(means)
-    uppers = np.empty_like(means)
-    for j, beta in enumerate(priors):
+    tables = []
+    for beta in priors:
         refit = fit(
             subset,
-            model=model,
+            model="dirichlet_categorical",
             method="exact",
             prior=float(beta),
             draws=draws,
             chains=2,
             random_seed=random_seed,
             var_names=[variable],
+            log_likelihood=False,
         )
         summ = summarize(refit, measure=measure, hdi_prob=hdi_prob, threshold=threshold)
-        summ = summ.loc[ids]
-        means[:, j] = summ["mean"].to_numpy(dtype=float)
-        lowers[:, j] = summ["hdi_lower"].to_numpy(dtype=float)
-        uppers[:, j] = summ["hdi_upper"].to_numpy(dtype=float)
-        for k, i in enumerate(ids):
-            rows[i]["by_prior"].append(
+        tables.append(summ.loc[ids])
+    return tables, draws
+
+
+def _sensitivity(
+    result: Any,
+    table: Any,
+    *,
+    top: int,
+    priors: Sequence[float] | None,
+    measure: str,
+    hdi_prob: float | None,
+    threshold: float,
+    random_seed: Any,
+) -> dict[str, Any]:
+    """The top items' posterior under other priors.
+
+    A fit with one fixed prior: the top items refitted exactly under each symmetric prior in
+    ``priors`` (default :data:`SENSITIVITY_PRIORS`). A learned-prior fit (``mu`` and ``kappa``
+    in the posterior): the fit's own summaries next to exact refits under the symmetric
+    priors ``priors`` (default :data:`LEARNED_COMPARISON`). Other fits: not available.
+    """
+    from ambppl.report import figures
+
+    ids = list(table.index[:top])
+    learned = _is_learned(result)
+    if not learned and _fixed_prior(result) is None:
+        model = str(result.attrs.get("model", ""))
+        return {
+            "available": False,
+            "reason": f"the fit of model {model!r} has neither one fixed Dirichlet prior of "
+            "every item's q (attrs['prior']) nor a learned prior (mu and kappa in the "
+            "posterior), so there is no prior to compare with symmetric priors",
+        }
+    if not _model_info("dirichlet_categorical"):
+        return {
+            "available": False,
+            "reason": "the symmetric priors are refitted with the catalog model "
+            "'dirichlet_categorical', which this catalog lacks",
+        }
+    if priors is None:
+        priors = LEARNED_COMPARISON if learned else SENSITIVITY_PRIORS
+    priors = [float(b) for b in priors]
+    tables, draws = _refit_symmetric(
+        result,
+        ids,
+        priors,
+        measure=measure,
+        hdi_prob=hdi_prob,
+        threshold=threshold,
+        random_seed=random_seed,
+    )
+    labels = [f"prior {b:.1f}" for b in priors]
+    legend = [f"prior {b:g}" for b in priors]
+    if learned:
+        tables.insert(0, table.loc[ids])
+        labels.insert(0, "learned prior")
+        legend = ["learned prior", *(f"β = {b:g}" for b in priors)]
+    means = np.column_stack([t["mean"].to_numpy(dtype=float) for t in tables])
+    lowers = np.column_stack([t["hdi_lower"].to_numpy(dtype=float) for t in tables])
+    uppers = np.column_stack([t["hdi_upper"].to_numpy(dtype=float) for t in tables])
+    p_above = np.column_stack([t["p_above"].to_numpy(dtype=float) for t in tables])
+    spread = means.max(axis=1) - means.min(axis=1) if len(ids) else np.zeros(0)
+    rows = [
+        {
+            "item": item,
+            "by_prior": [
                 {
-                    "mean": means[k, j],
-                    "lower": lowers[k, j],
-                    "upper": uppers[k, j],
-                    "p_above": float(summ["p_above"].iloc[k]),
+                    "mean": float(means[k, j]),
+                    "lower": float(lowers[k, j]),
+                    "upper": float(uppers[k, j]),
+                    "p_above": float(p_above[k, j]),
                 }
-            )
-    spread = means.max(axis=1) - means.min(axis=1)
-    for k, i in enumerate(ids):
-        rows[i]["spread"] = float(spread[k])
+                for j in range(len(tables))
+            ],
+            "spread": float(spread[k]),
+        }
+        for k, item in enumerate(ids)
+    ]
     return {
         "available": True,
-        "priors": [float(b) for b in priors],
-        "rows": [rows[i] for i in ids],
+        "learned": learned,
+        "priors": priors,
+        "labels": labels,
+        "rows": rows,
         "max_spread": float(spread.max()) if len(ids) else float("nan"),
         "draws": draws,
-        "fig": figures.prior_sensitivity(ids, priors, means, lowers, uppers, measure),
+        "fig": figures.prior_sensitivity(
+            ids, priors, means, lowers, uppers, measure, labels=legend
+        ),
+    }
+
+
+def _measure_function(measure: str) -> Any:
+    """The public function of a measure name (``"amb"`` -> :func:`ambppl.amb`, ...)."""
+    from ambppl import measures
+
+    return {
+        "amb": measures.amb,
+        "modified": measures.amb_modified,
+        "old": measures.amb_old,
+        "entropy": measures.normalized_entropy,
+    }[measure]
+
+
+def _hdi(draws: Any, hdi_prob: float) -> np.ndarray:
+    """HDI over (chain, draw) with :func:`arviz.hdi`: array (..., 2) of lower, upper."""
+    import arviz as az
+
+    hdi = az.hdi(draws, prob=hdi_prob, dim=["chain", "draw"])
+    return np.stack([hdi.sel(ci_bound="lower").values, hdi.sel(ci_bound="upper").values], axis=-1)
+
+
+def _learned_prior(
+    result: Any,
+    table: Any,
+    *,
+    measure: str,
+    hdi_prob: float,
+    threshold: float,
+    random_seed: Any,
+) -> dict[str, Any] | None:
+    """The learned prior of a fit with ``mu`` and ``kappa``: their posterior, the implied
+    prior of the measure against symmetric priors, and the shrinkage against beta = 1.
+
+    Returns None for a fit without ``mu`` and ``kappa``.
+    """
+    from ambppl.fit import _dirichlet_draws
+    from ambppl.modeling import count_values
+    from ambppl.report import figures
+    from ambppl.summary import summarize_counts
+
+    if not _is_learned(result):
+        return None
+    posterior = result["posterior"]
+    counts = result["observed_data"]["counts"]
+    _, cs = count_values(counts)
+    mu = posterior["mu"].transpose("chain", "draw", ...)
+    kappa = posterior["kappa"].transpose("chain", "draw", ...)
+    n_cat = int(mu.shape[-1])
+    labels = [str(c) for c in counts["category"].values]
+    mu_mean = mu.mean(("chain", "draw")).values
+    mu_hdi = _hdi(mu, hdi_prob)
+    kappa_hdi = _hdi(kappa, hdi_prob)
+    beta_hdi = _hdi(kappa / n_cat, hdi_prob)
+    kappa_mean = float(kappa.mean())
+    point = bool(np.ptp(kappa.values) == 0 and np.all(np.ptp(mu.values, axis=(0, 1)) == 0))
+
+    # implied prior of the measure: q ~ Dirichlet(kappa * mu) for posterior draws of
+    # (mu, kappa), against q ~ Dirichlet(beta * ones)
+    rng = np.random.default_rng(random_seed)
+    flat_mu = mu.values.reshape(-1, n_cat)
+    flat_kappa = kappa.values.reshape(-1)
+    pick = rng.integers(len(flat_kappa), size=N_PRIOR_DRAWS)
+    alpha = (flat_kappa[pick, None] * flat_mu[pick])[:, None, :]
+    function = _measure_function(measure)
+    learned_q = _dirichlet_draws(rng, alpha, N_PRIOR_DRAWS)[:, 0, :]
+    samples = {"learned prior: Dirichlet(κ·μ)": function(learned_q, cant_solve=cs)}
+    implied = [{"label": "learned prior", "mean": float(np.mean(samples[next(iter(samples))]))}]
+    for beta in LEARNED_COMPARISON:
+        q = _dirichlet_draws(rng, np.full((1, n_cat), beta), N_PRIOR_DRAWS)[:, 0, :]
+        values = function(q, cant_solve=cs)
+        samples[f"symmetric prior β = {beta:g}"] = values
+        implied.append({"label": f"beta = {beta:g}", "mean": float(np.mean(values))})
+
+    # shrinkage: posterior means under beta = 1 (exact) against those under the learned prior
+    flat = summarize_counts(
+        counts,
+        measure=measure,
+        prior=1.0,
+        draws=N_SHRINKAGE_DRAWS,
+        threshold=threshold,
+        random_seed=rng,
+    )["mean"].reindex(table.index)
+    flat_mean = flat.to_numpy(dtype=float)
+    learned_mean = table["mean"].to_numpy(dtype=float)
+    change = learned_mean - flat_mean
+    finite = np.isfinite(change)
+    largest = int(np.argmax(np.where(finite, np.abs(change), -np.inf))) if finite.any() else 0
+    return {
+        "point_estimate": point,
+        "n_items": int(counts.sizes["item"]),
+        "n_categories": n_cat,
+        "mu": [
+            {
+                "label": lab,
+                "mean": float(mu_mean[k]),
+                "lower": float(mu_hdi[k, 0]),
+                "upper": float(mu_hdi[k, 1]),
+                "is_cs": cs is not None and k == cs,
+            }
+            for k, lab in enumerate(labels)
+        ],
+        "uniform": 1.0 / n_cat,
+        "kappa": {"mean": kappa_mean, "lower": float(kappa_hdi[0]), "upper": float(kappa_hdi[1])},
+        "beta": {
+            "mean": kappa_mean / n_cat,
+            "lower": float(beta_hdi[0]),
+            "upper": float(beta_hdi[1]),
+        },
+        "implied": implied,
+        "n_prior_draws": N_PRIOR_DRAWS,
+        "fig_implied": figures.implied_prior(samples, measure),
+        "shrinkage": {
+            "median_abs_change": float(np.median(np.abs(change[finite])))
+            if finite.any()
+            else float("nan"),
+            "mean_change": float(np.mean(change[finite])) if finite.any() else float("nan"),
+            "largest_item": table.index[largest],
+            "largest_change": float(change[largest]),
+            "largest_flat": float(flat_mean[largest]),
+            "largest_learned": float(learned_mean[largest]),
+            "largest_answers": table["n_answers"].iloc[largest],
+            "n_lower": int(np.sum(change[finite] < 0)),
+            "n_higher": int(np.sum(change[finite] > 0)),
+            "fig": figures.shrinkage(flat_mean, learned_mean, measure),
+        },
     }
 
 
@@ -292,7 +537,7 @@ def render_report(
     hdi_prob: float | None = None,
     threshold: float = 0.4,
     top: int = 15,
-    priors: Sequence[float] = SENSITIVITY_PRIORS,
+    priors: Sequence[float] | None = None,
     random_seed: Any = None,
     command: str | None = None,
     title: str | None = None,
@@ -302,8 +547,8 @@ def render_report(
     Parameters
     ----------
     result : xarray.DataTree
-        The result of :func:`ambppl.fit` (groups ``posterior``, ``observed_data`` and, for
-        NUTS, ``sample_stats``).
+        The result of :func:`ambppl.fit` of any catalog model and method (groups
+        ``posterior``, ``observed_data`` and, for NUTS, ``sample_stats``).
     measure : str, default "amb"
         The ambiguity measure summarized (one of :data:`ambppl.MEASURES`).
     hdi_prob : float, optional
@@ -312,10 +557,12 @@ def render_report(
         The table shows P(measure > threshold) per item.
     top : int, default 15
         Items listed with their answer counts and refitted in the prior-sensitivity section.
-    priors : sequence of float, default (0.5, 1, 2)
+    priors : sequence of float, optional
         Symmetric Dirichlet concentrations compared in the prior-sensitivity section.
+        Default: :data:`SENSITIVITY_PRIORS` (0.5, 1, 2) for a fit with one fixed prior,
+        :data:`LEARNED_COMPARISON` (0.5, 1) for a learned prior.
     random_seed : int, optional
-        Seed of the prior-sensitivity refits.
+        Seed of the prior-sensitivity refits and of the learned-prior figures.
     command : str, optional
         The command line that produced the report, shown in its header.
     title : str, optional
@@ -341,8 +588,17 @@ def render_report(
     exact); agreement of the posterior means with the closed-form means (z-scores against
     the Monte Carlo standard error ``sd / sqrt(ESS)``, paper section 3 / ERRATA for the
     moments); the distribution of item ambiguity; the sortable ranked item table; the most
-    ambiguous items with their answer counts; the sensitivity to the prior. Every value that
-    comes from the data is escaped by Jinja2's autoescaping.
+    ambiguous items with their answer counts; the sensitivity to the prior. The convergence
+    section opens with whether the fit met the standard :data:`ambppl.fit.CONVERGENCE`
+    (``attrs["convergence"]``, written by :func:`ambppl.fit` after NUTS). A learned-prior fit
+    (``mu`` and ``kappa`` in the posterior, e.g. ``hierarchical_dirichlet``) adds the section
+    "Learned prior": posterior mean and HDI (:func:`arviz.hdi`) of ``mu`` per category, of
+    ``kappa`` and of the implied symmetric ``beta = kappa / K``; the implied prior of the
+    measure (``q ~ Dirichlet(kappa * mu)`` for posterior draws of ``(mu, kappa)``) next to the
+    symmetric priors 0.5 and 1; and the shrinkage plot of every item's posterior mean under
+    ``beta = 1`` (:func:`ambppl.summarize_counts`) against the learned prior. Its prior
+    sensitivity compares the learned prior with exact refits under ``beta`` = 0.5 and 1.
+    Every value that comes from the data is escaped by Jinja2's autoescaping.
 
     References
     ----------
@@ -394,6 +650,14 @@ def render_report(
         threshold=threshold,
         random_seed=random_seed,
     )
+    learned = _learned_prior(
+        result,
+        table,
+        measure=str(table.attrs["measure"]),
+        hdi_prob=float(table.attrs["hdi_prob"]),
+        threshold=threshold,
+        random_seed=random_seed,
+    )
     labels = [str(c) for c in counts["category"].values]
     top_ids = list(table.index[:top_n])
     top_counts = counts.sel(item=top_ids).values
@@ -430,7 +694,9 @@ def render_report(
             zip(table.index, table.itertuples(index=False), strict=True)
         )
     ]
-    prior = [float(p) for p in result.attrs.get("prior", [])]
+    prior = _fixed_prior(result) or []
+    model_name = str(result.attrs.get("model", ""))
+    info = _model_info(model_name)
     p_above = table["p_above"].to_numpy(dtype=float)
     context = {
         "title": title or f"ambppl report: {overview['source']}",
@@ -442,16 +708,21 @@ def render_report(
         "threshold": threshold,
         "hdi_prob": table.attrs.get("hdi_prob", hdi_prob),
         "model": {
-            "name": str(result.attrs.get("model", "")),
-            "description": _model_description(str(result.attrs.get("model", ""))),
+            "name": model_name,
+            "description": str(info.get("description", "")),
             "method": convergence["method"],
+            "methods": [str(m) for m in info.get("methods", [])],
+            "parameters": _parameters(result),
             "sampler": str(result.attrs.get("sampler", "")),
+            "kind": "learned" if learned is not None else ("fixed" if prior else "other"),
             "prior": [{"label": lab, "value": p} for lab, p in zip(labels, prior, strict=False)],
             "symmetric": len(set(prior)) == 1,
             "prior_value": prior[0] if prior else None,
         },
         "overview": overview,
         "convergence": convergence,
+        "standard": _standard(result),
+        "learned": learned,
         "agreement": agreement,
         "distribution": {
             "fig": figures.ambiguity_histogram(
