@@ -118,30 +118,26 @@ def prior_sensitivity(
                     f"but got {prior!r}"
                 )
             model, method = LEARNED_PRIORS[prior]
-            result = fit(
-                counts,
-                model,
-                method=method,
-                draws=draws,
-                chains=chains,
-                random_seed=rng,
-                var_names=[_variable(measure)],
-            )
+            params: dict[str, Any] = {}
+        else:
+            model, method, params = "dirichlet_categorical", "exact", {"prior": prior}
+        result = fit(
+            counts,
+            model,
+            method=method,
+            draws=draws,
+            chains=chains,
+            random_seed=rng,
+            var_names=[_variable(measure)],
+            log_likelihood=False,
+            **params,
+        )
+        if isinstance(prior, str):
             post = result["posterior"]
             learned[prior] = {
                 "kappa": float(post["kappa"].mean()),
                 "mu": post["mu"].mean(("chain", "draw")).values.tolist(),
             }
-        else:
-            result = fit(
-                counts,
-                prior=prior,
-                draws=draws,
-                chains=chains,
-                random_seed=rng,
-                var_names=[_variable(measure)],
-                log_likelihood=False,
-            )
         table = summarize(result, measure=measure, hdi_prob=hdi_prob)
         parts[_label(prior)] = table[list(STATISTICS)]
         hdi_prob = table.attrs["hdi_prob"]
