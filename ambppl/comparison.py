@@ -11,7 +11,11 @@ from other items, so leaving one out changes nothing and the LOO predictive dens
 ``log p(answers_i | prior)``. PSIS cannot smooth importance ratios that are all equal
 (``arviz.loo`` raises "All tail values are the same"), so :func:`loo` gives such items
 uniform weights and a Pareto k of 0 (the ratios have no tail); for every other item it is
-``arviz.loo``'s PSIS-LOO.
+``arviz.loo``'s PSIS-LOO. An empirical-Bayes fit's hyperparameters were estimated from every
+item, so its log likelihood is constant over draws yet *not* a leave-one-out density: for it
+:func:`loo` refits the hyperparameters without each item (once per distinct count vector;
+cheap, the estimate is an optimization over sufficient statistics) and reports the exact
+leave-one-out density, with ``p`` the in-sample gain.
 """
 
 from __future__ import annotations
@@ -76,7 +80,8 @@ def loo(result: Any, *, pointwise: bool = True) -> Any:
     Items whose log likelihood is the same in every draw (a fixed prior) get uniform log
     weights ``-log S`` and ``pareto_k = 0``: their LOO density is exact. All other items use
     the Pareto-smoothed importance weights of :func:`arviz.loo` (Vehtari, Gelman & Gabry
-    2017), with ``r_eff`` from the draws.
+    2017), with ``r_eff`` from the draws. Empirical-Bayes fits (``attrs["method"]``) are
+    refitted without each item: exact leave-one-out, not PSIS (module docstring).
 
     References
     ----------
@@ -101,6 +106,8 @@ def loo(result: Any, *, pointwise: bool = True) -> Any:
     ll = _log_likelihood(result, "result")
     if not isinstance(pointwise, bool):
         raise TypeError(f"pointwise must be True or False, but got {pointwise!r}")
+    if result.attrs.get("method") == "empirical_bayes":
+        return _loo_empirical_bayes(result, ll, pointwise)
     values = ll.values
     n_samples = values.shape[0] * values.shape[1]
     constant = np.all(values == values[:1, :1], axis=(0, 1))
@@ -126,6 +133,58 @@ def loo(result: Any, *, pointwise: bool = True) -> Any:
         log_weights=log_weights,
         pareto_k=pareto_k,
     )
+
+
+def _loo_empirical_bayes(result: Any, ll: Any, pointwise: bool) -> Any:
+    """Exact leave-one-item-out for an empirical-Bayes fit: the hyperparameters refitted
+    without each item (once per distinct count vector), then ``log p(answers_i | those)``.
+
+    The fit's own log likelihood uses hyperparameters estimated from every item, the left-out
+    one included: scored as LOO it would be in-sample, optimistic by about the number of
+    hyperparameters (K for ``hierarchical_dirichlet``).
+    """
+    import json
+
+    import arviz as az
+    import xarray as xr
+
+    from ambppl.catalog import get_model
+    from ambppl.modeling import log_likelihood
+
+    entry = get_model(result.attrs["model"])
+    params = json.loads(result.attrs.get("parameters", "{}"))
+    counts = result["observed_data"]["counts"]
+    values = np.asarray(counts.values, dtype=np.int64)
+    distinct, inverse = np.unique(values, axis=0, return_inverse=True)
+    loo_i = np.empty(len(distinct))
+    for d, row in enumerate(distinct):
+        drop = int(np.flatnonzero(inverse.reshape(-1) == d)[0])
+        rest = counts.isel(item=np.delete(np.arange(len(values)), drop))
+        hyper = entry.module.empirical_bayes(rest, **params)
+        conc = entry.module.concentration(hyper, n_categories=values.shape[1], **params)
+        loo_i[d] = log_likelihood(row[None, :], conc)[0]
+    elpd_i = loo_i[inverse.reshape(-1)]
+    shape = ll.transpose("chain", "draw", "item").shape
+    tree = xr.DataTree.from_dict(
+        {
+            "posterior": result["posterior"].to_dataset()[list(entry.hyperparameters)],
+            "log_likelihood": xr.Dataset(
+                {"counts": (("chain", "draw", "item"), np.broadcast_to(elpd_i, shape))},
+                coords={"item": counts["item"].values},
+            ),
+        }
+    )
+    n = shape[0] * shape[1]
+    out = az.loo(
+        tree,
+        pointwise=pointwise,
+        var_name="counts",
+        log_weights=xr.full_like(tree["log_likelihood"]["counts"], -np.log(n), dtype=float),
+        pareto_k=xr.zeros_like(tree["log_likelihood"]["counts"].isel(chain=0, draw=0, drop=True)),
+    )
+    in_sample = float(ll.isel(chain=0, draw=0).sum())
+    out.p = in_sample - out.elpd  # what the in-sample fit gains: the effective parameters
+    return out
 
 
 def _r_eff(ll: Any) -> float:

@@ -93,3 +93,40 @@ def test_errors(flat_fits, counts):
     other = ambppl.fit(counts.isel(item=slice(0, 50)), draws=10, chains=1, random_seed=1)
     with pytest.raises(ValueError, match=r"results must be fits of the same items"):
         ambppl.compare({"all": one, "some": other})
+
+
+def test_empirical_bayes_loo_refits_without_each_item():
+    # Independent route: for every item (not every distinct vector), refit the estimate on
+    # the other items and score the item with scipy's Dirichlet-multinomial pmf (minus the
+    # multinomial coefficient).
+    import scipy.stats as st
+    from scipy.special import gammaln
+
+    rng = np.random.default_rng(17)
+    q = rng.dirichlet(3.0 * np.array([0.5, 0.3, 0.2]), size=25)
+    values = np.array([rng.multinomial(5, p) for p in q])
+    counts = xr.DataArray(
+        values,
+        dims=("item", "category"),
+        coords={"category": ["a", "b", "cs"]},
+        attrs={"cant_solve": "cs"},
+    )
+    result = ambppl.fit(
+        counts,
+        "hierarchical_dirichlet",
+        method="empirical_bayes",
+        draws=50,
+        chains=2,
+        random_seed=3,
+    )
+    elpd = ambppl.loo(result)
+    module = ambppl.get_model("hierarchical_dirichlet").module
+    expected = []
+    for i in range(25):
+        est = module.empirical_bayes(counts.isel(item=np.delete(np.arange(25), i)))
+        a = est["kappa"] * est["mu"]
+        coef = gammaln(6.0) - gammaln(values[i] + 1.0).sum()
+        expected.append(st.dirichlet_multinomial.logpmf(values[i], a, 5) - coef)
+    np.testing.assert_allclose(elpd.elpd_i.values, expected, rtol=1e-9)
+    in_sample = float(result["log_likelihood"]["counts"].isel(chain=0, draw=0).sum())
+    assert elpd.elpd < in_sample and elpd.p == pytest.approx(in_sample - elpd.elpd)
