@@ -1,4 +1,10 @@
-"""Every notebook in ``notebooks/`` runs top to bottom (code cells executed in order)."""
+"""Every notebook in ``notebooks/`` runs top to bottom (code cells executed in order).
+
+The notebooks run with small settings: ``AMBPPL_NOTEBOOK_SMALL=1`` (a notebook that samples
+reads it and draws less; its checks stay the same) and ``AMBPPL_SHARED`` naming the
+``../shared`` folder, or a folder that does not exist where ``../shared`` is absent, so that a
+notebook using the real data falls back to the bundled example (as its text says).
+"""
 
 from __future__ import annotations
 
@@ -7,21 +13,28 @@ from pathlib import Path
 
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+LEARNED_PRIOR = ROOT / "notebooks" / "05_learned_prior.ipynb"
+WEATHER = SHARED / "data" / "cf_weather_sentiment" / "weather-non-agg-DFE.csv"
 
 
 def test_there_are_notebooks():
     assert len(NOTEBOOKS) >= 3
+    assert LEARNED_PRIOR in NOTEBOOKS
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs(path, tmp_path, monkeypatch):
+def _run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: Path) -> dict:
+    """Execute the code cells of ``path`` in one namespace (small settings) and return it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AMBPPL_NOTEBOOK_SMALL", "1")
+    monkeypatch.setenv("AMBPPL_SHARED", str(shared))
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     namespace: dict = {"__name__": "__notebook__"}
     try:
@@ -32,3 +45,21 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
             exec(compile(source, f"{path.name} cell {i}", "exec"), namespace)
     finally:
         plt.close("all")
+    return namespace
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs(path, tmp_path, monkeypatch):
+    shared = SHARED if WEATHER.is_file() else tmp_path / "absent"
+    namespace = _run(path, tmp_path, monkeypatch, shared)
+    if path == LEARNED_PRIOR:  # the real data where ../shared has it, else the example
+        assert namespace["SMALL"]
+        assert namespace["N"] == (1000 if WEATHER.is_file() else 200)
+
+
+def test_learned_prior_notebook_falls_back_to_the_example(tmp_path, monkeypatch):
+    """Without ../shared, notebook 05 runs (and checks what it says) on the bundled subset."""
+    if not WEATHER.is_file():
+        pytest.skip(f"{WEATHER} is absent: test_notebook_runs already used the bundled subset")
+    namespace = _run(LEARNED_PRIOR, tmp_path, monkeypatch, tmp_path / "absent")
+    assert namespace["N"] == 200 and namespace["DATA"].startswith("bundled 200-tweet subset")
