@@ -41,6 +41,8 @@ _EXPORTS: dict[str, str] = {
     "compare": "ambppl.comparison",
     "prior_sensitivity": "ambppl.sensitivity",
     "ConvergenceWarning": "ambppl.fit",
+    "expected_posterior_sd": "ambppl.planning",
+    "expected_posterior_var": "ambppl.planning",
 }
 
 # ``fit`` is imported eagerly (ambppl.fit loads only numpy): a lazily exported function named
@@ -57,6 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ambppl.fit import ConvergenceWarning
     from ambppl.measures import MEASURES, amb, amb_modified, amb_old, normalized_entropy
     from ambppl.moments import dirichlet_mean, dirichlet_var
+    from ambppl.planning import expected_posterior_sd, expected_posterior_var
     from ambppl.sensitivity import prior_sensitivity
     from ambppl.summary import rank, select, stratify, summarize, summarize_counts
 
@@ -73,6 +76,8 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, as tests/test_package.py che
     "dirichlet_var",
     "estimate",
     "expected_plugin",
+    "expected_posterior_sd",
+    "expected_posterior_var",
     "fit",
     "get_model",
     "less_biased_bias",
