@@ -55,6 +55,10 @@ NUTS_METHODS = ("collapsed", "nuts")
 #: ``sampler=`` values -> the module that must be importable.
 NUTS_SAMPLERS = {"pymc": "pymc", "nutpie": "nutpie", "numpyro": "numpyro", "blackjax": "blackjax"}
 
+#: NUTS implementation of ``method="collapsed"`` when ``sampler=None`` (measured fastest
+#: end to end on the small hyperparameter model; ``method="nuts"`` keeps PyMC's own choice).
+COLLAPSED_SAMPLER = "pymc"
+
 #: Bytes of gamma draws generated at a time by the exact sampler (bounds temporary memory).
 CHUNK_BYTES = 32 * 2**20
 
@@ -112,8 +116,11 @@ def fit(
         Seed; the same seed gives identical draws.
     sampler : {"pymc", "nutpie", "numpyro", "blackjax"}, optional
         NUTS implementation for the methods that run NUTS (PyMC's ``nuts_sampler``).
-        Default: PyMC's own choice (nutpie where it is installed and PyMC can use it, else
-        PyMC's NUTS). The others are optional extras (``pip install 'ambppl[nutpie]'``).
+        Default for ``"nuts"``: PyMC's own choice (nutpie where it is installed and PyMC can
+        use it, else PyMC's NUTS); for ``"collapsed"``: PyMC's NUTS
+        (:data:`COLLAPSED_SAMPLER`; on a model of K + 1 numbers nutpie's compilation costs
+        more than it saves). The others are optional extras (``pip install
+        'ambppl[nutpie]'``).
     var_names : str or sequence of str, optional
         Per-item posterior variables to store (default all): ``"q"``, ``"amb"``,
         ``"amb_modified"``, ``"amb_old"``, ``"entropy"``. Storing costs draws x chains x
@@ -401,7 +408,10 @@ def _route_collapsed(job: _Job) -> tuple[xr.DataTree, np.ndarray]:
         chains=job.chains,
         random_seed=seed,
         progressbar=job.progressbar,
-        nuts_sampler=job.sampler,
+        # A model of K + 1 numbers: compiling for nutpie (8-24 s) costs more than its faster
+        # sampling saves; PyMC's NUTS reached the convergence standard 1.5-2.5x sooner end to
+        # end at 1e5 items (benchmarks/bench_hierarchical.py). sampler= still overrides.
+        nuts_sampler=job.sampler or COLLAPSED_SAMPLER,
         model=pm_model,
         **job.sample_kwargs,
     )

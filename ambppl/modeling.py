@@ -413,9 +413,9 @@ def log_likelihood(counts: Any, concentration: Any) -> np.ndarray:
 
     Notes
     -----
-    Evaluated per distinct (category, count) pair and per distinct total, then gathered to
-    items, so the cost beyond the output's size is ``draws x (pairs + totals)`` log-gamma
-    evaluations.
+    Evaluated once per distinct count vector (from per-category tables of distinct counts),
+    then gathered to the items in one pass: the cost is ``draws x distinct vectors x (K + 1)``
+    additions plus one gather of the output's size.
 
     Examples
     --------
@@ -436,14 +436,17 @@ def log_likelihood(counts: Any, concentration: Any) -> np.ndarray:
             f"concentration must have {k} entries on its last axis (one per category), but "
             f"got shape {a.shape}"
         )
-    out = np.zeros((*a.shape[:-1], values.shape[0]))
+    # Items repeat count vectors (at most C(n + K - 1, K - 1) distinct ones for n answers):
+    # evaluate once per distinct vector, then one gather to the items.
+    distinct, to_item = np.unique(values, axis=0, return_inverse=True)
+    out = np.zeros((*a.shape[:-1], distinct.shape[0]))
     for j in range(k):
-        uniq, inverse = np.unique(values[:, j], return_inverse=True)
+        uniq, inverse = np.unique(distinct[:, j], return_inverse=True)
         aj = a[..., j, None]
         table = gammaln(aj + uniq) - gammaln(aj)
         out += np.take(table, inverse.reshape(-1), axis=-1)
     big_a = a.sum(axis=-1)[..., None]
-    uniq, inverse = np.unique(values.sum(axis=1), return_inverse=True)
+    uniq, inverse = np.unique(distinct.sum(axis=1), return_inverse=True)
     table = gammaln(big_a) - gammaln(big_a + uniq)
     out += np.take(table, inverse.reshape(-1), axis=-1)
-    return out
+    return np.take(out, to_item.reshape(-1), axis=-1)

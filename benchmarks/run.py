@@ -1,7 +1,12 @@
 """Run every benchmark in this folder: ``python benchmarks/run.py [name ...]``.
 
 Each ``bench_*.py`` module has a ``main()`` that prints its own table of timings as ratios
-against a baseline measured in the same run (the machines are noisy).
+against a baseline measured in the same run (the machines are noisy). A name selects the
+modules whose name contains it, e.g. ``python benchmarks/run.py hierarchical``.
+
+``bench_hierarchical`` compares PyMC's NUTS with nutpie: run it in a virtualenv that has
+nutpie (``.venv-bench``, see that module); without nutpie it times PyMC's NUTS only.
+``recovery_hierarchical.py`` is not a timing benchmark and is run on its own.
 """
 
 from __future__ import annotations

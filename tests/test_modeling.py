@@ -142,3 +142,13 @@ def test_model_nodes():
 
     with pm.Model(), pytest.raises(ValueError, match=r"q must have a static number of categories"):
         add_measures(pt.matrix("q"), cant_solve=None)
+
+
+def test_pointwise_log_likelihood_keeps_the_item_order():
+    # all rows distinct, in an order np.unique would change: each item keeps its own value
+    counts = np.array([[3, 0, 1], [0, 4, 0], [1, 1, 2], [2, 2, 0]])
+    a = np.array([0.7, 1.3, 0.4])
+    np.testing.assert_allclose(log_likelihood(counts, a), _sequence_logp(counts, a), rtol=1e-13)
+    np.testing.assert_allclose(
+        log_likelihood(counts[::-1], a), _sequence_logp(counts[::-1], a), rtol=1e-13
+    )
