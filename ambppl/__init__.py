@@ -43,6 +43,8 @@ _EXPORTS: dict[str, str] = {
     "ConvergenceWarning": "ambppl.fit",
     "expected_posterior_sd": "ambppl.planning",
     "expected_posterior_var": "ambppl.planning",
+    "answers_needed": "ambppl.planning",
+    "next_batch": "ambppl.planning",
 }
 
 # ``fit`` is imported eagerly (ambppl.fit loads only numpy): a lazily exported function named
@@ -59,7 +61,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ambppl.fit import ConvergenceWarning
     from ambppl.measures import MEASURES, amb, amb_modified, amb_old, normalized_entropy
     from ambppl.moments import dirichlet_mean, dirichlet_var
-    from ambppl.planning import expected_posterior_sd, expected_posterior_var
+    from ambppl.planning import (
+        answers_needed,
+        expected_posterior_sd,
+        expected_posterior_var,
+        next_batch,
+    )
     from ambppl.sensitivity import prior_sensitivity
     from ambppl.summary import rank, select, stratify, summarize, summarize_counts
 
@@ -71,6 +78,7 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, as tests/test_package.py che
     "amb_modified",
     "amb_old",
     "ambiguity_posterior",
+    "answers_needed",
     "compare",
     "dirichlet_mean",
     "dirichlet_var",
@@ -83,6 +91,7 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, as tests/test_package.py che
     "less_biased_bias",
     "list_models",
     "loo",
+    "next_batch",
     "normalized_entropy",
     "plugin_bias",
     "prior_sensitivity",

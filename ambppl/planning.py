@@ -20,9 +20,12 @@ Under ``Dirichlet(a)``, ``X = 1 - q_cs ~ Beta(b, a_cs)`` is independent of
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtri
 
 from ambppl._checks import (
     _describe,
@@ -31,7 +34,9 @@ from ambppl._checks import (
     check_counts,
     check_n_proper,
     check_option,
+    check_positive_scalar,
     check_prior,
+    check_prob,
 )
 from ambppl.measures import MEASURES, min_proper
 from ambppl.moments import (
@@ -44,7 +49,7 @@ from ambppl.moments import (
     _weighted_spread,
 )
 
-__all__ = ["expected_posterior_sd", "expected_posterior_var"]
+__all__ = ["answers_needed", "expected_posterior_sd", "expected_posterior_var", "next_batch"]
 
 #: Measures with a closed-form expected posterior variance.
 _SUPPORTED = ("amb", "modified")
@@ -92,6 +97,27 @@ def _check_measure(measure: Any) -> str:
             "variance of the measure over draws from Dirichlet(prior + counts + new))"
         )
     return measure
+
+
+def _prepare(
+    counts: Any, measure: Any, prior: Any, cant_solve: Any
+) -> tuple[np.ndarray, int | None, str, bool]:
+    """Check the item arguments; return ``(alpha_t (K, items), idx, measure, single)``."""
+    measure = _check_measure(measure)
+    counts_arr = check_counts(counts, "counts")
+    if counts_arr.ndim > 2:
+        raise ValueError(
+            "counts must have shape (items, K) or (K,) (one row of category counts per item), "
+            f"but got shape {counts_arr.shape}"
+        )
+    single = counts_arr.ndim == 1
+    k = counts_arr.shape[-1]
+    idx = check_cant_solve(cant_solve, k)
+    check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}")
+    prior_vec = check_prior(prior, k, "prior")
+    items = counts_arr.reshape(-1, k)
+    alpha_t = np.ascontiguousarray((items + prior_vec).T)
+    return alpha_t, idx, measure, single
 
 
 # --------------------------------------------------------------------------- the formulas
@@ -325,23 +351,10 @@ def expected_posterior_var(
     >>> round(float(expected_posterior_var([5, 5, 2, 0], 20, cant_solve=None)), 6)
     0.001697
     """
-    measure = _check_measure(measure)
-    counts_arr = check_counts(counts, "counts")
-    if counts_arr.ndim > 2:
-        raise ValueError(
-            "counts must have shape (items, K) or (K,) (one row of category counts per item), "
-            f"but got shape {counts_arr.shape}"
-        )
-    single = counts_arr.ndim == 1
-    k = counts_arr.shape[-1]
-    idx = check_cant_solve(cant_solve, k)
-    check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}")
-    prior_vec = check_prior(prior, k, "prior")
-    items = counts_arr.reshape(-1, k)
-    m = _check_extra(extra, None if single else items.shape[0])
-    if items.shape[0] == 0:
+    alpha_t, idx, measure, single = _prepare(counts, measure, prior, cant_solve)
+    m = _check_extra(extra, None if single else alpha_t.shape[1])
+    if alpha_t.shape[1] == 0:
         return np.empty(0)
-    alpha_t = np.ascontiguousarray((items + prior_vec).T)
     out = _expected_var(alpha_t, idx, measure, m)
     return out[0] if single else out
 
@@ -401,3 +414,292 @@ def expected_posterior_sd(
     return np.sqrt(
         expected_posterior_var(counts, extra, measure=measure, prior=prior, cant_solve=cant_solve)
     )
+
+
+# --------------------------------------------------------------------------- planning
+#: Objectives of :func:`next_batch` that are implemented.
+_OBJECTIVES = ("variance",)
+
+
+def _check_whole(x: Any, name: str, what: str) -> int:
+    """Return ``x`` as a Python int >= 0 or raise naming ``name`` and what it means."""
+    if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a whole number >= 0 ({what}), but got {x!r}")
+    if not isinstance(x, numbers.Integral) and not (math.isfinite(x) and x == round(x)):
+        raise ValueError(f"{name} must be a whole number >= 0 ({what}), but got {x!r}")
+    if x < 0:
+        raise ValueError(f"{name} must be a whole number >= 0 ({what}), but got {x!r}")
+    return int(x)
+
+
+def _sd_target(target_sd: Any, target_hdi_width: Any, hdi_prob: Any) -> float:
+    """The posterior-sd target implied by exactly one of the two targets."""
+    if (target_sd is None) == (target_hdi_width is None):
+        raise ValueError(
+            "give exactly one of target_sd or target_hdi_width (a positive number), but got "
+            f"target_sd={target_sd!r} and target_hdi_width={target_hdi_width!r}"
+        )
+    prob = check_prob(hdi_prob, "hdi_prob")
+    if target_sd is not None:
+        return check_positive_scalar(target_sd, "target_sd")
+    width = check_positive_scalar(target_hdi_width, "target_hdi_width")
+    return width / (2.0 * float(ndtri(0.5 + 0.5 * prob)))
+
+
+def answers_needed(
+    counts: Any,
+    *,
+    target_sd: float | None = None,
+    target_hdi_width: float | None = None,
+    max_extra: int = 1000,
+    measure: str = "amb",
+    prior: Any = 1.0,
+    cant_solve: int | None = -1,
+    hdi_prob: float = 0.94,
+) -> Any:
+    r"""Fewest further answers per item for the expected posterior sd to reach a target.
+
+    For each item the smallest ``m`` in ``0..max_extra`` with
+    :func:`expected_posterior_sd` ``(counts, m) <= target_sd``, or ``-1`` if even
+    ``max_extra`` more answers are not expected to reach it.
+
+    Parameters
+    ----------
+    counts : array_like of int, shape (items, K) or (K,)
+        Answers so far per category (non-negative whole numbers), ``K >= 2``.
+    target_sd : float, optional
+        Target posterior standard deviation of the measure (> 0).
+    target_hdi_width : float, optional
+        Target width of the ``hdi_prob`` highest-density interval (> 0), converted to
+        ``target_sd = target_hdi_width / (2 z)`` with ``z`` the standard normal
+        ``(1 + hdi_prob) / 2`` quantile (normal approximation, see Notes). Give exactly one
+        of ``target_sd`` and ``target_hdi_width``.
+    max_extra : int, default 1000
+        Largest number of further answers considered (a whole number >= 0).
+    measure : {"amb", "modified"}, default "amb"
+        Which measure; "old" and "entropy" raise :class:`NotImplementedError`.
+    prior : float or array_like, default 1.0
+        Symmetric Dirichlet concentration or one per category.
+    cant_solve : int or None, default -1
+        Position of the "can't solve" category; ``None`` if there is none.
+    hdi_prob : float, default 0.94
+        Probability mass of the interval, in (0, 1); used only with ``target_hdi_width``.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (items,), or numpy.int64
+        The number of further answers per item: ``0`` if the target is already met,
+        ``-1`` (sentinel) if it is not met within ``max_extra`` further answers (a scalar for
+        counts of shape ``(K,)``).
+
+    Raises
+    ------
+    ValueError
+        If both or neither target is given, a target is not positive and finite,
+        ``hdi_prob`` is not in (0, 1), ``max_extra`` is negative, or as
+        :func:`expected_posterior_var`.
+    TypeError
+        If a target, ``hdi_prob`` or ``max_extra`` is not a number (``max_extra``: not a
+        whole number), or as :func:`expected_posterior_var`.
+    NotImplementedError
+        For ``measure="old"`` or ``measure="entropy"``.
+
+    Notes
+    -----
+    :func:`expected_posterior_sd` decreases strictly in ``m``, so the answer is found by a
+    bisection over ``m`` run for all items at once: ``ceil(log2(max_extra))`` rounds, each
+    one vectorized call (time :math:`O(\mathrm{items} \times \mathrm{max\_extra} \times
+    \log \mathrm{max\_extra})` with a can't-solve category, less without).
+
+    The sd used is the root of the expected posterior variance; by Jensen's inequality
+    the expected posterior sd is at most this, so the count errs towards more answers.
+
+    *HDI width.* ``2 z sd`` is the width of the central interval of a normal posterior
+    (``z = 1.881`` for ``hdi_prob=0.94``). It is good when the posterior of the measure is
+    roughly symmetric and far from the bounds, i.e. with many answers and an ambiguity
+    away from 0 and 1 (the upper bound of the measure). It is poor with few answers or a
+    posterior piled up near 0 or near the upper bound: such a posterior is skewed and
+    bounded, and its HDI is then usually narrower than ``2 z sd`` (at 94%: 2.81 sd for an
+    exponential shape, 3.26 sd for a uniform one, against 3.76 sd), so the count again errs
+    towards more answers; for a heavy-tailed posterior it could be too few. Pass
+    ``target_sd`` to avoid the approximation.
+
+    Examples
+    --------
+    >>> from ambppl.planning import answers_needed
+    >>> counts = [[3, 1, 0], [0, 0, 4], [40, 2, 1]]
+    >>> answers_needed(counts, target_sd=0.05).tolist()
+    [52, 40, 32]
+    >>> answers_needed(counts, target_hdi_width=0.2).tolist()  # 94% HDI, normal approx.
+    [45, 34, 23]
+    >>> answers_needed(counts, target_sd=0.001).tolist()  # out of reach: -1
+    [-1, -1, -1]
+    """
+    target = _sd_target(target_sd, target_hdi_width, hdi_prob)
+    top = _check_whole(max_extra, "max_extra", "the largest number of further answers tried")
+    alpha_t, idx, measure, single = _prepare(counts, measure, prior, cant_solve)
+    n = alpha_t.shape[1]
+
+    def met(rows: np.ndarray, m: np.ndarray) -> np.ndarray:
+        alpha = np.ascontiguousarray(alpha_t[:, rows])
+        return np.sqrt(_expected_var(alpha, idx, measure, m)) <= target
+
+    everyone = np.arange(n)
+    out = np.full(n, -1, dtype=np.int64)
+    if n:
+        now = met(everyone, np.zeros(n, dtype=np.int64))
+        out[now] = 0
+        rest = everyone[~now]
+        if rest.size and top > 0:
+            reach = met(rest, np.full(rest.size, top, dtype=np.int64))
+            rest = rest[reach]
+            lo = np.zeros(rest.size, dtype=np.int64)  # not met at lo
+            hi = np.full(rest.size, top, dtype=np.int64)  # met at hi
+            while rest.size and np.any(hi - lo > 1):
+                open_ = hi - lo > 1
+                mid = (lo + hi) // 2
+                ok = np.ones(rest.size, dtype=bool)
+                ok[open_] = met(rest[open_], mid[open_])
+                hi = np.where(open_ & ok, mid, hi)
+                lo = np.where(open_ & ~ok, mid, lo)
+            out[rest] = hi
+    return out[0] if single else out
+
+
+def next_batch(
+    counts: Any,
+    budget: int,
+    *,
+    objective: str = "variance",
+    measure: str = "amb",
+    prior: Any = 1.0,
+    cant_solve: int | None = -1,
+) -> np.ndarray:
+    r"""Allocate ``budget`` further answers across items (greedy on exact marginal gains).
+
+    Parameters
+    ----------
+    counts : array_like of int, shape (items, K) or (K,)
+        Answers so far per category (non-negative whole numbers), ``K >= 2``; a vector is
+        one item.
+    budget : int
+        Number of further answers to allocate (a whole number >= 0).
+    objective : {"variance"}, default "variance"
+        "variance": make the total expected posterior variance
+        :math:`\sum_i f_i(m_i)`, :math:`f_i(m)` = :func:`expected_posterior_var`
+        ``(counts_i, m)``, small. Only "variance" is implemented; any other value (such as
+        "decision") raises :class:`ValueError`.
+    measure : {"amb", "modified"}, default "amb"
+        Which measure; "old" and "entropy" raise :class:`NotImplementedError`.
+    prior : float or array_like, default 1.0
+        Symmetric Dirichlet concentration or one per category.
+    cant_solve : int or None, default -1
+        Position of the "can't solve" category; ``None`` if there is none.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (items,)
+        Further answers per item, summing to ``budget`` (shape ``(1,)`` for counts of
+        shape ``(K,)``).
+
+    Raises
+    ------
+    ValueError
+        If ``objective`` is not "variance", ``budget`` is negative or positive with no
+        items, or as :func:`expected_posterior_var`.
+    TypeError
+        If ``budget`` is not a whole number, or as :func:`expected_posterior_var`.
+    NotImplementedError
+        For ``measure="old"`` or ``measure="entropy"``.
+
+    Notes
+    -----
+    *The greedy rule.* Each of the ``budget`` answers goes to the item with the largest
+    exact marginal gain :math:`f_i(m_i) - f_i(m_i + 1)`, ties to the lowest item index.
+    The implementation gives the same allocation in vectorized rounds instead of one
+    answer at a time: each item gets a window of its next gains; greedy takes an item's
+    answers in order, so its ``t``-th next answer is taken when the running minimum of
+    the item's gains up to ``t`` is the largest gain on offer, i.e. in the order of
+    (running minimum descending, item, ``t``); every window answer that comes before
+    the first answer outside all windows in this order is taken, and windows that were
+    used up double. Each round is one call of the formula on ``sum_i (window_i + 2)``
+    points; with a can't-solve category a point costs :math:`O(m)`, so a large budget on
+    few items costs about :math:`O(\mathrm{budget} \times \max_i m_i)`.
+
+    *Optimality.* For a separable sum the greedy allocation is optimal when every
+    :math:`f_i` is convex in :math:`m` (decreasing marginal gains) over the range used:
+    then it is the classical marginal-allocation result (Gross 1956; Fox 1966). The
+    optimality rests on this convexity, and it often does **not** hold. Whenever the
+    proper concentrations ``prior + counts`` of an item are all equal (an item without
+    answers under a symmetric prior, or counts such as ``[3, 3, 3]``) and there is no
+    can't-solve category, the first answer gives no reduction at all,
+    :math:`f(1) = f(0)` (by symmetry :math:`E(\mathrm{measure} \mid a + e_k)` is the
+    same for every answer ``k``, so the law of total variance removes nothing), while the
+    second one does: e.g. ``counts=[0, 0, 0]``, ``cant_solve=None``, ``prior=1``:
+    :math:`f(0) - 2f(1) + f(2) = -0.067 f(0)`; with ``prior=0.01``, ``-0.33 f(0)``; with a
+    can't-solve category and 3 proper categories at ``prior=1``, ``-0.036 f(0)``. Nearly
+    symmetric items and small priors give non-convex :math:`f_i` too. Where some
+    :math:`f_i` is not convex the greedy result is still a feasible allocation of
+    ``budget`` in which every answer is the best single next answer, but it has **no
+    optimality guarantee**, and it can be far off: greedy does not start an item whose
+    first answer gains nothing while other items gain something, and with all items
+    unanswered it gives the whole budget to the first one. In a brute-force comparison
+    (3 items, budget <= 6, random counts 0..5 and priors 0.05..2) greedy was optimal in
+    every case with all :math:`f_i` convex (445 cases) and missed the optimum in 161 of
+    the 395 others, with a total up to 2.4 times the optimal one.
+
+    References
+    ----------
+    .. [1] O. Gross (1956), "A class of discrete type minimization problems", RM-1644,
+       RAND Corporation; B. Fox (1966), "Discrete optimization via marginal analysis",
+       Management Science 13(3), 210-216.
+
+    Examples
+    --------
+    >>> from ambppl.planning import next_batch
+    >>> counts = [[3, 1, 0], [0, 0, 4], [40, 2, 1], [5, 5, 0]]
+    >>> next_batch(counts, 10).tolist()
+    [6, 4, 0, 0]
+    >>> next_batch(counts, 0).tolist()
+    [0, 0, 0, 0]
+    """
+    if not isinstance(objective, str) or objective not in _OBJECTIVES:
+        raise ValueError(
+            f"objective must be one of {', '.join(repr(o) for o in _OBJECTIVES)}, but got "
+            f"{objective!r} (only the total expected posterior variance is implemented)"
+        )
+    total = _check_whole(budget, "budget", "the number of further answers to allocate")
+    alpha_t, idx, measure, _ = _prepare(counts, measure, prior, cant_solve)
+    n = alpha_t.shape[1]
+    m = np.zeros(n, dtype=np.int64)
+    if total == 0:
+        return m
+    if n == 0:
+        raise ValueError(
+            f"budget={total} cannot be allocated to no items: pass counts with at least one "
+            "row, or budget=0"
+        )
+    left = total
+    window = np.full(n, max(1, -(-2 * left // n)), dtype=np.int64)
+    while left > 0:
+        window = np.minimum(window, left)
+        reps = window + 2  # f at m_i + 0 .. m_i + window_i + 1
+        item = np.repeat(np.arange(n), reps)
+        off = np.arange(item.size) - np.repeat(np.cumsum(reps) - reps, reps)
+        f = _expected_var(np.ascontiguousarray(alpha_t[:, item]), idx, measure, m[item] + off)
+        same = item[:-1] == item[1:]
+        gains = np.full((n, int(window.max()) + 1), -np.inf)
+        gains[item[:-1][same], off[:-1][same]] = (f[:-1] - f[1:])[same]
+        run = np.minimum.accumulate(gains, axis=1)  # running minimum along each window
+        outside = run[np.arange(n), window]  # first gain not in the window
+        first = int(np.argmax(outside))  # the uncomputed answer greedy would take first
+        bar = outside[first]
+        safe = (run > bar) | ((run == bar) & (np.arange(n) <= first)[:, None])
+        cand_i, cand_t = np.nonzero((np.arange(run.shape[1]) < window[:, None]) & safe)
+        value = run[cand_i, cand_t]
+        order = np.lexsort((cand_t, cand_i, -value))[:left]
+        taken = np.bincount(cand_i[order], minlength=n)
+        m += taken
+        left -= int(order.size)
+        window = np.where(taken == window, 2 * window, np.maximum(taken, 1))
+    return m

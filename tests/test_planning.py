@@ -7,10 +7,15 @@ import itertools
 import mpmath as mp
 import numpy as np
 import pytest
-from scipy.stats import dirichlet_multinomial
+from scipy.stats import dirichlet_multinomial, norm
 
 from ambppl import dirichlet_var
-from ambppl.planning import expected_posterior_sd, expected_posterior_var
+from ambppl.planning import (
+    answers_needed,
+    expected_posterior_sd,
+    expected_posterior_var,
+    next_batch,
+)
 
 ENUM_REL_TOL = 1e-12
 
@@ -311,3 +316,248 @@ def test_errors(func, kwargs, exc, match):
     args = {"counts": [3, 1, 0], "extra": 5, **kwargs}
     with pytest.raises(exc, match=match):
         func(args.pop("counts"), args.pop("extra"), **args)
+
+
+# ------------------------------------------------------------ 6. answers_needed
+NEED_SETUPS = [(-1, "amb"), (None, "modified"), (0, "modified"), (None, "amb")]
+
+
+@pytest.mark.parametrize(("cant_solve", "measure"), NEED_SETUPS)
+def test_answers_needed_is_the_smallest_m(cant_solve, measure):
+    # reference: a plain linear scan of expected_posterior_sd over m = 0..max_extra
+    rng = np.random.default_rng(11)
+    counts = rng.integers(0, 12, size=(40, 4))
+    counts[:3] = [[0, 0, 0, 0], [30, 0, 0, 0], [2, 2, 2, 2]]
+    kw = {"measure": measure, "prior": [0.5, 1.0, 2.0, 0.3], "cant_solve": cant_solve}
+    top = 150
+    ms = np.arange(top + 1)
+    for target in (0.02, 0.04, 0.08):
+        got = answers_needed(counts, target_sd=target, max_extra=top, **kw)
+        assert got.dtype == np.int64 and got.shape == (40,)
+        for i, c in enumerate(counts):
+            sd = expected_posterior_sd(np.tile(c, (ms.size, 1)), ms, **kw)
+            hit = np.flatnonzero(sd <= target)
+            assert got[i] == (hit[0] if hit.size else -1)
+
+
+def test_answers_needed_edges():
+    counts = [[3, 1, 0], [0, 0, 4], [40, 2, 1]]
+    sd0 = expected_posterior_sd(counts, 0)
+    # target already met: 0 (the boundary itself counts as met)
+    assert answers_needed(counts, target_sd=float(sd0.max())).tolist() == [0, 0, 0]
+    # unreachable within max_extra: the sentinel -1; max_extra=0 only tests m = 0
+    assert answers_needed(counts, target_sd=1e-4, max_extra=50).tolist() == [-1, -1, -1]
+    assert answers_needed(counts, target_sd=float(sd0[2]), max_extra=0).tolist() == [-1, -1, 0]
+    # exactly reachable at max_extra
+    sd_top = float(expected_posterior_sd([3, 1, 0], 77))
+    assert answers_needed([3, 1, 0], target_sd=sd_top, max_extra=77) == 77
+    assert answers_needed([3, 1, 0], target_sd=sd_top * 0.999, max_extra=77) == -1
+    # one item (vector) gives a scalar; no items an empty array
+    single = answers_needed([3, 1, 0], target_sd=0.05)
+    assert isinstance(single, np.int64) and single == answers_needed([[3, 1, 0]], target_sd=0.05)[0]
+    assert answers_needed(np.zeros((0, 3)), target_sd=0.05).shape == (0,)
+    # more answers needed for a smaller target, never fewer
+    a = answers_needed(counts, target_sd=0.05)
+    b = answers_needed(counts, target_sd=0.04)
+    assert np.all(b >= a)
+
+
+def test_answers_needed_hdi_width_is_the_normal_approximation():
+    counts = [[3, 1, 0], [0, 0, 4], [40, 2, 1], [0, 0, 0]]
+    for prob in (0.5, 0.94, 0.99):
+        z = norm.ppf(0.5 + prob / 2)
+        for width in (0.1, 0.2):
+            got = answers_needed(counts, target_hdi_width=width, hdi_prob=prob)
+            ref = answers_needed(counts, target_sd=width / (2 * z))
+            assert got.tolist() == ref.tolist()
+    assert norm.ppf(0.97) == pytest.approx(1.8808, abs=1e-4)  # the docstring's z at 0.94
+
+
+# ------------------------------------------------------------ 7. next_batch
+def greedy_reference(table: np.ndarray, budget: int) -> np.ndarray:
+    """One answer at a time to the largest gain table[i, m_i] - table[i, m_i + 1] (argmax:
+    ties to the lowest index). table[i, m] = f_i(m) for m = 0..budget (+1)."""
+    m = np.zeros(table.shape[0], dtype=np.int64)
+    rows = np.arange(table.shape[0])
+    for _ in range(budget):
+        m[int(np.argmax(table[rows, m] - table[rows, m + 1]))] += 1
+    return m
+
+
+def f_table(counts, top, **kw):
+    """f_i(m) = expected_posterior_var(counts_i, m) for m = 0..top, shape (items, top + 1)."""
+    ms = np.arange(top + 1)
+    return np.array([expected_posterior_var(np.tile(c, (ms.size, 1)), ms, **kw) for c in counts])
+
+
+def brute_force(table: np.ndarray, budget: int) -> float:
+    """The smallest total sum_i f_i(m_i) over every allocation of budget (3 items)."""
+    best = np.inf
+    for a in range(budget + 1):
+        for b in range(budget - a + 1):
+            best = min(best, table[0, a] + table[1, b] + table[2, budget - a - b])
+    return float(best)
+
+
+def random_planning_cases(n_cases, seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(n_cases):
+        k = int(rng.choice([3, 4]))
+        cant_solve = [None, -1][int(rng.integers(2))]
+        measure = ["amb", "modified"][int(rng.integers(2))]
+        if k - (cant_solve is not None) < 2:
+            measure = "amb"
+        prior = float(rng.choice([0.05, 0.3, 1.0, 2.0]))
+        counts = rng.integers(0, 6, size=(3, k))
+        counts[rng.random(3) < 0.3] = 0
+        yield counts, {"measure": measure, "prior": prior, "cant_solve": cant_solve}
+
+
+def test_next_batch_brute_force_and_convexity():
+    """Greedy == brute-force optimum whenever every f_i is convex on 0..budget (the
+    marginal-allocation theorem); when some f_i is not convex, greedy is only feasible."""
+    n_convex = n_nonconvex = n_missed = 0
+    for counts, kw in random_planning_cases(120, seed=5):
+        table = f_table(counts, 7, **kw)
+        second = table[:, :-2] - 2 * table[:, 1:-1] + table[:, 2:]
+        for budget in range(7):
+            got = next_batch(counts, budget, **kw)
+            assert got.dtype == np.int64 and got.sum() == budget and np.all(got >= 0)
+            total = float(table[np.arange(3), got].sum())
+            best = brute_force(table, budget)
+            assert total >= best * (1 - 1e-14)
+            # convex on the part of the range this budget can reach
+            if np.all(second[:, : max(budget - 1, 0)] >= 0):
+                n_convex += 1
+                assert total == pytest.approx(best, rel=1e-13)
+            else:
+                n_nonconvex += 1
+                n_missed += total > best * (1 + 1e-13)
+    assert n_convex > 200 and n_nonconvex > 100  # both kinds were exercised
+    assert n_missed > 0  # greedy is not optimal in general: the docstring says so
+
+
+def test_next_batch_is_the_one_at_a_time_greedy():
+    # the vectorized rounds give exactly the allocation of one-answer-at-a-time greedy
+    # (no can't-solve: the closed form is elementwise, so equal items tie bit for bit)
+    rng = np.random.default_rng(8)
+    for trial in range(12):
+        counts = rng.integers(0, 8, size=(int(rng.integers(1, 9)), 3))
+        counts[rng.random(counts.shape[0]) < 0.3] = 0
+        prior = float(rng.choice([0.3, 1.0, 2.0]))
+        budget = int(rng.integers(0, 40))
+        kw = {"prior": prior, "cant_solve": None, "measure": ["amb", "modified"][trial % 2]}
+        table = f_table(counts, budget + 1, **kw)
+        assert next_batch(counts, budget, **kw).tolist() == greedy_reference(table, budget).tolist()
+    # with a can't-solve category: the same total (ties may break by a rounding ulp)
+    counts = rng.integers(0, 8, size=(6, 3))
+    table = f_table(counts, 31)
+    got = next_batch(counts, 30)
+    ref = greedy_reference(table, 30)
+    rows = np.arange(6)
+    assert table[rows, got].sum() == pytest.approx(table[rows, ref].sum(), rel=1e-13)
+
+
+def test_convexity_counterexamples_in_the_docstring():
+    # symmetric proper concentrations, no can't-solve: the first answer removes nothing
+    for counts, prior in (([0, 0, 0], 1.0), ([3, 3, 3], 1.0), ([0, 0, 0, 0], 0.05)):
+        f = expected_posterior_var(np.tile(counts, (3, 1)), [0, 1, 2], prior=prior, cant_solve=None)
+        assert f[1] == pytest.approx(f[0], rel=1e-13) and f[2] < f[1]
+    f = expected_posterior_var(np.tile([0, 0, 0], (3, 1)), [0, 1, 2], cant_solve=None)
+    assert (f[0] - 2 * f[1] + f[2]) / f[0] == pytest.approx(-0.0667, abs=1e-4)
+    f = expected_posterior_var(np.tile([0, 0, 0], (3, 1)), [0, 1, 2], prior=0.01, cant_solve=None)
+    assert (f[0] - 2 * f[1] + f[2]) / f[0] == pytest.approx(-0.33, abs=0.01)
+    f = expected_posterior_var(np.tile([0, 0, 0, 0], (3, 1)), [0, 1, 2], measure="modified")
+    assert (f[0] - 2 * f[1] + f[2]) / f[0] == pytest.approx(-0.036, abs=1e-3)
+    # the failure the docstring warns about: all items unanswered, no can't-solve
+    assert next_batch([[0, 0, 0]] * 4, 8, cant_solve=None).tolist() == [8, 0, 0, 0]
+
+
+def test_next_batch_edges():
+    counts = [[3, 1, 0], [0, 0, 4], [40, 2, 1], [5, 5, 0]]
+    assert next_batch(counts, 0).tolist() == [0, 0, 0, 0]
+    assert next_batch(counts, 0).dtype == np.int64
+    assert next_batch([[3, 1, 0]], 17).tolist() == [17]
+    assert next_batch([3, 1, 0], 17).tolist() == [17]  # a vector is one item
+    assert next_batch(np.zeros((0, 3)), 0).shape == (0,)
+    big = next_batch(counts, 500)
+    assert big.sum() == 500 and big.dtype == np.int64
+    assert next_batch(counts, 10.0).tolist() == next_batch(counts, np.int64(10)).tolist()
+    # greedy allocations are nested: a larger budget only adds answers
+    for budget in (1, 7, 60, 499):
+        assert np.all(next_batch(counts, budget) <= big)
+
+
+@pytest.mark.parametrize(
+    ("func", "kwargs", "exc", "match"),
+    [
+        (next_batch, {"objective": "decision"}, ValueError, r"objective must be one of 'variance'"),
+        (next_batch, {"objective": None}, ValueError, r"objective must be one of 'variance'"),
+        (next_batch, {"budget": -1}, ValueError, r"budget must be a whole number >= 0"),
+        (next_batch, {"budget": 2.5}, ValueError, r"budget must be a whole number >= 0"),
+        (next_batch, {"budget": np.nan}, ValueError, r"budget must be a whole number >= 0"),
+        (next_batch, {"budget": True}, TypeError, r"budget must be a whole number >= 0"),
+        (next_batch, {"budget": "3"}, TypeError, r"budget must be a whole number >= 0"),
+        (next_batch, {"counts": np.zeros((0, 3))}, ValueError, r"budget=5 cannot be allocated"),
+        (next_batch, {"measure": "old"}, NotImplementedError, r"measure='old' has no closed"),
+        (next_batch, {"counts": [3, -1, 0]}, ValueError, r"counts must be non-negative"),
+        (next_batch, {"prior": 0.0}, ValueError, r"prior must be strictly positive"),
+        (answers_needed, {}, ValueError, r"give exactly one of target_sd or target_hdi_width"),
+        (
+            answers_needed,
+            {"target_sd": 0.1, "target_hdi_width": 0.3},
+            ValueError,
+            r"give exactly one of target_sd or target_hdi_width",
+        ),
+        (answers_needed, {"target_sd": 0.0}, ValueError, r"target_sd must be a positive"),
+        (answers_needed, {"target_sd": np.inf}, ValueError, r"target_sd must be a positive"),
+        (answers_needed, {"target_sd": "0.1"}, TypeError, r"target_sd must be a positive"),
+        (
+            answers_needed,
+            {"target_hdi_width": -0.2},
+            ValueError,
+            r"target_hdi_width must be a positive",
+        ),
+        (
+            answers_needed,
+            {"target_sd": 0.1, "hdi_prob": 1.0},
+            ValueError,
+            r"hdi_prob must be in the open interval \(0, 1\)",
+        ),
+        (
+            answers_needed,
+            {"target_sd": 0.1, "max_extra": -1},
+            ValueError,
+            r"max_extra must be a whole number >= 0",
+        ),
+        (
+            answers_needed,
+            {"target_sd": 0.1, "max_extra": 1.5},
+            ValueError,
+            r"max_extra must be a whole number >= 0",
+        ),
+        (
+            answers_needed,
+            {"target_sd": 0.1, "measure": "entropy"},
+            NotImplementedError,
+            r"measure='entropy' has no closed form",
+        ),
+        (
+            answers_needed,
+            {"target_sd": 0.1, "cant_solve": 3},
+            ValueError,
+            r"cant_solve must be a position",
+        ),
+    ],
+)
+def test_planning_errors(func, kwargs, exc, match):
+    args = {"counts": [3, 1, 0], **kwargs}
+    counts = args.pop("counts")
+    if func is next_batch:
+        args.setdefault("budget", 5)
+        budget = args.pop("budget")
+        with pytest.raises(exc, match=match):
+            func(counts, budget, **args)
+    else:
+        with pytest.raises(exc, match=match):
+            func(counts, **args)
