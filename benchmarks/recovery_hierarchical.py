@@ -45,14 +45,13 @@ import importlib.util
 import json
 import logging
 import os
-import platform
 import time
 import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import xarray as xr
+from bench_hierarchical import _hardware  # this folder is on sys.path when run as a script
 
 import ambppl
 
@@ -261,23 +260,6 @@ def _z_difference(a: xr.DataArray, b: xr.DataArray) -> float:
 
 def _se(p: float, n: int) -> float:
     return float(np.sqrt(p * (1 - p) / n)) if n else float("nan")
-
-
-def _hardware() -> str:
-    """CPU model, CPU count and memory, from /proc where available."""
-    model, mem = platform.processor() or platform.machine(), 0
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                mem = int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    python = platform.python_version()
-    return f"{model}, {os.cpu_count()} CPUs, {mem / 2**30:.0f} GiB RAM, Python {python}"
 
 
 def main(argv: list[str] | None = None) -> int:
