@@ -369,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     print("  by true kappa, terciles of the data sets: " + "; ".join(parts))
     print(f"  convergence standard (R-hat <= 1.01, ESS >= 400, no divergences) missed by "
           f"{int((~passed).sum())} of {n} data sets ({divergent_sets} with divergences); "
-          f"coverage of kappa among the passing ones {kappa_in[passed].mean():.3f}")
+          f"coverage of kappa among the passing ones "
+          f"{kappa_in[passed].mean() if passed.any() else float('nan'):.3f}")
     total = time.perf_counter() - t_start
     print(f"  time: {total:.0f} s in all; per data set {np.mean(t_sets):.2f} s (median "
           f"{np.median(t_sets):.2f} s: NUTS, exact draws, HDIs)"
