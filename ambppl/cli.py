@@ -614,6 +614,132 @@ def _run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _nonnegative_int(text: str) -> int:
+    """Parse a whole number >= 0 (e.g. ``--budget``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, but got {text!r}")
+    return value
+
+
+@subcommand("plan")
+def _add_plan(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "plan",
+        help="where to spend a budget of further answers (CSV, TSV, Parquet or on screen)",
+        description="Allocate a budget of further answers across the items and write one row "
+        "per item, most extra answers first: number of answers so far, extra answers "
+        "allocated, the posterior sd of the measure now and the expected posterior sd after "
+        "the extra answers (the root of the expected posterior variance). The model is the "
+        "flat Dirichlet model, dirichlet_categorical with a fixed prior (--prior), computed in "
+        "closed form: no sampling.",
+        epilog="examples:\n"
+        '  ambppl plan answers.csv --cant-solve "I can\'t tell" --budget 500 -o plan.csv\n'
+        "  ambppl plan answers.csv --budget 200 --measure modified --prior 0.5 -o - | head\n"
+        "  ambppl plan counts.npy --budget 1000",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_input_options(parser)
+    group = parser.add_argument_group("plan")
+    group.add_argument(
+        "--budget",
+        type=_nonnegative_int,
+        required=True,
+        help="number of further answers to allocate (a whole number >= 0)",
+    )
+    group.add_argument(
+        "--objective",
+        default="variance",
+        help="what to make small: variance (the total expected posterior variance of the "
+        "measure) or decision (the chance of getting 'measure > --threshold' wrong, where "
+        "the library offers it); default: %(default)s",
+    )
+    group.add_argument(
+        "--threshold",
+        type=_open_prob,
+        default=0.4,
+        help="the t of 'measure > t' for --objective decision (default: %(default)s)",
+    )
+    group.add_argument(
+        "--measure",
+        choices=("amb", "modified"),
+        default="amb",
+        help="ambiguity measure (default: %(default)s)",
+    )
+    group.add_argument(
+        "--prior",
+        type=_prior,
+        default=1.0,
+        help="the flat Dirichlet model's fixed prior: one positive number for a symmetric "
+        "prior or one per category, comma-separated (default: 1)",
+    )
+    _add_output_options(
+        parser,
+        "output file; its suffix picks the format (.csv, .tsv, .parquet/.pq); '-' writes "
+        "CSV to stdout; default: a readable table on screen",
+        None,
+    )
+    parser.set_defaults(handler=_run_plan)
+    return parser
+
+
+def _plan_table(args: argparse.Namespace, counts: Any) -> Any:
+    """The plan: one row per item, most extra answers first (ties in item order)."""
+    import inspect
+
+    import numpy as np
+    import pandas as pd
+
+    from ambppl.planning import expected_posterior_sd, next_batch
+
+    values = np.asarray(counts.values)
+    cant_solve = -1 if counts.attrs.get("cant_solve") is not None else None
+    model = {"measure": args.measure, "prior": args.prior, "cant_solve": cant_solve}
+    options: dict[str, Any] = {"objective": args.objective}
+    if args.objective == "decision" and "threshold" in inspect.signature(next_batch).parameters:
+        options["threshold"] = args.threshold
+    _progress(
+        args,
+        f"allocating {args.budget} answers over {values.shape[0]} items "
+        f"(objective {args.objective})",
+    )
+    extra = np.asarray(next_batch(values, args.budget, **options, **model), dtype=np.int64)
+    table = pd.DataFrame(
+        {
+            "n_answers": values.sum(axis=1).astype(np.int64),
+            "extra": extra,
+            "sd_now": expected_posterior_sd(values, 0, **model),
+            "sd_after": expected_posterior_sd(values, extra, **model),
+        },
+        index=pd.Index(counts["item"].values, name="item"),
+    )
+    return table.sort_values("extra", ascending=False, kind="stable")
+
+
+def _run_plan(args: argparse.Namespace) -> int:
+    _input_path(args.annotations)
+    output = None if args.output in (None, "-") else Path(args.output)
+    if output is not None:
+        write = _table_writer(output)
+        _check_output(output, args.force)
+    table = _plan_table(args, _read(args))
+    if args.output == "-":
+        table.to_csv(sys.stdout)
+    elif output is None:
+        import pandas as pd
+
+        with pd.option_context("display.max_rows", None, "display.width", 200):
+            print(table.to_string(float_format=lambda x: f"{x:.4g}"))
+    else:
+        with atomic_output(output, force=args.force) as tmp:
+            write(table, tmp)
+        _progress(args, f"wrote {len(table)} items to {output}")
+    return 0
+
+
 @subcommand("models")
 def _add_models(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(

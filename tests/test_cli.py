@@ -63,10 +63,10 @@ def test_help_lists_every_subcommand_and_examples(capsys: pytest.CaptureFixture[
     for name in cli.SUBCOMMANDS:
         assert name in out
     assert "examples:" in out
-    assert {"score", "report", "models"} <= set(cli.SUBCOMMANDS)
+    assert {"score", "report", "plan", "models"} <= set(cli.SUBCOMMANDS)
 
 
-@pytest.mark.parametrize("name", ["score", "report", "models"])
+@pytest.mark.parametrize("name", ["score", "report", "plan", "models"])
 def test_subcommand_help_has_examples(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([name, "--help"]) == 0
     out = capsys.readouterr().out
@@ -592,3 +592,158 @@ def test_report_shared_data_sets(name: str, shared_data: Path, tmp_path: Path) -
     assert main([*argv, "--seed", "1", "--top", "5", "-q", "-o", str(out)]) == 0
     page = out.read_text(encoding="utf-8")
     assert page.count('<tr><td data-value="') >= n_items
+
+
+# ---------------------------------------------------------------------------------------- plan
+
+#: Columns of the table that ``ambppl plan`` writes, in order.
+PLAN_COLUMNS = ["n_answers", "extra", "sd_now", "sd_after"]
+
+#: The bundled example with its can't-solve answer.
+EXAMPLE_ARGS = [str(EXAMPLE), "--cant-solve", "I can't tell"]
+
+
+def _example_counts() -> tuple[np.ndarray, list[str]]:
+    from ambppl.data import read_annotations
+
+    counts = read_annotations(EXAMPLE, cant_solve="I can't tell")
+    return counts.values, [str(i) for i in counts["item"].values]
+
+
+def _check_plan(table: pd.DataFrame, budget: int, prior: float, measure: str = "amb") -> None:
+    """The plan's invariants on the bundled example, against independent computations."""
+    import ambppl
+
+    counts, items = _example_counts()
+    assert list(table.columns) == PLAN_COLUMNS
+    assert table.index.name == "item" and sorted(map(str, table.index)) == sorted(items)
+    assert table["n_answers"].dtype.kind == "i" and table["extra"].dtype.kind == "i"
+    assert int(table["extra"].sum()) == budget and (table["extra"] >= 0).all()
+    assert (table["sd_after"] <= table["sd_now"] + 1e-15).all()
+    # most extra answers first, ties in the item order of the file
+    position = {item: i for i, item in enumerate(items)}
+    keys = [(-e, position[str(i)]) for i, e in zip(table.index, table["extra"], strict=True)]
+    assert keys == sorted(keys)
+    # the current posterior sd is the closed-form sd of Dirichlet(counts + prior)
+    by_item = table.set_axis(table.index.map(str)).loc[items]
+    np.testing.assert_array_equal(by_item["n_answers"], counts.sum(axis=1))
+    expected = np.sqrt(ambppl.dirichlet_var(counts + prior, measure, cant_solve=-1))
+    np.testing.assert_allclose(by_item["sd_now"], expected, rtol=1e-12)
+    more = by_item["extra"].to_numpy() > 0
+    now, after = by_item["sd_now"].to_numpy(), by_item["sd_after"].to_numpy()
+    assert (after[more] < now[more]).all()
+    np.testing.assert_array_equal(after[~more], now[~more])
+
+
+def test_plan_on_the_example(tmp_path: Path) -> None:
+    from ambppl.planning import expected_posterior_sd, next_batch
+
+    out = tmp_path / "plan.csv"
+    argv = ["plan", *EXAMPLE_ARGS, "--budget", "500", "--prior", "0.5", "-q", "-o", str(out)]
+    assert main(argv) == 0
+    table = pd.read_csv(out, index_col="item")
+    assert len(table) == 200
+    _check_plan(table, 500, 0.5)
+    # the CSV round trip gives the library's numbers to 15+ significant digits
+    counts, items = _example_counts()
+    extra = next_batch(counts, 500, prior=0.5, cant_solve=-1)
+    by_item = table.set_axis(table.index.map(str)).loc[items]
+    np.testing.assert_array_equal(by_item["extra"], extra)
+    np.testing.assert_allclose(
+        by_item["sd_after"], expected_posterior_sd(counts, extra, prior=0.5), rtol=1e-12
+    )
+    assert out.read_text().splitlines()[0] == "item,n_answers,extra,sd_now,sd_after"
+
+
+@pytest.mark.parametrize(("budget", "measure"), [(0, "amb"), (37, "modified")])
+def test_plan_stdout_and_measure(
+    budget: int, measure: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["plan", *EXAMPLE_ARGS, "--budget", str(budget), "--measure", measure, "-o", "-"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "ambppl: reading" in captured.err and "ambppl:" not in captured.out
+    table = pd.read_csv(pd.io.common.StringIO(captured.out), index_col="item")
+    _check_plan(table, budget, 1.0, measure)
+
+
+def test_plan_on_screen_and_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["plan", *EXAMPLE_ARGS, "--budget", "40", "-q"]
+    assert main(base) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == PLAN_COLUMNS and lines[1].split() == ["item"]
+    first = lines[2].split()
+    assert first[1] == "20" and first[2].isdigit() and int(first[2]) > 0  # integers as such
+    assert main([*base, "-o", str(tmp_path / "p.parquet")]) == 0
+    assert main([*base, "-o", str(tmp_path / "p.tsv")]) == 0
+    parquet = pd.read_parquet(tmp_path / "p.parquet")
+    tsv = pd.read_csv(tmp_path / "p.tsv", sep="\t", index_col="item")
+    assert list(parquet.columns) == PLAN_COLUMNS and parquet.index.name == "item"
+    np.testing.assert_allclose(parquet.to_numpy(float), tsv.to_numpy(float), rtol=1e-12)
+
+
+def test_plan_counts_without_cant_solve(tmp_path: Path, rng: np.random.Generator) -> None:
+    """A .npy count matrix without a can't-solve category: cant_solve=None throughout."""
+    import ambppl
+
+    counts = rng.multinomial(6, [0.5, 0.3, 0.2], size=8)
+    np.save(tmp_path / "counts.npy", counts)
+    out = tmp_path / "p.csv"
+    argv = ["plan", str(tmp_path / "counts.npy"), "--budget", "30", "--prior", "2"]
+    assert main([*argv, "-q", "-o", str(out)]) == 0
+    table = pd.read_csv(out, index_col="item").sort_index()
+    assert int(table["extra"].sum()) == 30
+    expected = np.sqrt(ambppl.dirichlet_var(counts + 2.0, cant_solve=None))
+    np.testing.assert_allclose(table["sd_now"], expected, rtol=1e-12)
+    assert (table["sd_after"] <= table["sd_now"]).all()
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--budget", "-1"], "argument --budget: must be a whole number >= 0"),
+        (["--budget", "1.5"], "argument --budget: must be a whole number >= 0"),
+        (["--budget", "many"], "argument --budget: must be a whole number >= 0"),
+        ([], "--budget"),  # required
+        (["--budget", "5", "--prior", "0"], "argument --prior: must be a positive number"),
+        (["--budget", "5", "--prior", "-1"], "argument --prior: must be a positive number"),
+        (["--budget", "5", "--prior", "1,2"], "prior"),  # 2 values for 5 categories
+        (["--budget", "5", "--objective", "nope"], "objective must be one of"),
+        (["--budget", "5", "--measure", "entropy"], "--measure"),
+        (["--budget", "5", "--threshold", "1.5"], "--threshold"),
+        (["--budget", "5", "--cant-solve", "maybe"], "maybe"),
+        (["--budget", "5", "-o", "plan.xlsx"], "xlsx"),
+    ],
+)
+def test_plan_bad_input_is_one_line_and_status_2(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    extra: list[str],
+    match: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = ["plan", str(EXAMPLE), *extra, "-q"]
+    if "--cant-solve" not in extra:
+        argv += ["--cant-solve", "I can't tell"]
+    if "-o" not in extra:
+        argv += ["-o", "plan.csv"]
+    assert main(argv) == 2
+    line = _error_line(capsys)
+    assert match in line
+    if "nope" in extra:
+        assert "'nope'" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_plan_existing_output_needs_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "plan.csv"
+    out.write_text("precious")
+    argv = ["plan", *EXAMPLE_ARGS, "--budget", "10", "-q", "-o", str(out)]
+    assert main(argv) == 2
+    assert "--force" in _error_line(capsys)
+    assert out.read_text() == "precious"
+    assert main([*argv, "--force"]) == 0
+    assert int(pd.read_csv(out, index_col="item")["extra"].sum()) == 10
