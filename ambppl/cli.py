@@ -688,8 +688,6 @@ def _add_plan(subparsers: Any) -> argparse.ArgumentParser:
 
 def _plan_table(args: argparse.Namespace, counts: Any) -> Any:
     """The plan: one row per item, most extra answers first (ties in item order)."""
-    import inspect
-
     import numpy as np
     import pandas as pd
 
@@ -698,9 +696,7 @@ def _plan_table(args: argparse.Namespace, counts: Any) -> Any:
     values = np.asarray(counts.values)
     cant_solve = -1 if counts.attrs.get("cant_solve") is not None else None
     model = {"measure": args.measure, "prior": args.prior, "cant_solve": cant_solve}
-    options: dict[str, Any] = {"objective": args.objective}
-    if args.objective == "decision" and "threshold" in inspect.signature(next_batch).parameters:
-        options["threshold"] = args.threshold
+    options: dict[str, Any] = {"objective": args.objective, "threshold": args.threshold}
     _progress(
         args,
         f"allocating {args.budget} answers over {values.shape[0]} items "

@@ -747,3 +747,33 @@ def test_plan_existing_output_needs_force(
     assert out.read_text() == "precious"
     assert main([*argv, "--force"]) == 0
     assert int(pd.read_csv(out, index_col="item")["extra"].sum()) == 10
+
+
+def test_plan_decision_objective(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--objective decision with --threshold reaches next_batch (two proper classes plus
+    can't-solve: the exact decision route)."""
+    from ambppl.planning import next_batch
+
+    counts = np.array([[10, 10, 2], [40, 0, 0], [9, 2, 0], [3, 1, 1], [0, 5, 5]])
+    np.save(tmp_path / "counts.npy", counts)
+    argv = [
+        "plan",
+        str(tmp_path / "counts.npy"),
+        "--cant-solve",
+        "2",
+        "--budget",
+        "12",
+        "--objective",
+        "decision",
+        "--threshold",
+        "0.3",
+        "-q",
+        "-o",
+        "-",
+    ]
+    code = main(argv)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    table = pd.read_csv(pd.io.common.StringIO(out.out), index_col="item").sort_index()
+    expected = next_batch(counts, 12, objective="decision", threshold=0.3)
+    np.testing.assert_array_equal(table["extra"], expected)
