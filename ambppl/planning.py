@@ -179,23 +179,34 @@ class _DecisionCurves:
     def __init__(self, curves: _Curves, threshold: float) -> None:
         self.base, self.threshold = curves, threshold
         self.n = curves.n
+        # Items repeat count vectors: each (count vector, m) is evaluated once and memoized
+        # (g costs up to an enumeration of C(m + K - 1, K - 1) new count vectors).
+        self.distinct, self.row_of = np.unique(curves.counts, axis=0, return_inverse=True)
+        self.row_of = self.row_of.reshape(-1)
+        self.memo: dict[tuple[int, int], float] = {}
 
     def __call__(self, rows: np.ndarray, m: np.ndarray) -> np.ndarray:
         from ambppl._decision import expected_correct_decision
 
         base = self.base
-        out = np.zeros(rows.size)
-        for prior, weight in zip(base.priors, base.weights, strict=True):
-            g = expected_correct_decision(
-                base.counts[rows],
-                m,
-                threshold=self.threshold,
-                measure=base.measure,
-                prior=prior,
-                cant_solve=base.idx,
-            )
-            out += weight * (1.0 - np.asarray(g, dtype=np.float64))
-        return out
+        keys = list(zip(self.row_of[rows].tolist(), np.asarray(m).tolist(), strict=True))
+        todo = sorted({k for k in keys if k not in self.memo})
+        if todo:
+            d_rows = np.array([k[0] for k in todo])
+            d_m = np.array([k[1] for k in todo])
+            loss = np.zeros(len(todo))
+            for prior, weight in zip(base.priors, base.weights, strict=True):
+                g = expected_correct_decision(
+                    self.distinct[d_rows],
+                    d_m,
+                    threshold=self.threshold,
+                    measure=base.measure,
+                    prior=prior,
+                    cant_solve=base.idx,
+                )
+                loss += weight * (1.0 - np.asarray(g, dtype=np.float64))
+            self.memo.update(zip(todo, loss.tolist(), strict=True))
+        return np.array([self.memo[k] for k in keys], dtype=np.float64)
 
 
 def _prepare(

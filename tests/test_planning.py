@@ -784,3 +784,22 @@ def test_next_batch_decision_goes_to_open_decisions():
     assert got.tolist() == [0, 0, 6]
     with pytest.raises(ValueError, match=r"threshold"):
         next_batch(counts, 6, objective="decision", threshold=1.5)
+
+
+def test_next_batch_decision_with_repeated_count_vectors():
+    # equal rows share one memoized curve; the allocation is still the brute-force optimum
+    from ambppl._decision import expected_correct_decision
+
+    counts = np.array([[9, 2, 0], [40, 0, 0], [9, 2, 0]])
+    table = np.array(
+        [
+            [1.0 - float(expected_correct_decision(c[None], [m])[0]) for m in range(7)]
+            for c in counts
+        ]
+    )
+    got = next_batch(counts, 6, objective="decision")
+    rows = np.arange(3)
+    hulls = np.array([lower_hull_ref(r)[0] for r in table])
+    gap = float(np.sum(table[rows, got] - hulls[rows, got]))
+    best = brute_force(table, 6)
+    assert got.sum() == 6 and best - 1e-12 <= table[rows, got].sum() <= best + gap + 1e-12
