@@ -212,3 +212,14 @@ def cant_solve_position(label: Any, categories: Any, name: str = "cant_solve") -
             f"{name} must be one of the category labels {labels} or None, but got {label!r}"
         )
     return labels.index(str(label))
+
+
+def check_item_counts(counts: Any) -> tuple[np.ndarray, bool]:
+    """Counts of one item (K,) or of many (items, K): ``(array, single)``."""
+    arr = check_counts(counts, "counts")
+    if arr.ndim > 2:
+        raise ValueError(
+            "counts must have shape (items, K) or (K,) (one row of category counts per item), "
+            f"but got shape {arr.shape}"
+        )
+    return arr, arr.ndim == 1

@@ -51,6 +51,7 @@ from ambppl._checks import (
     as_float_array,
     check_cant_solve,
     check_counts,
+    check_item_counts,
     check_n_proper,
     check_option,
     check_prior,
@@ -368,13 +369,7 @@ def expected_correct_decision(
     """
     measure = check_option(measure, MEASURES, "measure")
     t = _check_threshold(threshold)
-    counts_arr = check_counts(counts, "counts")
-    if counts_arr.ndim > 2:
-        raise ValueError(
-            "counts must have shape (items, K) or (K,) (one row of category counts per item), "
-            f"but got shape {counts_arr.shape}"
-        )
-    single = counts_arr.ndim == 1
+    counts_arr, single = check_item_counts(counts)
     k = counts_arr.shape[-1]
     idx = check_cant_solve(cant_solve, k)
     check_n_proper(k - (idx is not None), max(2, min_proper(measure)), f"measure={measure!r}")

@@ -535,11 +535,17 @@ def _table_writer(path: Path) -> Callable[[Any, Path], None]:
 def _run_score(args: argparse.Namespace) -> int:
     _input_path(args.annotations)
     output = None if args.output in (None, "-") else Path(args.output)
+    write = None
     if output is not None:
         write = _table_writer(output)
         _check_output(output, args.force)  # fail before the expensive part
     method, params = _model_settings(args)
     table = _summarize(args, _fit(args, _read(args), method, params))
+    return _emit(args, output, write, table)
+
+
+def _emit(args: argparse.Namespace, output: Any, write: Any, table: Any) -> int:
+    """Write a per-item table: CSV on stdout (``-o -``), a file (``-o``), or the screen."""
     if args.output == "-":
         table.to_csv(sys.stdout)
     elif output is None:
@@ -718,22 +724,12 @@ def _plan_table(args: argparse.Namespace, counts: Any) -> Any:
 def _run_plan(args: argparse.Namespace) -> int:
     _input_path(args.annotations)
     output = None if args.output in (None, "-") else Path(args.output)
+    write = None
     if output is not None:
         write = _table_writer(output)
         _check_output(output, args.force)
     table = _plan_table(args, _read(args))
-    if args.output == "-":
-        table.to_csv(sys.stdout)
-    elif output is None:
-        import pandas as pd
-
-        with pd.option_context("display.max_rows", None, "display.width", 200):
-            print(table.to_string(float_format=lambda x: f"{x:.4g}"))
-    else:
-        with atomic_output(output, force=args.force) as tmp:
-            write(table, tmp)
-        _progress(args, f"wrote {len(table)} items to {output}")
-    return 0
+    return _emit(args, output, write, table)
 
 
 @subcommand("models")

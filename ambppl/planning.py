@@ -32,7 +32,7 @@ from ambppl._checks import (
     _describe,
     as_float_array,
     check_cant_solve,
-    check_counts,
+    check_item_counts,
     check_n_proper,
     check_option,
     check_positive_scalar,
@@ -214,13 +214,7 @@ def _prepare(
 ) -> tuple[_Curves, bool]:
     """Check the item arguments; return ``(curves, single)``."""
     measure = _check_measure(measure)
-    counts_arr = check_counts(counts, "counts")
-    if counts_arr.ndim > 2:
-        raise ValueError(
-            "counts must have shape (items, K) or (K,) (one row of category counts per item), "
-            f"but got shape {counts_arr.shape}"
-        )
-    single = counts_arr.ndim == 1
+    counts_arr, single = check_item_counts(counts)
     k = counts_arr.shape[-1]
     idx = check_cant_solve(cant_solve, k)
     check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}")
