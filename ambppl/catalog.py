@@ -47,6 +47,7 @@ __all__ = [
     "catalog_dir",
     "get_model",
     "list_models",
+    "parameter_owners",
 ]
 
 #: Environment variable that overrides the catalog folder.
@@ -416,3 +417,39 @@ def get_model(name: str, path: str | Path | None = None) -> ModelEntry:
     if name not in entries:
         raise ValueError(f"name must be one of {sorted(entries)!r}, but got {name!r}")
     return entries[name]
+
+
+def parameter_owners(path: str | Path | None = None) -> dict[str, list[str]]:
+    """Which catalog models have a parameter of each name.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        A catalog folder to read instead of the default (see :func:`catalog_dir`).
+
+    Returns
+    -------
+    dict
+        Parameter name -> the names of the models whose info record lists it (sorted), read
+        in one pass over the catalog.
+
+    Raises
+    ------
+    ValueError
+        If the folder is missing, or an entry lacks or has a broken info record.
+
+    Notes
+    -----
+    ``fit`` and the command line use it to tell a parameter of another model (``prior=``
+    given to ``hierarchical_dirichlet``) from an option of the annotation reader.
+
+    Examples
+    --------
+    >>> parameter_owners()["prior"]
+    ['dirichlet_categorical']
+    """
+    owners: dict[str, list[str]] = {}
+    for name, entry in _entries(path).items():
+        for parameter in entry.info["parameters"]:
+            owners.setdefault(parameter, []).append(name)
+    return owners

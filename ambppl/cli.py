@@ -389,7 +389,7 @@ def _model_settings(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
 
     Runs before the data are read, so a mistake costs nothing.
     """
-    from ambppl.catalog import get_model, list_models
+    from ambppl.catalog import get_model, list_models, parameter_owners
 
     catalog = list_models()
     if args.model not in catalog.index:
@@ -412,9 +412,7 @@ def _model_settings(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         params[name] = value
     if args.prior is not None:
         if "prior" not in names:
-            owners = [
-                str(m) for m in catalog.index if "prior" in get_model(str(m)).info["parameters"]
-            ]
+            owners = parameter_owners().get("prior", [])
             raise UsageError(
                 f"--prior sets the parameter 'prior' of {', '.join(owners)}, but model "
                 f"{args.model!r} has the parameters {described}; set them with --param "

@@ -296,17 +296,12 @@ def _split_kwargs(entry: ModelEntry, kwargs: dict[str, Any], data: Any) -> tuple
     """Split ``fit``'s keywords into the model's parameters and read_annotations options."""
     import os
 
-    from ambppl.catalog import list_models
+    from ambppl.catalog import parameter_owners
 
     own = entry.info["parameters"]
     params = {k: v for k, v in kwargs.items() if k in own}
     rest = {k: v for k, v in kwargs.items() if k not in own}
-    foreign = []
-    for name in list_models().index:
-        if name != entry.name:
-            from ambppl.catalog import get_model
-
-            foreign += [k for k in rest if k in get_model(str(name)).info["parameters"]]
+    foreign = [k for k in rest if k in parameter_owners(entry.path.parent)]
     if foreign:
         raise ValueError(
             f"model {entry.name!r} has the parameters {sorted(own)}, but got "
