@@ -40,7 +40,7 @@ _EXPORTS: dict[str, str] = {
     "loo": "ambppl.comparison",
     "compare": "ambppl.comparison",
     "prior_sensitivity": "ambppl.sensitivity",
-    "ConvergenceWarning": "ambppl.fit",
+    "ConvergenceWarning": "ambppl.convergence",
     "expected_posterior_sd": "ambppl.planning",
     "expected_posterior_var": "ambppl.planning",
     "answers_needed": "ambppl.planning",
@@ -55,10 +55,10 @@ from ambppl.fit import fit  # noqa: E402
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ambppl.catalog import get_model, list_models
     from ambppl.comparison import compare, loo
+    from ambppl.convergence import ConvergenceWarning
     from ambppl.data import read_annotations
     from ambppl.estimators import estimate, expected_plugin, less_biased_bias, plugin_bias
     from ambppl.exact import ambiguity_posterior
-    from ambppl.fit import ConvergenceWarning
     from ambppl.measures import MEASURES, amb, amb_modified, amb_old, normalized_entropy
     from ambppl.moments import dirichlet_mean, dirichlet_var
     from ambppl.planning import (

@@ -27,13 +27,13 @@ from __future__ import annotations
 import datetime
 import importlib.util
 import json
-import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ambppl._checks import check_counts, check_option, check_positive_int
+from ambppl.convergence import CONVERGENCE, ConvergenceWarning
 from ambppl.measures import VARIABLES, measures_for
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,9 +62,6 @@ COLLAPSED_SAMPLER = "pymc"
 #: Bytes of gamma draws generated at a time by the exact sampler (bounds temporary memory).
 CHUNK_BYTES = 32 * 2**20
 
-#: The convergence standard checked after NUTS: worst R-hat, smallest bulk and tail ESS,
-#: and the number of divergent transitions allowed.
-CONVERGENCE = {"r_hat": 1.01, "ess_bulk": 400, "ess_tail": 400, "divergences": 0}
 
 #: Keyword arguments of ``pymc.sample`` that ``fit`` sets itself.
 _RESERVED_SAMPLE_KWARGS = (
@@ -76,10 +73,6 @@ _RESERVED_SAMPLE_KWARGS = (
     "nuts_sampler",
     "model",
 )
-
-
-class ConvergenceWarning(UserWarning):
-    """A NUTS fit missed the convergence standard :data:`CONVERGENCE`."""
 
 
 def fit(
@@ -515,45 +508,13 @@ def _add_log_likelihood(tree: xr.DataTree, job: _Job, conc: np.ndarray | None) -
 
 
 def _check_convergence(tree: xr.DataTree, entry: ModelEntry, method: str) -> None:
-    """Record the convergence diagnostics in ``attrs["convergence"]``; warn if they fail."""
-    import arviz as az
+    """The convergence standard on the hyperparameters (``collapsed``: the per-item draws are
+    exact given them) or on every stored variable (``nuts``)."""
+    from ambppl.convergence import check_convergence
 
-    post = tree["posterior"].to_dataset()
+    post = tree["posterior"]
     names = list(entry.hyperparameters) if method == "collapsed" else list(post.data_vars)
-    names = [n for n in names if n in post] or list(post.data_vars)
-    ds = post[names]
-    record: dict[str, Any] = {"variables": names}
-    if post.sizes["chain"] * post.sizes["draw"] < 4 or post.sizes["draw"] < 4:
-        record.update(passed=False, reason="too few draws to diagnose")
-    else:
-        rhat = az.rhat(ds)
-        bulk = az.ess(ds, method="bulk")
-        tail = az.ess(ds, method="tail")
-        worst = {
-            "r_hat": max(float(np.nanmax(rhat[v].values)) for v in names),
-            "ess_bulk": min(float(np.nanmin(bulk[v].values)) for v in names),
-            "ess_tail": min(float(np.nanmin(tail[v].values)) for v in names),
-        }
-        div = 0
-        if "sample_stats" in tree.children and "diverging" in tree["sample_stats"]:
-            div = int(tree["sample_stats"]["diverging"].values.sum())
-        worst["divergences"] = div
-        failed = [
-            k
-            for k, limit in CONVERGENCE.items()
-            if (worst[k] > limit if k in ("r_hat", "divergences") else worst[k] < limit)
-        ]
-        record.update(worst, passed=not failed, failed=failed)
-    tree.attrs["convergence"] = json.dumps(record)
-    if not record["passed"]:
-        warnings.warn(
-            f"the {method} fit of {entry.name!r} missed the convergence standard "
-            f"(R-hat <= 1.01, bulk and tail ESS >= 400, no divergences): "
-            f"{json.dumps({k: v for k, v in record.items() if k != 'variables'})}; "
-            "draw more (draws=, sample_kwargs={'tune': ...}) or raise target_accept",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
+    check_convergence(tree, names, what=f"the {method} fit of {entry.name!r}", stacklevel=3)
 
 
 def _as_answers(data: Any, read_kwargs: dict[str, Any]) -> tuple[Any, xr.DataArray]:

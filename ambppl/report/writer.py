@@ -115,8 +115,8 @@ def _is_learned(result: Any) -> bool:
 
 def _standard(result: Any) -> dict[str, Any] | None:
     """The fit's convergence record (``attrs["convergence"]``, JSON) checked against the
-    standard :data:`ambppl.fit.CONVERGENCE`, or None when the result has none."""
-    from ambppl.fit import CONVERGENCE
+    standard :data:`ambppl.convergence.CONVERGENCE`, or None when the result has none."""
+    from ambppl.convergence import CONVERGENCE
 
     raw = result.attrs.get("convergence", result["posterior"].attrs.get("convergence"))
     if raw is None:
@@ -589,7 +589,7 @@ def render_report(
     the Monte Carlo standard error ``sd / sqrt(ESS)``, paper section 3 / ERRATA for the
     moments); the distribution of item ambiguity; the sortable ranked item table; the most
     ambiguous items with their answer counts; the sensitivity to the prior. The convergence
-    section opens with whether the fit met the standard :data:`ambppl.fit.CONVERGENCE`
+    section opens with whether the fit met the standard :data:`ambppl.convergence.CONVERGENCE`
     (``attrs["convergence"]``, written by :func:`ambppl.fit` after NUTS). A learned-prior fit
     (``mu`` and ``kappa`` in the posterior, e.g. ``hierarchical_dirichlet``) adds the section
     "Learned prior": posterior mean and HDI (:func:`arviz.hdi`) of ``mu`` per category, of
