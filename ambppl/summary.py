@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl._checks import cant_solve_position, check_option, check_prob
+from ambppl._checks import check_option, check_prob
+from ambppl._resultdata import cant_solve_index, fixed_prior, observed_counts
 from ambppl.measures import VARIABLES
 
 #: ``fit`` methods with independent draws (no ESS / R-hat columns); as ``ambppl.fit``.
@@ -147,11 +148,11 @@ def summarize(
     hdi_prob = check_prob(hdi_prob, "hdi_prob")
 
     posterior = result["posterior"].to_dataset()
-    counts = _observed_counts(result)
+    counts = observed_counts(result)
     attrs = {**posterior.attrs, **result.attrs}
     method = attrs.get("method", "nuts")
-    cs = _cant_solve(result, attrs, counts)
-    attrs["prior"] = _fixed_prior(result, attrs)
+    cs = cant_solve_index(result, attrs, counts)
+    attrs["prior"] = fixed_prior(result, attrs)
     draws = _draws(posterior, measure, cs)
     values = np.asarray(counts.values, dtype=np.int64)
     n = values.sum(axis=1)
@@ -226,61 +227,6 @@ def _estimators(values: np.ndarray, measure: str, cs: int | None) -> tuple[Any, 
                 pass
         out.append(column)
     return out[0], out[1]
-
-
-def _observed_counts(result: xr.DataTree) -> xr.DataArray:
-    """The counts of a result: ``observed_data["counts"]`` (fit and the catalog's programs)."""
-    group = result["observed_data"]
-    if "counts" not in group.data_vars:
-        raise ValueError(
-            "result must hold the item x category counts as observed_data['counts'] (as "
-            "ambppl.fit and every catalog model write them), but observed_data has "
-            f"{sorted(group.data_vars)}"
-        )
-    return group["counts"]
-
-
-def _constant(result: xr.DataTree, name: str) -> Any:
-    """A variable of the ``constant_data`` group (``pm.Data`` of the model), or None."""
-    if "constant_data" in result.children and name in result["constant_data"].data_vars:
-        return result["constant_data"][name].values
-    return None
-
-
-def _cant_solve(result: xr.DataTree, attrs: dict[str, Any], counts: xr.DataArray) -> int | None:
-    """Position of the can't-solve category, from the attributes or the model's data.
-
-    ``ambppl.fit`` writes ``attrs["cant_solve"]``; a trace from ``pymc.sample`` on a catalog
-    model has the model's ``pm.Data("is_cant_solve")`` in ``constant_data`` instead. A result
-    with neither cannot be interpreted (its can't-solve shares, estimators and closed forms
-    would silently assume no can't-solve category), so it is refused.
-    """
-    labels = counts["category"].values
-    if "cant_solve" in attrs:
-        return cant_solve_position(attrs["cant_solve"], labels)
-    flags = _constant(result, "is_cant_solve")
-    if flags is not None:
-        hits = np.flatnonzero(np.asarray(flags))
-        if len(hits) > 1 or len(flags) != len(labels):
-            raise ValueError(
-                "result's constant_data['is_cant_solve'] must flag at most one of the "
-                f"{len(labels)} categories, but got {np.asarray(flags).tolist()}"
-            )
-        return int(hits[0]) if len(hits) else None
-    raise ValueError(
-        "result must say which category is can't-solve: ambppl.fit records it in "
-        "attrs['cant_solve'], catalog models in pm.Data('is_cant_solve') (constant_data), but "
-        "this result has neither; fit it with ambppl.fit, build the model with "
-        "ambppl.modeling.add_annotation_data, or set result.attrs['cant_solve'] = <label or None>"
-    )
-
-
-def _fixed_prior(result: xr.DataTree, attrs: dict[str, Any]) -> Any:
-    """The fixed Dirichlet prior of every q_i (attrs or ``pm.Data("prior")``), or None."""
-    if attrs.get("prior") is not None:
-        return attrs["prior"]
-    prior = _constant(result, "prior")
-    return None if prior is None else np.asarray(prior, dtype=np.float64).tolist()
 
 
 def _closed_forms(

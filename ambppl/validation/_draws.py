@@ -1,0 +1,142 @@
+"""What the checks read from a fit result: counts, can't-solve, the prior, the draws."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ambppl._checks import check_prob
+from ambppl._resultdata import cant_solve_index, fixed_prior, observed_counts
+from ambppl.measures import VARIABLES
+
+if TYPE_CHECKING:  # pragma: no cover
+    import xarray as xr
+
+#: ``fit`` methods whose draws are independent by construction; the checks test that claim
+#: (Monte Carlo standard errors ``sd / sqrt(N)``, no thinning) instead of estimating the
+#: autocorrelation from the draws.
+INDEPENDENT_METHODS = ("exact", "empirical_bayes")
+
+#: Fewest draws (chains x draws) a check accepts: below it the normal approximation of the
+#: z-scores and the Monte Carlo standard errors themselves are unreliable.
+MIN_DRAWS = 100
+
+#: How the Monte Carlo standard error is obtained (``mcse=`` of the checks).
+MCSE_OPTIONS = ("auto", "arviz", "independent")
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """The parts of a fit result a check needs."""
+
+    result: Any
+    counts: xr.DataArray
+    values: np.ndarray
+    cs: int | None
+    prior: np.ndarray | None
+    method: str
+    model: str | None
+    parameters: dict[str, Any]
+
+    @property
+    def n_proper(self) -> int:
+        return self.values.shape[1] - (self.cs is not None)
+
+    @property
+    def n_draws(self) -> int:
+        post = self.result["posterior"]
+        return int(post.sizes["chain"] * post.sizes["draw"])
+
+    def draws(self, measure: str) -> xr.DataArray:
+        """Draws of ``measure`` with dims (chain, draw, item): stored, or computed from q."""
+        import ambppl.measures as measures
+
+        posterior = self.result["posterior"].to_dataset()
+        name = VARIABLES[measure]
+        if name in posterior:
+            da = posterior[name]
+        elif "q" in posterior:
+            da = measures.evaluate(measure, posterior["q"], cant_solve=self.cs, dim="category")
+        else:
+            raise ValueError(
+                f"result must hold the draws of {name!r} or of 'q' to check measure "
+                f"{measure!r}, but its posterior has {sorted(posterior.data_vars)}"
+            )
+        return da.transpose("chain", "draw", "item")
+
+    def independent(self, mcse: str) -> bool:
+        """Whether the Monte Carlo standard errors treat the draws as independent."""
+        if mcse == "auto":
+            return self.method in INDEPENDENT_METHODS
+        return mcse == "independent"
+
+
+def read_fit(result: Any) -> Fitted:
+    """Check that ``result`` is a fit result and read what the checks need from it."""
+    import xarray as xr
+
+    if not isinstance(result, xr.DataTree):
+        raise TypeError(
+            "result must be the xarray.DataTree returned by ambppl.fit (or a pymc.sample trace "
+            f"of a catalog model), but got {type(result).__name__}"
+        )
+    for group in ("posterior", "observed_data"):
+        if group not in result.children:
+            raise ValueError(
+                f"result must have a {group!r} group (as ambppl.fit returns), but it has "
+                f"{sorted(result.children)}"
+            )
+    attrs = {**result["posterior"].attrs, **result.attrs}
+    counts = observed_counts(result)
+    cs = cant_solve_index(result, attrs, counts)
+    prior = fixed_prior(result, attrs)
+    values = np.asarray(counts.values, dtype=np.int64)
+    if prior is not None:
+        prior = np.broadcast_to(np.asarray(prior, dtype=np.float64), values.shape[1:]).copy()
+    raw = attrs.get("parameters") or {}
+    try:
+        parameters = json.loads(raw) if isinstance(raw, str) else dict(raw)
+    except (TypeError, ValueError):
+        parameters = {}
+    fitted = Fitted(
+        result=result,
+        counts=counts,
+        values=values,
+        cs=cs,
+        prior=prior,
+        method=str(attrs.get("method", "nuts")),
+        model=attrs.get("model"),
+        parameters=parameters,
+    )
+    if fitted.n_draws < MIN_DRAWS:
+        raise ValueError(
+            f"result must hold at least {MIN_DRAWS} draws (chains x draws) for a check, but "
+            f"holds {fitted.n_draws}; fit with more draws"
+        )
+    return fitted
+
+
+def check_alpha_level(alpha: Any) -> float:
+    """The false-alarm rate of a check: a probability strictly between 0 and 1."""
+    return check_prob(alpha, "alpha")
+
+
+def check_mcse(mcse: Any) -> str:
+    """One of :data:`MCSE_OPTIONS`."""
+    from ambppl._checks import check_option
+
+    return check_option(mcse, MCSE_OPTIONS, "mcse")
+
+
+def series_mcse(series: xr.DataArray, independent: bool) -> np.ndarray:
+    """Monte Carlo standard error of the mean of ``series`` (dims chain, draw, ...)."""
+    if independent:
+        n = series.sizes["chain"] * series.sizes["draw"]
+        sd = series.std(("chain", "draw"), ddof=1).values
+        return np.asarray(sd, dtype=np.float64) / np.sqrt(n)
+    import arviz as az
+
+    return np.asarray(az.mcse(series, method="mean").values, dtype=np.float64)
