@@ -7,7 +7,6 @@ import math
 import re
 
 import numpy as np
-import pandas as pd
 import pytest
 import xarray as xr
 from conftest import REPORT_SECTIONS
@@ -114,50 +113,56 @@ def test_exact_draws_need_no_diagnostics(result: xr.DataTree) -> None:
     assert conv == {"method": "exact", "chains": 2, "draws": 300, "exact": True}
 
 
-def _moments_table(z: np.ndarray, sd: float, n_draws: int) -> pd.DataFrame:
-    exact_mean = np.linspace(0.2, 0.6, len(z))
-    mcse = sd / math.sqrt(n_draws)
-    return pd.DataFrame(
-        {"mean": exact_mean + z * mcse, "sd": sd, "exact_mean": exact_mean, "exact_sd": sd},
-        index=pd.Index([f"i{k}" for k in range(len(z))], name="item"),
-    )
+def test_agreement_is_the_validation_check(rng: np.random.Generator) -> None:
+    """The section reports ambppl.validation.check_moments (one implementation)."""
+    from scipy.stats import norm
+
+    from ambppl.validation import check_moments
+
+    result = fit(_counts(rng, 40), draws=500, chains=2, random_seed=5)
+    out = writer._agreement(result, summarize(result), "amb")
+    check = check_moments(result, measures=["amb"])
+    assert out["available"] and out["ok"] is check.passed is True
+    assert out["n"] == 40 and out["n_tests"] == 80  # mean and variance per item
+    assert out["max_abs_z"] == pytest.approx(check.statistic, rel=1e-12)
+    # Holm's first step over 80 two-sided tests at 1 %: P(|z| > c) = 0.01 / 80.
+    assert out["z_crit"] == pytest.approx(norm.isf(0.005 / 80), rel=1e-12)
+    # expected number beyond |z| > 3 among 80 tests: 80 * erfc(3 / sqrt(2)) (normal tails)
+    assert out["expected_above_3"] == pytest.approx(80 * math.erfc(3 / math.sqrt(2)), rel=1e-9)
+    assert out["density"] is not None and out["density"]["ok"]  # yes / no / cs: two classes
 
 
-def test_agreement_z_scores() -> None:
-    z = np.linspace(-2.0, 2.0, 100)
-    out = writer._agreement(_moments_table(z, sd=0.1, n_draws=400), 400, exact=True)
-    assert out["available"] and out["ok"] and out["n"] == 100
-    assert out["max_abs_z"] == pytest.approx(2.0, rel=1e-9)
-    assert out["n_above_3"] == 0 and out["sd_ratio_median"] == 1.0
-    # expected number beyond |z| > 3 among 100 items: 100 * erfc(3 / sqrt(2)) (normal tails)
-    assert out["expected_above_3"] == pytest.approx(100 * math.erfc(3 / math.sqrt(2)), rel=1e-9)
-    # Bonferroni critical value, two-sided 1 % over 100 items: P(|z| > c) = 1e-4, so
-    # c = sqrt(2) erfinv(1 - 1e-4) = 3.890591886413094 (mpmath, 30 digits)
-    assert out["z_crit"] == pytest.approx(3.890591886413094, rel=1e-9)
-
-    bad = writer._agreement(_moments_table(np.r_[z, 10.0], 0.1, 400), 400, exact=True)
-    assert not bad["ok"] and bad["n_above_4"] == 1 and bad["worst"][0]["z"] == pytest.approx(10)
+def test_agreement_flags_shifted_draws(result: xr.DataTree) -> None:
+    post = result["posterior"].to_dataset()
+    amb = post["amb"].copy()
+    amb[{"item": 0}] = amb[{"item": 0}] + 0.05
+    post["amb"] = amb
+    result["posterior"] = post
+    out = writer._agreement(result, summarize(result), "amb")
+    assert not out["ok"] and out["worst"][0]["item"] == "i0"
+    assert not out["density"]["ok"]
+    page = render_report(result, top=2)
+    assert "Inconsistent:" in page and 'id="density-check"' in page
 
 
-def test_agreement_uses_ess_for_mcmc() -> None:
-    table = _moments_table(np.full(3, 2.0), sd=0.1, n_draws=400)
-    table["ess_bulk"] = 100.0  # 4 times fewer effective draws: MCSE doubles, z halves
-    out = writer._agreement(table, 400, exact=False)
-    assert out["max_abs_z"] == pytest.approx(1.0)
+def test_agreement_uses_arviz_mcse_for_mcmc(result: xr.DataTree) -> None:
+    import arviz as az
+
+    from ambppl.validation import check_moments
+
+    result = _as_nuts(result)
+    out = writer._agreement(result, summarize(result), "amb")
+    check = check_moments(result, measures=["amb"])
+    assert out["max_abs_z"] == pytest.approx(check.statistic, rel=1e-12)
+    row = check.table.query("item == 'i0' and moment == 'mean'").iloc[0]
+    mcse = az.mcse(result["posterior"]["amb"].sel(item="i0"), method="mean")
+    assert row["mcse"] == pytest.approx(float(mcse), rel=1e-9)
 
 
-def test_agreement_without_closed_form() -> None:
-    table = _moments_table(np.zeros(3), 0.1, 400)
-    table["exact_mean"] = np.nan
-    assert writer._agreement(table, 400, exact=True) == {"available": False}
-
-
-def test_draws_agree_with_closed_form(rng: np.random.Generator) -> None:
-    """End to end: exact draws against ambppl's closed-form moments (1 % Bonferroni level)."""
-    out = writer._agreement(
-        summarize(fit(_counts(rng, 40), draws=500, chains=2, random_seed=5)), 1000, exact=True
-    )
-    assert out["available"] and out["ok"], out["worst"]
+def test_agreement_without_closed_form(result: xr.DataTree) -> None:
+    result.attrs["prior"] = None
+    result["posterior"].attrs["prior"] = None
+    assert writer._agreement(result, summarize(result), "amb") == {"available": False}
 
 
 def test_prior_sensitivity_matches_closed_form(result: xr.DataTree) -> None:

@@ -216,63 +216,85 @@ def _convergence(result: Any, table: Any, variable: str) -> dict[str, Any]:
     return out
 
 
-def _agreement(table: Any, n_draws_total: int, exact: bool) -> dict[str, Any]:
-    """z-scores of the posterior means against the closed-form means."""
+def _agreement(result: Any, table: Any, measure: str) -> dict[str, Any]:
+    """The closed-form section: :func:`ambppl.validation.check_moments` for ``measure`` and,
+    where items have two proper classes, :func:`ambppl.validation.check_density`."""
     from scipy.stats import norm
 
     from ambppl.report import figures
+    from ambppl.validation import check_density, check_moments
+    from ambppl.validation.closed_form import MOMENTS
 
-    mean = table["mean"].to_numpy(dtype=float)
-    exact_mean = table["exact_mean"].to_numpy(dtype=float)
-    sd = table["sd"].to_numpy(dtype=float)
-    exact_sd = table["exact_sd"].to_numpy(dtype=float)
-    ess = (
-        np.full(mean.shape, float(n_draws_total))
-        if exact or "ess_bulk" not in table.columns
-        else table["ess_bulk"].to_numpy(dtype=float)
-    )
-    mcse = sd / np.sqrt(ess)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = (mean - exact_mean) / mcse
-        sd_ratio = sd / exact_sd
-    finite = np.isfinite(z)
-    n = int(finite.sum())
-    if n == 0:
+    if measure not in MOMENTS:
         return {"available": False}
-    az = np.abs(z[finite])
-    worst = np.argsort(-np.where(finite, np.abs(z), -np.inf))[:5]
+    try:
+        check = check_moments(result, measures=[measure])
+    except ValueError:  # no closed form for this model (or too few draws to test)
+        return {"available": False}
+    rows = check.table
+    z_all = rows["z"].to_numpy(dtype=float)
+    finite = np.isfinite(z_all)
+    if not finite.any():
+        return {"available": False}
+    means = rows[rows["moment"] == "mean"]
+    z_mean = means["z"].to_numpy(dtype=float)
+    m = int(finite.sum())
+    az = np.abs(z_all[finite])
+    sd_ratio = (table["sd"] / table["exact_sd"]).to_numpy(dtype=float)
     ratio = sd_ratio[np.isfinite(sd_ratio)]
     # Two-sided tail probabilities of N(0, 1): how many |z| beyond 3 (4) chance alone gives.
     p3, p4 = 2 * norm.sf(3.0), 2 * norm.sf(4.0)
-    # Bonferroni: the largest |z| among n items exceeds this with probability 1 %.
-    z_crit = float(norm.isf(0.005 / n))
+    worst = rows.reindex(rows["z"].abs().sort_values(ascending=False).index[:5])
+    density = None
+    if "exact_mean" in table.columns and measure in ("amb", "modified", "old"):
+        try:
+            dens = check_density(result, measures=[measure])
+        except ValueError:
+            dens = None
+        if dens is not None and len(dens.table):
+            density = {
+                "ok": dens.passed,
+                "n": len(dens.table),
+                "max_d": dens.statistic,
+                "p_value": dens.p_value,
+                "n_flagged": dens.n_flagged,
+                "fig": figures.to_data_uri(dens.plot(n_items=3)),
+            }
     return {
         "available": True,
-        "n": n,
+        "description": check.description,
+        "n": int(np.isfinite(z_mean).sum()),
+        "n_tests": m,
+        "moments": ", ".join(MOMENTS[measure]),
         "max_abs_z": float(az.max()),
-        "z_crit": z_crit,
-        "ok": bool(az.max() <= z_crit),
+        # Holm's first step: the largest |z| among m tests is flagged beyond this.
+        "z_crit": float(norm.isf(check.level / 2 / m)),
+        "level": check.level,
+        "ok": check.passed,
+        "n_flagged": check.n_flagged,
         "n_above_3": int((az > 3).sum()),
-        "expected_above_3": float(n * p3),
+        "expected_above_3": float(m * p3),
         "n_above_4": int((az > 4).sum()),
-        "expected_above_4": float(n * p4),
-        "mean_z": float(np.mean(z[finite])),
-        "sd_z": float(np.std(z[finite], ddof=1)) if n > 1 else float("nan"),
-        "sd_ratio_median": float(np.median(ratio)) if ratio.size else float("nan"),
-        "sd_ratio_min": float(ratio.min()) if ratio.size else float("nan"),
-        "sd_ratio_max": float(ratio.max()) if ratio.size else float("nan"),
+        "expected_above_4": float(m * p4),
+        "mean_z": float(np.nanmean(z_mean)),
+        "sd_z": float(np.nanstd(z_mean, ddof=1)) if np.isfinite(z_mean).sum() > 1 else math.nan,
+        "sd_ratio_median": float(np.median(ratio)) if ratio.size else math.nan,
+        "sd_ratio_min": float(ratio.min()) if ratio.size else math.nan,
+        "sd_ratio_max": float(ratio.max()) if ratio.size else math.nan,
         "worst": [
             {
-                "item": table.index[k],
-                "mean": mean[k],
-                "exact_mean": exact_mean[k],
-                "mcse": mcse[k],
-                "z": z[k],
+                "item": r.item,
+                "moment": r.moment,
+                "mean": r.estimate,
+                "exact_mean": r.reference,
+                "mcse": r.mcse,
+                "z": r.z,
             }
-            for k in worst
-            if np.isfinite(z[k])
+            for r in worst.itertuples()
+            if np.isfinite(r.z)
         ],
-        "fig_z": figures.zscore_histogram(z),
+        "fig_z": figures.zscore_histogram(z_all),
+        "density": density,
     }
 
 
@@ -633,12 +655,9 @@ def render_report(
     table = rank(summarize(result, measure=measure, hdi_prob=hdi_prob, threshold=threshold))
     counts = result["observed_data"]["counts"]
     variable = VARIABLES.get(measure, measure)
-    posterior = result["posterior"]
-    n_total_draws = int(posterior.sizes["chain"] * posterior.sizes["draw"])
-
     overview = _overview(counts)
     convergence = _convergence(result, table, variable)
-    agreement = _agreement(table, n_total_draws, convergence["exact"])
+    agreement = _agreement(result, table, measure)
     top_n = min(top, len(table))
     sensitivity = _sensitivity(
         result,

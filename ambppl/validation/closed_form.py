@@ -302,13 +302,14 @@ def _verdict(frames: list[dict], alpha: float, kind: str, independent: bool) -> 
 
 def _plot(check: ValidationResult, *, n_items: int = 5) -> Any:
     """Histogram of the z-scores against N(0, 1), with the Holm cut-off and the worst rows."""
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
     from scipy.stats import norm
 
     table = check.table
     z = table["z"].to_numpy(dtype=float)
     z = z[np.isfinite(z)]
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9, 3.4), width_ratios=(3, 2))
+    fig = Figure(figsize=(9, 3.4))
+    ax, ax2 = fig.subplots(1, 2, width_ratios=(3, 2))
     lim = max(4.5, float(np.max(np.abs(z))) + 0.5 if z.size else 4.5)
     ax.hist(z, bins=np.linspace(-lim, lim, 61), density=True, color="#9ecae1", label="z")
     grid = np.linspace(-lim, lim, 400)

@@ -305,11 +305,12 @@ def _verdict(
 
 def _plot(check: ValidationResult, *, n_items: int = 4) -> Any:
     """The draws of the worst items (histogram) with the exact density drawn over them."""
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     fitted: Fitted = check.details["fitted"]
     table = check.table.sort_values("D", ascending=False).head(n_items)
-    fig, axes = plt.subplots(1, len(table), figsize=(3.2 * len(table), 3.0), squeeze=False)
+    fig = Figure(figsize=(3.2 * len(table), 3.0))
+    axes = fig.subplots(1, len(table), squeeze=False)
     positions = {item: k for k, item in enumerate(fitted.counts["item"].values)}
     for ax, row in zip(axes[0], table.itertuples(), strict=True):
         k = positions[row.item]
