@@ -259,12 +259,15 @@ def atomic_output(path: Path, *, force: bool) -> Iterator[Path]:
 # shared option groups
 
 
-def _add_input_options(parser: argparse.ArgumentParser) -> None:
+def _add_input_options(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
     group = parser.add_argument_group("input")
     group.add_argument(
         "annotations",
+        nargs="?" if optional else None,
+        default=None,
         help="annotations file: .csv, .tsv or .parquet with one row per answer (also "
-        "compressed, e.g. .csv.gz), or a NumPy .npy count matrix (items x categories)",
+        "compressed, e.g. .csv.gz), or a NumPy .npy count matrix (items x categories)"
+        + ("; without it, the stored reference cases are checked" if optional else ""),
     )
     group.add_argument(
         "--item", default="task", help="column with the item ids (default: %(default)s)"
@@ -728,6 +731,110 @@ def _run_plan(args: argparse.Namespace) -> int:
         _check_output(output, args.force)
     table = _plan_table(args, _read(args))
     return _emit(args, output, write, table)
+
+
+@subcommand("validate")
+def _add_validate(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "validate",
+        help="check posteriors against closed forms, exact laws and the data",
+        description="Without a file: fit every stored reference case (models/reference) and "
+        "check the draws against its reference posterior, the closed-form moments, the exact "
+        "two-class law and posterior predictive replications. With an annotations file: fit "
+        "it (same options as 'score') and run the closed-form, exact-density and predictive "
+        "checks that apply to the model. Prints one verdict line per check; exit status 0 "
+        "when every check passes, 1 when one fails, 2 for bad input.",
+        epilog="examples:\n"
+        "  ambppl validate\n"
+        "  ambppl validate --method nuts --draws 500\n"
+        '  ambppl validate answers.csv --cant-solve "I can\'t tell"\n'
+        '  ambppl validate answers.csv --cant-solve "I can\'t tell" --model '
+        "hierarchical_dirichlet",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_input_options(parser, optional=True)
+    _add_model_options(parser)
+    parser.add_argument_group("checks").add_argument(
+        "--alpha",
+        type=_open_prob,
+        default=0.01,
+        help="family-wise false-alarm rate of each check (default: %(default)s)",
+    )
+    group = parser.add_argument_group("output")
+    group.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
+    parser.set_defaults(handler=_run_validate, measure=None)
+    return parser
+
+
+def _run_validate(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ambppl import validation
+
+    start = time.perf_counter()
+    if args.annotations is None:
+        if args.model != "dirichlet_categorical" or args.param or args.prior is not None:
+            raise UsageError(
+                "the reference cases carry their own model and prior: give an annotations "
+                "file to validate --model/--param/--prior, or leave them out"
+            )
+        _progress(args, "fitting the reference cases")
+        cases = validation.run_reference_cases(
+            method=args.method or "exact",
+            draws=args.draws,
+            chains=args.chains,
+            random_seed=args.seed,
+            alpha=args.alpha,
+        )
+        rows = cases.table
+        verdict = pd.DataFrame(
+            {
+                "case": rows["case"],
+                "check": rows["check"],
+                "verdict": ["pass" if ok else "FAIL" for ok in rows["passed"]],
+                "statistic": rows["statistic"],
+                "p_value": rows["p_value"],
+                "flagged": rows["n_flagged"],
+            }
+        )
+        passed = cases.passed
+    else:
+        _input_path(args.annotations)
+        method, params = _model_settings(args)
+        result = _fit(args, _read(args), method, params)
+        checks = [
+            ("moments", validation.check_moments),
+            ("density", validation.check_density),
+            ("predictive", validation.check_predictive),
+        ]
+        records = []
+        for name, check in checks:
+            _progress(args, f"check {name}")
+            try:
+                kwargs = {"random_seed": args.seed} if name == "predictive" else {}
+                out = check(result, alpha=args.alpha, **kwargs)
+            except ValueError as err:  # the check does not apply to this model
+                records.append({"check": name, "verdict": "skipped", "note": _one_line(str(err))})
+                continue
+            records.append(
+                {
+                    "check": name,
+                    "verdict": "pass" if out.passed else "FAIL",
+                    "statistic": out.statistic,
+                    "p_value": out.p_value,
+                    "flagged": f"{out.n_flagged} of {len(out.table)}",
+                }
+            )
+        verdict = pd.DataFrame(records)
+        passed = all(r["verdict"] != "FAIL" for r in records)
+    notes = verdict.pop("note").dropna() if "note" in verdict else []
+    with pd.option_context("display.max_rows", None, "display.width", 200):
+        print(verdict.fillna("").to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+    for k in getattr(notes, "index", []):
+        print(f"{verdict.loc[k, 'check']} skipped: {notes[k]}")
+    word = "all checks passed" if passed else "a check FAILED"
+    print(f"{word} (level {args.alpha:g} each; {time.perf_counter() - start:.1f} s)")
+    return 0 if passed else 1
 
 
 @subcommand("models")
