@@ -791,14 +791,22 @@ def _run_validate(args: argparse.Namespace) -> int:
             {
                 "case": rows["case"],
                 "check": rows["check"],
-                "verdict": ["pass" if ok else "FAIL" for ok in rows["passed"]],
+                "verdict": [
+                    ("pass" if ok else "FAIL") + ("" if decided else " *")
+                    for ok, decided in zip(rows["passed"], rows["in_decision"], strict=True)
+                ],
                 "statistic": rows["statistic"],
                 "p_value": rows["p_value"],
                 "flagged": rows["n_flagged"],
             }
         )
         passed = cases.passed
+        footnote = (
+            "* not part of the verdict: the predictive check tests whether the model fits "
+            "the data, and the reference cases are edge cases chosen to be unlike it"
+        )
     else:
+        footnote = None
         _input_path(args.annotations)
         method, params = _model_settings(args)
         result = _fit(args, _read(args), method, params)
@@ -827,11 +835,13 @@ def _run_validate(args: argparse.Namespace) -> int:
             )
         verdict = pd.DataFrame(records)
         passed = all(r["verdict"] != "FAIL" for r in records)
-    notes = verdict.pop("note").dropna() if "note" in verdict else []
+    notes = verdict.pop("note").dropna() if "note" in verdict else pd.Series(dtype=str)
     with pd.option_context("display.max_rows", None, "display.width", 200):
         print(verdict.fillna("").to_string(index=False, float_format=lambda x: f"{x:.3g}"))
-    for k in getattr(notes, "index", []):
+    for k in notes.index:
         print(f"{verdict.loc[k, 'check']} skipped: {notes[k]}")
+    if footnote:
+        print(footnote)
     word = "all checks passed" if passed else "a check FAILED"
     print(f"{word} (level {args.alpha:g} each; {time.perf_counter() - start:.1f} s)")
     return 0 if passed else 1

@@ -7,19 +7,40 @@ Every check returns a :class:`ValidationResult` (``.passed``, ``.statistic``, ``
 - :func:`check_density`: two-class items against the exact posterior law;
 - :func:`posterior_predictive` / :func:`check_predictive`: replicated answers against the
   observed ones (does the model fit the data?);
-- :func:`run_reference_cases`: fits of the stored reference cases (``models/reference/``);
-- :func:`sbc`: simulation-based calibration of any catalog model and method.
+- :func:`run_reference_cases` / :func:`check_reference`: fits of the stored reference cases
+  (``models/reference/``) against their high-precision reference posteriors;
+- :func:`sbc`: simulation-based calibration of any catalog model and method;
+- :func:`wrong_posterior`: deliberately wrong posteriors, to see the checks fail.
+
+Importing this package needs numpy only; pandas, scipy, ArviZ and PyMC are imported by the
+checks that use them.
 """
 
 from ambppl.validation._result import ValidationResult
 from ambppl.validation.closed_form import check_moments
 from ambppl.validation.density import check_density
 from ambppl.validation.faults import FAULTS, wrong_posterior
+from ambppl.validation.predictive import check_predictive, posterior_predictive
+from ambppl.validation.reference import (
+    check_reference,
+    list_reference_cases,
+    load_reference_case,
+    run_reference_cases,
+)
+from ambppl.validation.sbc import plot_sbc, sbc
 
 __all__ = [
     "FAULTS",
     "ValidationResult",
     "check_density",
     "check_moments",
+    "check_predictive",
+    "check_reference",
+    "list_reference_cases",
+    "load_reference_case",
+    "plot_sbc",
+    "posterior_predictive",
+    "run_reference_cases",
+    "sbc",
     "wrong_posterior",
 ]

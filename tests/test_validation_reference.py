@@ -1,0 +1,206 @@
+"""Reference cases (models/reference/): stored values, the info records, and the checks."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ambppl
+from ambppl.catalog import ENV_VAR, catalog_dir, get_model
+from ambppl.measures import measures_for
+from ambppl.validation.reference import (
+    INFO_KEYS,
+    ReferenceCase,
+    check_reference,
+    list_reference_cases,
+    load_reference_case,
+    reference_dir,
+    run_reference_cases,
+)
+
+NAMES = [
+    "cant_solve_only",
+    "paper_posterior_figure",
+    "prior_half",
+    "single_answer",
+    "thousand_answers",
+    "twelve_categories",
+    "zero_counts",
+]
+TWO_CLASS = ["cant_solve_only", "paper_posterior_figure", "prior_half", "single_answer"]
+GENERATOR = Path(__file__).parent / "reference" / "reference_cases.py"
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("reference_cases_generator", GENERATOR)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cs(case: ReferenceCase) -> int | None:
+    return None if case.counts.attrs["cant_solve"] is None else -1
+
+
+def test_list_reference_cases() -> None:
+    table = list_reference_cases()
+    assert sorted(table["name"]) == NAMES
+    assert list(table.columns[:4]) == ["name", "model", "parameters", "n_items"]
+    assert set(table.loc[table["quantiles"], "name"]) == set(TWO_CLASS)
+    row = table.set_index("name").loc["prior_half"]
+    assert json.loads(row["parameters"]) == {"prior": 0.5} and row["n_items"] == 3
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_info_record_joins(name: str) -> None:
+    folder = reference_dir()
+    info = json.loads((folder / "cases" / f"{name}.json").read_text())
+    assert set(INFO_KEYS) <= set(info) and info["name"] == name
+    assert (folder / "data" / f"{info['data']}.json").is_file()
+    assert (folder / "posteriors" / f"{info['posterior']}.json").is_file()
+    assert all(isinstance(info[k], str) and info[k] for k in ("description", "trust"))
+    entry = get_model(info["model"])
+    assert set(info["parameters"]) <= set(entry.info["parameters"])
+    case = load_reference_case(name)
+    assert case.counts.dims == ("item", "category")
+    prior = info["parameters"]["prior"]
+    n_proper = case.n_proper
+    for item, counts in zip(case.posterior["items"], case.counts.values, strict=True):
+        np.testing.assert_array_equal(item["alpha"], counts + prior)
+        assert sorted(item["measures"]) == sorted(measures_for(n_proper))
+    checks = case.posterior["cross_checks"]
+    assert checks["moments_route_difference"] < checks["tolerance_moments_quadrature"]
+    if case.two_class:
+        assert checks["cdf_residual_route2"] < checks["tolerance_cdf_residual"]
+        assert checks["quad_err"] < checks["tolerance_quad_err"]
+
+
+def test_generator_matches_stored_data() -> None:
+    gen = _generator()
+    folder = reference_dir()
+    for name, case in gen.CASES.items():
+        info = json.loads((folder / "cases" / f"{name}.json").read_text())
+        assert info["data"] == case["data"] and info["parameters"] == case["parameters"]
+    for name, data in gen.DATA.items():
+        stored = json.loads((folder / "data" / f"{name}.json").read_text())
+        assert stored == {"name": name, **data}
+    assert sorted(gen.CASES) == NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_moments_agree_with_ambppl(name: str) -> None:
+    """Stored mpmath values against ambppl.moments: two independent implementations."""
+    case = load_reference_case(name)
+    cs = _cs(case)
+    for item in case.posterior["items"]:
+        alpha = np.asarray(item["alpha"])
+        for measure, values in item["measures"].items():
+            mean = ambppl.dirichlet_mean(alpha, measure, cant_solve=cs)
+            np.testing.assert_allclose(mean, values["mean"], rtol=1e-11, atol=1e-14)
+            if measure in ("amb", "modified"):
+                var = ambppl.dirichlet_var(alpha, measure, cant_solve=cs)
+                np.testing.assert_allclose(var, values["var"], rtol=1e-10, atol=1e-16)
+            if case.two_class and measure != "entropy":
+                post = ambppl.ambiguity_posterior(alpha, measure)
+                np.testing.assert_allclose(post.mean(), values["mean"], rtol=1e-10)
+                np.testing.assert_allclose(post.var(), values["var"], rtol=1e-9, atol=1e-15)
+            if measure == "old" and case.n_proper > 2:
+                assert values["var"] is None
+
+
+@pytest.mark.parametrize("name", TWO_CLASS)
+def test_quantiles_agree_with_exact_law(name: str) -> None:
+    case = load_reference_case(name)
+    probs = np.asarray(case.posterior["probabilities"])
+    for item in case.posterior["items"]:
+        for measure in ("amb", "modified", "old"):
+            q = np.asarray(item["measures"][measure]["quantiles"])
+            post = ambppl.ambiguity_posterior(item["alpha"], measure)
+            np.testing.assert_allclose(post.cdf(q), probs, rtol=0, atol=1e-11)
+            np.testing.assert_allclose(post.ppf(probs), q, rtol=0, atol=1e-9)
+
+
+def test_reference_table() -> None:
+    case = load_reference_case("paper_posterior_figure")
+    ref = case.reference
+    assert list(ref.columns) == ["item", "measure", "statistic", "prob", "value"]
+    # 3 items x (4 means + 4 variances + 3 x 5 quantiles)
+    assert len(ref) == 3 * (4 + 4 + 15)
+    row = ref[(ref["item"] == "n=(5,5,5)") & (ref["measure"] == "amb")]
+    assert np.isclose(row[row["statistic"] == "mean"]["value"].iloc[0], 25 / 39)
+    case12 = load_reference_case("twelve_categories")
+    assert case12.counts.attrs["cant_solve"] is None and not case12.two_class
+    with pytest.raises(AttributeError):
+        case.name = "x"  # frozen
+
+
+def test_unknown_case_lists_names() -> None:
+    with pytest.raises(ValueError, match=r"paper_posterior_figure.*but got 'nope'"):
+        load_reference_case("nope")
+    with pytest.raises(ValueError, match="cases must be among"):
+        run_reference_cases(cases=["nope"])
+    with pytest.raises(TypeError, match="must be"):
+        check_reference(None, 3)  # type: ignore[arg-type]
+
+
+def test_check_reference_passes_and_flags_wrong_prior() -> None:
+    case = load_reference_case("prior_half")
+    good = ambppl.fit(
+        case.counts, case.model, draws=500, chains=2, random_seed=11, **case.parameters
+    )
+    check = check_reference(good, "prior_half")
+    assert check.passed, check.table
+    assert check.check == "reference" and len(check.table) == len(case.reference)
+    assert {"z", "p_value", "p_holm", "flagged", "mcse"} <= set(check.table.columns)
+    # the same draws presented as MCMC: ArviZ MCSEs instead of sd / sqrt(N)
+    good.attrs["method"] = "nuts"
+    good["posterior"].attrs["method"] = "nuts"
+    assert check_reference(good, case).passed
+    # the wrong posterior: prior 1 instead of the case's 0.5, labelled as the case
+    wrong = ambppl.fit(case.counts, case.model, draws=500, chains=2, random_seed=12, prior=1.0)
+    flagged = check_reference(wrong, case)
+    assert not flagged.passed and flagged.n_flagged > 0
+    assert flagged.details["fit_parameters"] == {"prior": 1.0}
+
+
+def test_check_reference_refuses_other_counts() -> None:
+    other = load_reference_case("single_answer")
+    result = ambppl.fit(other.counts, draws=100, chains=1, random_seed=0)
+    with pytest.raises(ValueError, match="counts differ"):
+        check_reference(result, "cant_solve_only")
+
+
+def test_run_reference_cases_exact_passes() -> None:
+    run = run_reference_cases(draws=400, chains=2, random_seed=2024)
+    table = run.table
+    assert run.check == "reference_cases" and run.passed, table
+    expected = []
+    for name in NAMES:
+        checks = ["reference", "moments", "density", "predictive"]
+        if name not in TWO_CLASS:
+            checks.remove("density")
+        if name == "thousand_answers":  # one item: no predictive check across items
+            checks.remove("predictive")
+        expected += [(name, c) for c in checks]
+    assert list(zip(table["case"], table["check"], strict=True)) == expected
+    assert {"case", "check", "passed", "statistic", "p_value", "n_flagged", "p_holm"} <= set(
+        table.columns
+    )
+    missing = table[table["passed"].isna()]
+    assert missing.empty, f"checks not available yet: {missing[['case', 'check', 'note']]}"
+    assert set(run.details["fits"]) == set(NAMES)
+
+
+def test_reference_cases_found_from_another_catalog(tmp_path, monkeypatch) -> None:
+    """As in a wheel: the cases are read from catalog_dir() / 'reference'."""
+    copy = tmp_path / "_models"
+    shutil.copytree(catalog_dir(), copy)
+    monkeypatch.setenv(ENV_VAR, str(copy))
+    assert reference_dir() == copy / "reference"
+    assert sorted(list_reference_cases()["name"]) == NAMES
+    assert "reference" not in ambppl.list_models().index  # the catalog ignores the folder
