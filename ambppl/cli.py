@@ -824,6 +824,9 @@ def _run_validate(args: argparse.Namespace) -> int:
             except ValueError as err:  # the check does not apply to this model
                 records.append({"check": name, "verdict": "skipped", "note": _one_line(str(err))})
                 continue
+            if len(out.table) == 0:  # nothing to test (e.g. no two-class item)
+                records.append({"check": name, "verdict": "skipped", "note": out.description})
+                continue
             records.append(
                 {
                     "check": name,
@@ -837,7 +840,10 @@ def _run_validate(args: argparse.Namespace) -> int:
         passed = all(r["verdict"] != "FAIL" for r in records)
     notes = verdict.pop("note").dropna() if "note" in verdict else pd.Series(dtype=str)
     with pd.option_context("display.max_rows", None, "display.width", 200):
-        print(verdict.fillna("").to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+        shown = verdict.astype(object).map(
+            lambda x: f"{x:.3g}" if isinstance(x, float) and x == x else "" if x != x else x
+        )
+        print(shown.to_string(index=False))
     for k in notes.index:
         print(f"{verdict.loc[k, 'check']} skipped: {notes[k]}")
     if footnote:

@@ -66,7 +66,7 @@ def test_help_lists_every_subcommand_and_examples(capsys: pytest.CaptureFixture[
     assert {"score", "report", "plan", "models"} <= set(cli.SUBCOMMANDS)
 
 
-@pytest.mark.parametrize("name", ["score", "report", "plan", "models"])
+@pytest.mark.parametrize("name", ["score", "report", "plan", "validate", "models"])
 def test_subcommand_help_has_examples(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([name, "--help"]) == 0
     out = capsys.readouterr().out
@@ -777,3 +777,66 @@ def test_plan_decision_objective(tmp_path: Path, capsys: pytest.CaptureFixture[s
     table = pd.read_csv(pd.io.common.StringIO(out.out), index_col="item").sort_index()
     expected = next_batch(counts, 12, objective="decision", threshold=0.3)
     np.testing.assert_array_equal(table["extra"], expected)
+
+
+# ------------------------------------------------------------------------------------ validate
+
+
+def test_validate_reference_cases(capsys: pytest.CaptureFixture[str]) -> None:
+    from ambppl.validation import list_reference_cases
+
+    assert main(["validate", *FAST]) == 0
+    out = capsys.readouterr().out
+    for case in list_reference_cases()["name"]:
+        assert case in out
+    assert "all checks passed" in out.splitlines()[-1]
+
+
+def test_validate_a_file_runs_the_checks_that_apply(
+    answers_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["validate", str(answers_csv), "--cant-solve", "skip", *FAST])
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines[1:4]] == ["moments", "density", "predictive"]
+    # The exact draws match the closed forms and the two-class law (cat, dog + skip).
+    assert lines[1].split()[1] == "pass" and lines[2].split()[1] == "pass"
+    failed = "FAIL" in out
+    assert code == (1 if failed else 0)
+    assert lines[-1].startswith("a check FAILED" if failed else "all checks passed")
+
+
+def test_validate_exit_1_on_model_misfit(capsys: pytest.CaptureFixture[str]) -> None:
+    # The weather tweets are far from the flat prior's population (mixed predictive check):
+    # mean can't-solve share 0.10 in the data against 0.2 under Dirichlet(1).
+    from ambppl.data import example_path
+
+    path = str(example_path("weather_sentiment"))
+    assert main(["validate", path, "--cant-solve", "I can't tell", *FAST]) == 1
+    out = capsys.readouterr().out
+    assert "predictive    FAIL" in out and "moments    pass" in out
+
+
+def test_validate_learned_prior_skips_density(
+    answers_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["validate", str(answers_csv), "--cant-solve", "skip"]
+    main([*args, "--model", "hierarchical_dirichlet", "--method", "empirical_bayes", *FAST])
+    out = capsys.readouterr().out
+    # empirical Bayes fixes the prior at its estimate: density applies; nothing is skipped
+    assert "skipped" not in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--model", "hierarchical_dirichlet"], "reference cases carry their own model"),
+        (["--alpha", "2"], "--alpha"),
+        (["missing.csv"], "missing.csv"),
+    ],
+)
+def test_validate_bad_input(
+    extra: list[str], match: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["validate", *extra, *FAST]) == 2
+    assert match in _error_line(capsys)
