@@ -371,12 +371,34 @@ def _add_output_options(
 # the pipeline shared by score and report
 
 
-def _read(args: argparse.Namespace) -> Any:
-    """Read the annotations named on the command line into the count array."""
-    from ambppl.data import read_annotations
+def _read(args: argparse.Namespace, data: str = "counts") -> Any:
+    """Read the annotations named on the command line: the count array, or for a model that
+    fits answers (its info record's ``data`` is ``"long"``, e.g. ``rater_effects``) one row per
+    answer with the ``--rater`` column."""
+    from ambppl.data import read_annotations, read_long
 
     path = _input_path(args.annotations)
     _progress(args, f"reading {path}")
+    if data == "long":
+        if args.layout == "counts" or path.suffix.lower() == ".npy":
+            raise UsageError(
+                f"--model {args.model} fits one row per answer with rater ids, but "
+                f"'{path}' holds counts; give the answers file (--layout long or wide)"
+            )
+        answers = read_long(
+            path,
+            item=args.item,
+            rater=args.rater,
+            label=args.label,
+            cant_solve=args.cant_solve,
+            format=args.layout,
+        )
+        if answers["rater"].isna().all():
+            raise UsageError(
+                f"--model {args.model} needs rater ids, but column --rater {args.rater!r} "
+                "holds none; name the rater column with --rater"
+            )
+        return answers
     return read_annotations(
         path,
         item=args.item,
@@ -434,6 +456,13 @@ def _model_settings(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     return method, params
 
 
+def _data_kind(args: argparse.Namespace) -> str:
+    """What the chosen model fits: ``"counts"`` or ``"long"`` (its info record's ``data``)."""
+    from ambppl.catalog import get_model
+
+    return str(get_model(args.model).info.get("data", "counts"))
+
+
 def _fit(args: argparse.Namespace, counts: Any, method: str, params: dict[str, Any]) -> Any:
     """Fit the chosen model to the counts, with progress on stderr.
 
@@ -446,11 +475,24 @@ def _fit(args: argparse.Namespace, counts: Any, method: str, params: dict[str, A
     # times as much memory; the hyperparameters are always stored). Full NUTS keeps every
     # variable: its convergence record covers all of them.
     variable = VARIABLES.get(args.measure) if method != "nuts" else None
-    _progress(
-        args,
-        f"fitting {args.model} ({method}, {args.chains} x {args.draws} draws) to "
-        f"{counts.sizes['item']} items x {counts.sizes['category']} categories",
-    )
+    if hasattr(counts, "sizes"):
+        shape = f"{counts.sizes['item']} items x {counts.sizes['category']} categories"
+    else:  # one row per answer
+        shape = (
+            f"{len(counts)} answers on {counts['item'].nunique()} items by "
+            f"{counts['rater'].nunique()} raters"
+        )
+    if not hasattr(counts, "sizes"):  # the canonical answers table read_long wrote
+        params = {
+            **params,
+            "item": "item",
+            "rater": "rater",
+            "label": "label",
+            "cant_solve": counts.attrs.get("cant_solve"),
+            "categories": list(counts["label"].cat.categories),
+        }
+    what = f"{args.model} ({method}, {args.chains} x {args.draws} draws)"
+    _progress(args, f"fitting {what} to {shape}")
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         # ambppl's own warnings are meant for the user: each is shown once, as one line
@@ -541,7 +583,7 @@ def _run_score(args: argparse.Namespace) -> int:
         write = _table_writer(output)
         _check_output(output, args.force)  # fail before the expensive part
     method, params = _model_settings(args)
-    table = _summarize(args, _fit(args, _read(args), method, params))
+    table = _summarize(args, _fit(args, _read(args, _data_kind(args)), method, params))
     return _emit(args, output, write, table)
 
 
@@ -604,7 +646,7 @@ def _run_report(args: argparse.Namespace) -> int:
         raise UsageError(f"the report is HTML: end the output name in .html, but got '{output}'")
     _check_output(output, args.force)
     method, params = _model_settings(args)
-    result = _fit(args, _read(args), method, params)
+    result = _fit(args, _read(args, _data_kind(args)), method, params)
     _progress(args, "summarizing and drawing the figures")
     html = render_report(
         result,
@@ -809,7 +851,7 @@ def _run_validate(args: argparse.Namespace) -> int:
         footnote = None
         _input_path(args.annotations)
         method, params = _model_settings(args)
-        result = _fit(args, _read(args), method, params)
+        result = _fit(args, _read(args, _data_kind(args)), method, params)
         checks = [
             ("moments", validation.check_moments),
             ("density", validation.check_density),

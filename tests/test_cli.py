@@ -840,3 +840,93 @@ def test_validate_bad_input(
 ) -> None:
     assert main(["validate", *extra, *FAST]) == 2
     assert match in _error_line(capsys)
+
+
+# ------------------------------------------------------------------- models that fit answers
+
+LONG_MODEL = '''
+"""A model of individual answers (info record data: "long"), for the CLI dispatch test."""
+
+
+def model(answers, **params):
+    return answers
+'''
+
+
+@pytest.fixture
+def long_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """A catalog with one toy model of answers; its NUTS route records what it was given."""
+    import importlib
+    import json
+
+    fit_module = importlib.import_module("ambppl.fit")
+    from ambppl.catalog import ENV_VAR
+
+    folder = tmp_path / "catalog"
+    folder.mkdir()
+    (folder / "answers_model.py").write_text(LONG_MODEL)
+    info = {
+        "name": "answers_model",
+        "description": "toy",
+        "parameters": {},
+        "reference": "none",
+        "methods": ["nuts"],
+        "data": "long",
+    }
+    (folder / "answers_model.json").write_text(json.dumps(info))
+    monkeypatch.setenv(ENV_VAR, str(folder))
+    seen: dict = {}
+
+    def fake_nuts(job):
+        seen["answers"] = job.entry.build(job.answers)
+        n = job.counts.sizes["item"]
+        draws = {"amb": np.full((1, 100, n), 0.5)}
+        return fit_module._assemble(draws, job.counts), job.concentration(None)
+
+    monkeypatch.setitem(fit_module._ROUTES, "nuts", fake_nuts)
+    monkeypatch.setattr(fit_module, "_check_convergence", lambda *a: None)
+    return seen
+
+
+def test_long_model_reads_answers_with_the_rater_column(
+    long_catalog: dict, answers_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "score",
+            str(answers_csv),
+            "--cant-solve",
+            "skip",
+            "--model",
+            "answers_model",
+            "--draws",
+            "100",
+            "--chains",
+            "1",
+            "-q",
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    answers = long_catalog["answers"]
+    raw = pd.read_csv(answers_csv)
+    assert list(answers.columns) == ["item", "rater", "label"] and len(answers) == len(raw)
+    assert answers["rater"].tolist() == raw["worker"].astype(str).tolist()
+    assert list(answers["label"].cat.categories)[-1] == "skip"
+
+
+def test_long_model_needs_a_rater_column(
+    long_catalog: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "no_raters.csv"
+    pd.DataFrame({"task": [1, 1, 2], "label": ["a", "b", "a"]}).to_csv(path, index=False)
+    assert main(["score", str(path), "--model", "answers_model", *FAST]) == 2
+    assert "rater column 'worker' is not in the data" in _error_line(capsys)
+
+
+def test_long_model_refuses_counts(
+    long_catalog: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "counts.npy"
+    np.save(path, np.array([[3, 1], [2, 2]]))
+    assert main(["score", str(path), "--model", "answers_model", *FAST]) == 2
+    assert "holds counts" in _error_line(capsys)
