@@ -58,6 +58,8 @@ def summarize(
     measure: str = "amb",
     hdi_prob: float | None = None,
     threshold: float = 0.4,
+    level: str = "item",
+    overuse: str | float = "hdi",
 ) -> pd.DataFrame:
     """Per-item table of a measure's posterior next to its closed forms and estimators.
 
@@ -73,26 +75,35 @@ def summarize(
         ``rcParams["stats.ci_prob"]``.
     threshold : float, default 0.4
         ``p_above`` is the posterior probability that the measure exceeds it.
+    level : {"item", "rater"}, default "item"
+        ``"rater"``: one row per rater of a rater-effects fit instead
+        (:func:`ambppl.raters.summarize_raters`: ``n_answers``, the can't-solve odds ratio
+        against the typical rater with its HDI, ``overuses_cant_solve``, the label bias);
+        ``measure`` and ``threshold`` are then unused.
+    overuse : "hdi" or float, default "hdi"
+        For ``level="rater"``: the rule for ``overuses_cant_solve`` (HDI of the odds ratio
+        above 1, or ``P(odds ratio > 1) >= overuse``).
 
     Returns
     -------
     pandas.DataFrame
-        Index ``item``; columns ``n_answers`` (answers per item), ``cs_share`` (share of
-        can't-solve answers; 0 without such a category, NaN for items without answers),
-        ``plugin`` and ``less_biased`` (estimators from the counts alone; NaN for items
-        without answers and where an estimator does not cover the measure), ``mean``, ``sd``
-        (posterior, from the draws), ``exact_mean``, ``exact_sd`` (closed forms under the
-        Dirichlet posterior), ``hdi_lower``, ``hdi_upper``, ``p_above`` and, when MCMC made
-        the draws, ``ess_bulk`` and ``r_hat``. ``df.attrs`` holds ``measure``, ``threshold``,
-        ``hdi_prob``, ``method``, ``model``.
+        Index ``item`` (``rater`` for ``level="rater"``); columns ``n_answers`` (answers per
+        item), ``cs_share`` (share of can't-solve answers; 0 without such a category, NaN
+        for items without answers), ``plugin`` and ``less_biased`` (estimators from the
+        counts alone; NaN for items without answers and where an estimator does not cover
+        the measure), ``mean``, ``sd`` (posterior, from the draws), ``exact_mean``,
+        ``exact_sd`` (closed forms under the Dirichlet posterior), ``hdi_lower``,
+        ``hdi_upper``, ``p_above`` and, when MCMC made the draws, ``ess_bulk`` and
+        ``r_hat``. ``df.attrs`` holds ``measure``, ``threshold``, ``hdi_prob``, ``method``,
+        ``model``.
 
     Raises
     ------
     TypeError
         If ``result`` is not a DataTree.
     ValueError
-        For an unknown measure, ``hdi_prob`` or ``threshold`` outside (0, 1), or a result
-        without the groups/variables needed.
+        For an unknown measure or level, ``hdi_prob`` or ``threshold`` outside (0, 1), or a
+        result without the groups/variables needed (``level="rater"``: rater effects).
 
     Notes
     -----
@@ -125,6 +136,11 @@ def summarize(
     >>> round(float(table.loc["a", "exact_mean"]), 6)  # E[amb] under Dirichlet(6, 1, 1): 5/16
     0.3125
     """
+    level = check_option(level, ("item", "rater"), "level")
+    if level == "rater":
+        from ambppl.raters import summarize_raters
+
+        return summarize_raters(result, hdi_prob=hdi_prob, overuse=overuse)
     import arviz as az
     import arviz_base
     import pandas as pd
