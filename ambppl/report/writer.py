@@ -336,6 +336,39 @@ def _refit_symmetric(
     return tables, draws
 
 
+def _raters(result: Any, hdi_prob: float | None) -> dict[str, Any] | None:
+    """The rater section (fits with rater effects ``b``): ``summarize(level="rater")`` ranked
+    by the can't-solve odds ratio, over-users first; None for models without raters."""
+    if "b" not in result["posterior"].data_vars:
+        return None
+    from ambppl.raters import summarize_raters
+
+    table = summarize_raters(result, hdi_prob=hdi_prob)
+    table = table.sort_values(
+        ["overuses_cant_solve", "cant_solve_odds_ratio"], ascending=False, na_position="last"
+    )
+    rows = [
+        {
+            "rater": rater,
+            "n": row.n_answers,
+            "odds": row.cant_solve_odds_ratio,
+            "lower": row.cant_solve_or_lower,
+            "upper": row.cant_solve_or_upper,
+            "p_over": row.p_overuse,
+            "over": bool(row.overuses_cant_solve),
+            "favoured": row.favoured_label,
+            "bias": row.label_bias,
+        }
+        for rater, row in zip(table.index, table.itertuples(index=False), strict=True)
+    ]
+    return {
+        "rows": rows,
+        "n": len(rows),
+        "n_over": int(table["overuses_cant_solve"].sum()),
+        "hdi_prob": table.attrs["hdi_prob"],
+    }
+
+
 def _sensitivity(
     result: Any,
     table: Any,
@@ -742,6 +775,7 @@ def render_report(
         "convergence": convergence,
         "standard": _standard(result),
         "learned": learned,
+        "raters": _raters(result, table.attrs.get("hdi_prob", hdi_prob)),
         "agreement": agreement,
         "distribution": {
             "fig": figures.ambiguity_histogram(
