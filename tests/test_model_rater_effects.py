@@ -1,0 +1,268 @@
+"""The rater_effects catalog model: logp, QMC expectation, edge cases, a small recovery fit."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import log_softmax, softmax
+from scipy.stats import halfnorm, norm
+
+import ambppl
+from ambppl.catalog import get_model
+from ambppl.data import read_long
+
+CATEGORIES = ["pos", "neg", "neutral", "unused", "?"]
+
+
+@pytest.fixture(scope="module")
+def module():
+    return get_model("rater_effects").module
+
+
+def edge_frame() -> pd.DataFrame:
+    """Every edge case at once: items rated by different subsets of raters, a rater answering
+    one item twice, raters with a single answer, an item answered only "?", a category
+    nobody used."""
+    rows = [
+        ("t1", "ann", "pos"),
+        ("t1", "bob", "neg"),
+        ("t1", "ann", "pos"),  # ann answers t1 twice
+        ("t2", "bob", "?"),
+        ("t2", "cid", "?"),  # t2: only can't-solve
+        ("t3", "ann", "neutral"),
+        ("t3", "dan", "pos"),  # dan: one answer
+        ("t3", "eve", "neg"),  # eve: one answer
+        ("t4", "cid", "neg"),
+        ("t4", "bob", "pos"),
+        ("t4", "ann", "?"),
+    ]
+    return pd.DataFrame(rows, columns=["task", "worker", "label"])
+
+
+def edge_answers() -> pd.DataFrame:
+    return read_long(edge_frame(), cant_solve="?", categories=CATEGORIES)
+
+
+def test_info_record_and_catalog():
+    entry = get_model("rater_effects")
+    assert entry.info["data"] == "long" and entry.info["methods"] == ["nuts"]
+    assert set(entry.defaults) == {"mu_sd", "item_scale", "rater_scale", "centred", "n_nodes"}
+    assert "rater_effects" in ambppl.list_models().index
+
+
+def test_codes_and_tables_of_edge_cases(module):
+    codes = module._codes(edge_answers())
+    assert codes["item_ids"] == ["t1", "t2", "t3", "t4"]
+    assert codes["rater_ids"] == ["ann", "bob", "cid", "dan", "eve"]
+    assert codes["categories"] == CATEGORIES and codes["cant_solve"] == "?"
+    item_counts, rater_counts = module._tables(codes)
+    assert item_counts.tolist() == [
+        [2, 1, 0, 0, 0],
+        [0, 0, 0, 0, 2],
+        [1, 1, 1, 0, 0],
+        [1, 1, 0, 0, 1],
+    ]
+    assert rater_counts.sum(axis=1).tolist() == [4, 3, 2, 1, 1]
+    assert rater_counts[:, 3].sum() == 0  # "unused" has no answers
+
+
+def test_answers_without_rater_ids_are_refused():
+    frame = edge_frame()
+    for answers in (
+        read_long(frame, rater=None, cant_solve="?"),
+        read_long(frame.assign(worker=None), cant_solve="?"),
+    ):
+        with pytest.raises(ValueError, match=r"rater="):
+            get_model("rater_effects").build(answers)
+    with pytest.raises(ValueError, match=r"no rater id.*rater="):
+        ambppl.fit(frame, "rater_effects", rater=None, cant_solve="?")
+    partly = frame.astype(object)
+    partly.loc[0, "worker"] = None
+    with pytest.raises(ValueError, match=r"1 of 11 answers have no rater id"):
+        ambppl.fit(partly, "rater_effects", cant_solve="?")
+
+
+def test_bad_parameters_are_refused():
+    with pytest.raises(ValueError, match=r"rater_scale must be a positive number"):
+        get_model("rater_effects").build(edge_answers(), rater_scale=0.0)
+    with pytest.raises(ValueError, match=r"n_nodes must be a positive integer"):
+        get_model("rater_effects").build(edge_answers(), n_nodes=0)
+
+
+def test_population_q_is_the_softmax_average_over_its_nodes(module):
+    rng = np.random.default_rng(3)
+    eta, sigma = rng.normal(0, 3, size=(2, 7, 5)), np.abs(rng.normal(1, 0.3, size=(2, 5)))
+    nodes = module.qmc_nodes(64, 5)
+    direct = softmax(eta[:, :, None, :] + (sigma[:, None, None, :] * nodes), axis=-1).mean(2)
+    assert np.allclose(module.population_q(eta, sigma, nodes), direct, rtol=1e-12, atol=1e-15)
+    assert np.allclose(module.population_q(eta, sigma, nodes).sum(-1), 1.0)
+
+
+@pytest.mark.parametrize(("sigma_level", "bound"), [(0.5, 0.003), (1.0, 0.005), (2.0, 0.02)])
+def test_qmc_error_is_below_its_stated_bound(module, sigma_level, bound):
+    """256 scrambled-Sobol nodes against 2^17 (the reference), module docstring's numbers."""
+    rng = np.random.default_rng(int(10 * sigma_level))
+    eta = rng.normal(0.0, 2.0, size=(300, 5))
+    sigma = sigma_level * rng.uniform(0.5, 1.5, size=5)
+    reference = np.zeros_like(eta)
+    ref_nodes = norm.ppf(
+        __import__("scipy.stats", fromlist=["qmc"])
+        .qmc.Sobol(d=5, scramble=True, rng=np.random.default_rng(99))
+        .random_base2(17)
+    )
+    for lo in range(0, len(ref_nodes), 2**13):
+        reference += module.population_q(eta, sigma, ref_nodes[lo : lo + 2**13])
+    reference /= len(ref_nodes) // 2**13
+    error = np.abs(module.population_q(eta, sigma, module.qmc_nodes(256, 5)) - reference).max()
+    assert error < bound
+    plain = softmax(eta[:, None, :] + sigma * rng.normal(size=(256, 5)), axis=-1).mean(1)
+    assert error < np.abs(plain - reference).max()  # QMC beats plain Monte Carlo
+
+
+def _numpy_logp(answers, values, mu_sd=2.0, item_scale=2.0, rater_scale=1.0, centred=True):
+    """The model's log density (no Jacobians) from scipy, answer by answer."""
+    codes = get_model("rater_effects").module._codes(answers)
+    mu, s_item, s_rater, z, e = (values[k] for k in ("mu", "sigma_item", "sigma_rater", "z", "e"))
+    k = len(mu)
+    prior = (
+        -0.5 * np.sum(mu**2) / mu_sd**2
+        - (k - 1) * (np.log(mu_sd) + 0.5 * np.log(2 * np.pi))
+        + halfnorm.logpdf(s_item, scale=item_scale).sum()
+        + halfnorm.logpdf(s_rater, scale=rater_scale).sum()
+        + (norm.logpdf(z, mu, s_item) if centred else norm.logpdf(z)).sum()
+        + norm.logpdf(e).sum()
+    )
+    eta, b = (z if centred else mu + s_item * z), s_rater * e
+    lik = sum(
+        log_softmax(eta[i] + b[r])[y]
+        for i, r, y in zip(codes["item"], codes["rater"], codes["y"], strict=True)
+    )
+    return prior + lik
+
+
+@pytest.mark.parametrize("centred", [True, False])
+def test_logp_equals_a_scipy_computation_on_the_edge_cases(centred):
+    answers = edge_answers()
+    m = get_model("rater_effects").build(
+        answers, mu_sd=1.5, item_scale=2.5, rater_scale=0.7, centred=centred
+    )
+    rng = np.random.default_rng(7)
+    start = m.initial_point()
+    point = {v.name: rng.normal(0, 1.5, size=np.shape(start[v.name])) for v in m.value_vars}
+    logp = m.compile_logp(jacobian=False)(point)
+    # constrained values and deterministics as functions of the value variables
+    as_values = {v.name: v for v in m.unobserved_value_vars}
+    constrained = m.compile_fn(
+        [as_values[n] for n in ("mu", "sigma_item", "sigma_rater", "z", "e")],
+        inputs=m.value_vars,
+        on_unused_input="ignore",
+        point_fn=False,
+    )(*point.values())
+    values = dict(zip(("mu", "sigma_item", "sigma_rater", "z", "e"), constrained, strict=True))
+    assert abs(values["mu"].sum()) < 1e-12 and values["z"].shape == (4, 5)
+    expected = _numpy_logp(
+        answers, values, mu_sd=1.5, item_scale=2.5, rater_scale=0.7, centred=centred
+    )
+    assert logp == pytest.approx(expected, rel=1e-8)
+    # the deterministics: zero-sum effects, q from the shared QMC nodes, softmax of eta
+    det = m.compile_fn(
+        [as_values[n] for n in ("eta", "b", "q", "q_typical")],
+        inputs=m.value_vars,
+        point_fn=False,
+        on_unused_input="ignore",
+    )(*point.values())
+    eta, b, q, q_typical = det
+    assert np.allclose(eta.sum(1), 0) and np.allclose(b.sum(1), 0)
+    raw = values["z"] if centred else values["mu"] + values["sigma_item"] * values["z"]
+    assert np.allclose(eta, raw - raw.mean(1, keepdims=True))
+    module = get_model("rater_effects").module
+    assert np.allclose(q, module.population_q(eta, values["sigma_rater"], module.qmc_nodes(256, 5)))
+    assert np.allclose(q_typical, softmax(eta, axis=1))
+
+
+def test_log_likelihood_hook_sums_each_items_answers(module):
+    import xarray as xr
+
+    answers = edge_answers()
+    rng = np.random.default_rng(1)
+    eta, b = rng.normal(size=(2, 3, 4, 5)), rng.normal(size=(2, 3, 5, 5))
+    post = xr.Dataset(
+        {
+            "eta": (("chain", "draw", "item", "category"), eta),
+            "b": (("chain", "draw", "rater", "category"), b),
+        }
+    )
+    ll = module.log_likelihood(post, answers)
+    codes = module._codes(answers)
+    expected = np.zeros((2, 3, 4))
+    for i, r, y in zip(codes["item"], codes["rater"], codes["y"], strict=True):
+        expected[..., i] += log_softmax(eta[..., i, :] + b[..., r, :], axis=-1)[..., y]
+    assert np.allclose(ll, expected)
+
+
+def simulate(n_items=60, n_raters=20, per_item=8, seed=0):
+    """Answers of a rater pool in which raters 0-3 say "can't solve" far more often."""
+    rng = np.random.default_rng(seed)
+    k = 4
+    mu = np.array([0.6, 0.2, 0.0, -0.8])
+    eta = mu + rng.normal(0, 1.0, size=(n_items, k))
+    b = rng.normal(0, 0.3, size=(n_raters, k))
+    b[:4, -1] += 2.5  # the planted can't-solve bias
+    items = np.repeat(np.arange(n_items), per_item)
+    raters = np.concatenate([rng.choice(n_raters, per_item, replace=False) for _ in range(n_items)])
+    p = softmax(eta[items] + b[raters], axis=1)
+    y = (p.cumsum(1) > rng.random((len(p), 1))).argmax(1)
+    labels = np.array(["a", "b", "c", "?"])[y]
+    return pd.DataFrame({"task": items, "worker": [f"w{r}" for r in raters], "label": labels})
+
+
+@pytest.mark.slow
+def test_small_fit_recovers_planted_cant_solve_bias():
+    frame = simulate()
+    with warnings.catch_warnings():
+        # a short fit: the convergence standard is the benchmark's job
+        warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
+        result = ambppl.fit(
+            frame,
+            "rater_effects",
+            cant_solve="?",
+            draws=300,
+            chains=2,
+            random_seed=3,
+            sampler="pymc",
+            sample_kwargs={"tune": 300},
+        )
+    post = result["posterior"]
+    b_cs = post["b"].sel(category="?").mean(("chain", "draw"))
+    planted = b_cs.sel(rater=[f"w{r}" for r in range(4)])
+    others = b_cs.drop_sel(rater=[f"w{r}" for r in range(4)])
+    assert float(planted.min()) > float(others.max()) - 0.5
+    assert float(planted.mean()) > float(others.mean()) + 1.5
+    assert int(result["sample_stats"]["diverging"].sum()) == 0
+    assert result["constant_data"]["rater_answers"].sum() == len(frame)
+    assert list(post["q"].dims) == ["chain", "draw", "item", "category"]
+    assert np.allclose(post["q"].sum("category"), 1.0)
+    # the population distribution is flatter than the typical rater's
+    assert float((post["amb"] - post["amb_typical"]).mean()) > 0
+    ll = result["log_likelihood"]["counts"]
+    assert ll.shape == (2, 300, 60) and np.isfinite(ll).all()
+    table = ambppl.summarize(result)
+    assert len(table) == 60 and table["mean"].between(0, 1).all()
+    assert {"n_answers", "hdi_lower", "r_hat"} <= set(table.columns)
+    # One row per rater: the planted over-users have the largest can't-solve odds ratios
+    # and are the only ones flagged (the rule is the HDI of the odds ratio above 1).
+    raters = ambppl.summarize(result, level="rater")
+    assert len(raters) == post.sizes["rater"]
+    top = raters.sort_values("cant_solve_odds_ratio", ascending=False).index[:4]
+    assert set(top) == {f"w{r}" for r in range(4)}
+    flagged = set(raters.index[raters["overuses_cant_solve"]])
+    assert flagged and flagged <= {f"w{r}" for r in range(4)}
+    assert (raters["n_answers"].sum()) == len(frame)
+    # The report gains its rater section with the over-users highlighted.
+    from ambppl.report import render_report
+
+    page = render_report(result, top=3, random_seed=1)
+    assert 'id="raters"' in page and "over-uses" in page
