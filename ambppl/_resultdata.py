@@ -72,3 +72,20 @@ def fixed_prior(result: xr.DataTree, attrs: dict[str, Any]) -> Any:
         return attrs["prior"]
     prior = constant(result, "prior")
     return None if prior is None else np.asarray(prior, dtype=np.float64).tolist()
+
+
+def check_fit_tree(result: Any) -> None:
+    """Refuse anything but a fit result: a DataTree with ``posterior`` and ``observed_data``."""
+    import xarray as xr
+
+    if not isinstance(result, xr.DataTree):
+        raise TypeError(
+            "result must be the xarray.DataTree returned by ambppl.fit (or a pymc.sample trace "
+            f"of a catalog model), but got {type(result).__name__}"
+        )
+    for group in ("posterior", "observed_data"):
+        if group not in result.children:
+            raise ValueError(
+                f"result must have a {group!r} group (as ambppl.fit returns), but it has "
+                f"{sorted(result.children)}"
+            )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ambppl._checks import check_option, check_prob
-from ambppl._resultdata import cant_solve_index, fixed_prior, observed_counts
+from ambppl._resultdata import cant_solve_index, check_fit_tree, fixed_prior, observed_counts
 from ambppl.measures import VARIABLES
 
 #: ``fit`` methods with independent draws (no ESS / R-hat columns); as ``ambppl.fit``.
@@ -144,19 +144,8 @@ def summarize(
     import arviz as az
     import arviz_base
     import pandas as pd
-    import xarray as xr
 
-    if not isinstance(result, xr.DataTree):
-        raise TypeError(
-            f"result must be the xarray.DataTree returned by ambppl.fit, but got "
-            f"{type(result).__name__}"
-        )
-    for group in ("posterior", "observed_data"):
-        if group not in result.children:
-            raise ValueError(
-                f"result must have a {group!r} group (as ambppl.fit returns), but it has "
-                f"{sorted(result.children)}"
-            )
+    check_fit_tree(result)
     measure = _measure_name(measure)
     threshold = check_prob(threshold, "threshold")
     if hdi_prob is None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ambppl._checks import check_prob
-from ambppl._resultdata import cant_solve_index, fixed_prior, observed_counts
+from ambppl._resultdata import cant_solve_index, check_fit_tree, fixed_prior, observed_counts
 from ambppl.measures import VARIABLES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,19 +76,8 @@ class Fitted:
 
 def read_fit(result: Any) -> Fitted:
     """Check that ``result`` is a fit result and read what the checks need from it."""
-    import xarray as xr
 
-    if not isinstance(result, xr.DataTree):
-        raise TypeError(
-            "result must be the xarray.DataTree returned by ambppl.fit (or a pymc.sample trace "
-            f"of a catalog model), but got {type(result).__name__}"
-        )
-    for group in ("posterior", "observed_data"):
-        if group not in result.children:
-            raise ValueError(
-                f"result must have a {group!r} group (as ambppl.fit returns), but it has "
-                f"{sorted(result.children)}"
-            )
+    check_fit_tree(result)
     attrs = {**result["posterior"].attrs, **result.attrs}
     counts = observed_counts(result)
     cs = cant_solve_index(result, attrs, counts)
