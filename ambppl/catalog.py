@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -48,6 +49,7 @@ __all__ = [
     "get_model",
     "list_models",
     "parameter_owners",
+    "read_record",
 ]
 
 #: Environment variable that overrides the catalog folder.
@@ -113,29 +115,64 @@ def catalog_dir(path: str | Path | None = None) -> Path:
     return folder
 
 
-def _read_info(json_path: Path) -> dict[str, Any]:
-    """Load and check one info record."""
+def read_record(
+    json_path: Path, keys: Sequence[str] = (), what: str = "info record"
+) -> dict[str, Any]:
+    """Load a JSON object named after its file, with the given keys.
+
+    Parameters
+    ----------
+    json_path : pathlib.Path
+        The file; its ``name`` entry (when ``keys`` asks for one) must equal its stem.
+    keys : sequence of str
+        Keys the record must have.
+    what : str, default "info record"
+        How error messages name the file (e.g. ``"reference case"``).
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    ValueError
+        If the file is not valid JSON, not an object, lacks a key or has another name.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "toy.json").write_text('{"name": "toy"}')
+    >>> read_record(folder / "toy.json", ("name",))
+    {'name': 'toy'}
+    """
     import json
 
     try:
         info = json.loads(json_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"info record {json_path.name!r} must be valid JSON, but {err}") from err
+        raise ValueError(f"{what} {json_path.name!r} must be valid JSON, but {err}") from err
     if not isinstance(info, dict):
         raise ValueError(
-            f"info record {json_path.name!r} must be a JSON object, but got {type(info).__name__}"
+            f"{what} {json_path.name!r} must be a JSON object, but got {type(info).__name__}"
         )
-    missing = [k for k in INFO_KEYS if k not in info]
+    missing = [k for k in keys if k not in info]
     if missing:
         raise ValueError(
-            f"info record {json_path.name!r} must have the keys {list(INFO_KEYS)!r}, but "
+            f"{what} {json_path.name!r} must have the keys {list(keys)!r}, but "
             f"{missing!r} are missing"
         )
-    if info["name"] != json_path.stem:
+    if "name" in keys and info["name"] != json_path.stem:
         raise ValueError(
-            f"info record {json_path.name!r} must have name {json_path.stem!r} (its file "
+            f"{what} {json_path.name!r} must have name {json_path.stem!r} (its file "
             f"name), but got {info['name']!r}"
         )
+    return info
+
+
+def _read_info(json_path: Path) -> dict[str, Any]:
+    """Load and check one info record."""
+    info = read_record(json_path, INFO_KEYS)
     if not isinstance(info["parameters"], dict) or not all(
         isinstance(v, dict) and "default" in v for v in info["parameters"].values()
     ):

@@ -82,31 +82,17 @@ def reference_dir() -> Path:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"reference file {str(path)!r} must be valid JSON, but {err}") from err
-    if not isinstance(record, dict):
-        raise ValueError(f"reference file {str(path)!r} must hold a JSON object")
-    return record
+    from ambppl.catalog import read_record
+
+    return read_record(path, what="reference file")
 
 
 def _infos() -> dict[str, dict[str, Any]]:
+    from ambppl.catalog import read_record
+
     infos = {}
     for path in sorted((reference_dir() / "cases").glob("*.json")):
-        info = _read_json(path)
-        missing = [k for k in INFO_KEYS if k not in info]
-        if missing:
-            raise ValueError(
-                f"reference case {path.name!r} must have the keys {list(INFO_KEYS)}, but "
-                f"{missing} are missing"
-            )
-        if info["name"] != path.stem:
-            raise ValueError(
-                f"reference case {path.name!r} must have name {path.stem!r}, but got "
-                f"{info['name']!r}"
-            )
-        infos[path.stem] = info
+        infos[path.stem] = read_record(path, INFO_KEYS, what="reference case")
     return infos
 
 
