@@ -75,3 +75,31 @@ def nuts_fit(small_counts):
             random_seed=20261125,
             sample_kwargs={"tune": 300, "cores": 1},
         )
+
+
+#: A toy catalog model of individual answers (info record data: "long"): its program is the
+#: answers table itself, so a test sees exactly what fit / the CLI hand to such a model.
+LONG_MODEL = '''
+"""A model of individual answers (info record data: "long"), for the dispatch tests."""
+
+
+def model(answers, **params):
+    return answers
+'''
+
+
+def write_long_model(folder: Path) -> None:
+    """Write the toy model ``answers_model`` (``.py`` + ``.json``) into ``folder``."""
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "answers_model.py").write_text(LONG_MODEL)
+    info = {
+        "name": "answers_model",
+        "description": "toy",
+        "parameters": {},
+        "reference": "none",
+        "methods": ["nuts"],
+        "data": "long",
+    }
+    (folder / "answers_model.json").write_text(json.dumps(info))

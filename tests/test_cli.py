@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPORT_SECTIONS
+from conftest import REPORT_SECTIONS, write_long_model
 
 import ambppl.cli as cli
 from ambppl.cli import main
@@ -844,36 +844,17 @@ def test_validate_bad_input(
 
 # ------------------------------------------------------------------- models that fit answers
 
-LONG_MODEL = '''
-"""A model of individual answers (info record data: "long"), for the CLI dispatch test."""
-
-
-def model(answers, **params):
-    return answers
-'''
-
 
 @pytest.fixture
 def long_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     """A catalog with one toy model of answers; its NUTS route records what it was given."""
     import importlib
-    import json
 
     fit_module = importlib.import_module("ambppl.fit")
     from ambppl.catalog import ENV_VAR
 
     folder = tmp_path / "catalog"
-    folder.mkdir()
-    (folder / "answers_model.py").write_text(LONG_MODEL)
-    info = {
-        "name": "answers_model",
-        "description": "toy",
-        "parameters": {},
-        "reference": "none",
-        "methods": ["nuts"],
-        "data": "long",
-    }
-    (folder / "answers_model.json").write_text(json.dumps(info))
+    write_long_model(folder)
     monkeypatch.setenv(ENV_VAR, str(folder))
     seen: dict = {}
 

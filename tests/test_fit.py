@@ -14,6 +14,7 @@ import shutil
 import numpy as np
 import pytest
 import xarray as xr
+from conftest import write_long_model
 
 import ambppl
 from ambppl.catalog import ENV_VAR, get_model
@@ -504,28 +505,10 @@ def test_convergence_standard_flags_a_sticky_chain_and_divergences():
     assert json.loads(tree.attrs["convergence"])["failed"] == ["divergences"]
 
 
-LONG_MODEL = '''
-"""A model of individual answers (info record data: "long"), for the dispatch test."""
-
-
-def model(answers, **params):
-    return answers
-'''
-
-
 def test_long_models_get_one_row_per_answer(tmp_path, monkeypatch):
     import pandas as pd
 
-    (tmp_path / "answers_model.py").write_text(LONG_MODEL)
-    info = {
-        "name": "answers_model",
-        "description": "toy",
-        "parameters": {},
-        "reference": "none",
-        "methods": ["nuts"],
-        "data": "long",
-    }
-    (tmp_path / "answers_model.json").write_text(json.dumps(info))
+    write_long_model(tmp_path)
     monkeypatch.setenv(ENV_VAR, str(tmp_path))
     seen = {}
 
