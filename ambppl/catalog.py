@@ -56,6 +56,10 @@ __all__ = [
 ENV_VAR = "AMBPPL_MODELS"
 #: Keys every info record must have.
 INFO_KEYS = ("name", "description", "parameters", "reference", "methods", "data")
+
+#: NUTS implementations an info record may name as its default (optional key ``sampler``,
+#: used by ``fit(method="nuts")`` when ``sampler=None`` and the package is installed).
+SAMPLERS = ("pymc", "nutpie", "numpyro", "blackjax")
 #: Sampling route (``fit``'s ``method``) -> the functions the model file must define for it.
 ROUTE_FUNCTIONS: dict[str, tuple[str, ...]] = {
     "exact": ("concentration",),
@@ -195,6 +199,11 @@ def _read_info(json_path: Path) -> dict[str, Any]:
         raise ValueError(
             f"info record {json_path.name!r} must have data 'counts' or 'long', "
             f"but got {info['data']!r}"
+        )
+    if info.get("sampler") not in (None, *SAMPLERS):
+        raise ValueError(
+            f"info record {json_path.name!r} may name its default NUTS sampler from "
+            f"{list(SAMPLERS)}, but got sampler {info['sampler']!r}"
         )
     return info
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime
 import importlib.util
 import json
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,10 @@ NUTS_METHODS = ("collapsed", "nuts")
 
 #: ``sampler=`` values -> the module that must be importable.
 NUTS_SAMPLERS = {"pymc": "pymc", "nutpie": "nutpie", "numpyro": "numpyro", "blackjax": "blackjax"}
+
+#: Samplers whose chains run as threads (or one vectorized program) in this process: ``fit``
+#: gives them ``cores = min(chains, usable CPUs)`` unless ``sample_kwargs`` says otherwise.
+THREADED_SAMPLERS = ("nutpie", "numpyro", "blackjax")
 
 #: NUTS implementation of ``method="collapsed"`` when ``sampler=None`` (measured fastest
 #: end to end on the small hyperparameter model; ``method="nuts"`` keeps PyMC's own choice).
@@ -109,8 +114,12 @@ def fit(
         Seed; the same seed gives identical draws.
     sampler : {"pymc", "nutpie", "numpyro", "blackjax"}, optional
         NUTS implementation for the methods that run NUTS (PyMC's ``nuts_sampler``).
-        Default for ``"nuts"``: PyMC's own choice (nutpie where it is installed and PyMC can
-        use it, else PyMC's NUTS); for ``"collapsed"``: PyMC's NUTS
+        Default for ``"nuts"``: the model's own (its info record's ``sampler``, e.g. nutpie
+        for ``rater_effects``, measured fastest there), else PyMC's own choice (nutpie where it
+        is installed and PyMC can use it, else PyMC's NUTS). Samplers whose chains are threads
+        (:data:`THREADED_SAMPLERS`) get ``cores = min(chains, usable CPUs)`` unless
+        ``sample_kwargs`` sets ``cores`` (PyMC's default counts half the CPUs, which on 2 cores
+        runs the chains one after the other); for ``"collapsed"``: PyMC's NUTS
         (:data:`COLLAPSED_SAMPLER`; on a model of K + 1 numbers nutpie's compilation costs
         more than it saves). The others are optional extras (``pip install
         'ambppl[nutpie]'``).
@@ -208,7 +217,7 @@ def fit(
     if not isinstance(log_likelihood, bool):
         raise TypeError(f"log_likelihood must be True or False, but got {log_likelihood!r}")
     if method in NUTS_METHODS:
-        sampler = _check_sampler(sampler)
+        sampler = _check_sampler(sampler) or _default_sampler(entry, method)
         sample_kwargs = _check_sample_kwargs(sample_kwargs)
     else:
         _refuse_nuts_options(method, sampler, sample_kwargs)
@@ -418,24 +427,43 @@ def _route_nuts(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
     import xarray as xr
 
     pm_model = job.entry.build(job.counts if job.answers is None else job.answers, **job.params)
-    # PyMC's convergence checks need the free variables in the trace: keep them while
-    # sampling and drop what was not asked for afterwards.
+    # NUTS stores the free variables only (PyMC's convergence checks need them); the
+    # deterministics that are kept are computed afterwards, once per kept draw, by
+    # pymc.compute_deterministics on this thread. Computing them inside the sampler costs
+    # every warm-up draw too, in each chain's thread: for rater_effects (q over 256 rater
+    # nodes per item) that doubled the sampling time at 1000 items.
     free = [rv.name for rv in pm_model.free_RVs]
     hyper_names = list(job.entry.hyperparameters)
-    keep = None if job.names == job.available else sorted({*job.names, *free, *hyper_names})
+    deterministics = [det.name for det in pm_model.deterministics]
+    wanted = (
+        deterministics
+        if job.names == job.available
+        else [n for n in deterministics if n in {*job.names, *hyper_names}]
+    )
+    kwargs = dict(job.sample_kwargs)
+    if job.sampler in THREADED_SAMPLERS:
+        # PyMC's default assumes half the CPUs are hyper-threads (2 cores -> 1), which runs
+        # these samplers' chains one after the other; their chains are threads.
+        kwargs.setdefault("cores", max(1, min(job.chains, usable_cpus())))
     tree = pm.sample(
         draws=job.draws,
         chains=job.chains,
         random_seed=job.random_seed,
         progressbar=job.progressbar,
-        var_names=keep,
+        var_names=free,
         nuts_sampler=job.sampler,
         model=pm_model,
-        **job.sample_kwargs,
+        **kwargs,
     )
     post = tree["posterior"].to_dataset()
-    if keep is not None:
-        tree["posterior"] = post[[*hyper_names, *job.names]]
+    if wanted:
+        derived = pm.compute_deterministics(
+            post, var_names=wanted, model=pm_model, progressbar=False
+        )
+        post = post.assign({name: derived[name] for name in wanted}).assign_attrs(post.attrs)
+    if job.names != job.available:
+        post = post[[*hyper_names, *job.names]]
+    tree["posterior"] = post
     # the model's own observed variables, and the counts every summary reads (with their
     # attributes: can't-solve label, source, ...)
     observed = (
@@ -581,6 +609,21 @@ def _check_var_names(var_names: Any, available: list[str]) -> list[str]:
             f"var_names must be a non-empty selection of {available}, but got {var_names!r}"
         )
     return [n for n in available if n in names]
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the platform has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _default_sampler(entry: ModelEntry, method: str) -> str | None:
+    """The model's own NUTS implementation (info record ``sampler``) where installed."""
+    name = entry.info.get("sampler")
+    if method != "nuts" or name is None or importlib.util.find_spec(NUTS_SAMPLERS[name]) is None:
+        return None
+    return str(name)
 
 
 def _check_sampler(sampler: Any) -> str | None:

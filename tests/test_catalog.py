@@ -134,6 +134,7 @@ def test_missing_folder(tmp_path, monkeypatch):
         (toy_info(name="other"), r"must have name 'toy' \(its file name\), but got 'other'"),
         (toy_info(parameters={"scale": 2.0}), r'must map each parameter to \{"default"'),
         (toy_info(data="wide"), r"must have data 'counts' or 'long', but got 'wide'"),
+        (toy_info(sampler="stan"), r"may name its default NUTS sampler from .* got sampler 'stan'"),
     ],
 )
 def test_broken_info_records(tmp_path, info, match):

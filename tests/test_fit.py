@@ -273,7 +273,8 @@ def test_nuts_layout_matches_exact(nuts_fit, exact_fit):
         assert post[name].dims == ref[name].dims
     assert post["item"].values.tolist() == ref["item"].values.tolist()
     assert post["category"].values.tolist() == ref["category"].values.tolist()
-    assert nuts_fit.attrs["method"] == "nuts" and post.attrs["sampler"] == "pymc"
+    # sampler=None: PyMC's own choice, nutpie (a core dependency) for this model
+    assert nuts_fit.attrs["method"] == "nuts" and post.attrs["sampler"] == "nutpie"
     assert nuts_fit.attrs["prior"] == [1.0, 1.0, 1.0]
     record = json.loads(nuts_fit.attrs["convergence"])
     assert set(record) >= {"r_hat", "ess_bulk", "ess_tail", "divergences", "passed", "failed"}
@@ -433,6 +434,62 @@ def test_missing_nuts_sampler_package(small_counts, monkeypatch):
         ambppl.fit(small_counts, method="nuts", sampler="nutpie")
     with pytest.raises(ImportError, match=r"sampler='nutpie' needs the nutpie package"):
         ambppl.fit(small_counts, sampler="nutpie")  # a NUTS sampler implies method="nuts"
+
+
+def test_the_model_names_its_default_sampler(monkeypatch):
+    """A model's info record ``sampler`` is used for method="nuts" when it is installed."""
+    from ambppl.catalog import get_model
+    from ambppl.fit import _default_sampler
+
+    entry = get_model("rater_effects")
+    assert entry.info["sampler"] == "nutpie"
+    assert _default_sampler(get_model("dirichlet_categorical"), "nuts") is None
+    assert _default_sampler(entry, "collapsed") is None
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())
+    assert _default_sampler(entry, "nuts") == "nutpie"
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "nutpie" else real(name, *a)
+    )
+    assert _default_sampler(entry, "nuts") is None  # not installed: PyMC's choice
+
+
+def test_threaded_samplers_get_one_core_per_chain(small_counts, monkeypatch):
+    """PyMC counts half the CPUs (2 cores -> 1, chains in turn); fit passes cores itself."""
+    import importlib
+
+    import pymc as pm
+
+    fit_module = importlib.import_module("ambppl.fit")
+    seen = {}
+
+    def fake_sample(**kwargs):
+        seen.update(kwargs)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(pm, "sample", fake_sample)
+    monkeypatch.setattr(fit_module, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(fit_module, "_check_sampler", lambda s: s)
+    for sampler, sample_kwargs, cores in [
+        ("nutpie", None, 2),
+        ("numpyro", {"cores": 1}, 1),
+        ("pymc", None, None),
+    ]:
+        seen.clear()
+        with pytest.raises(RuntimeError, match="stop"):
+            ambppl.fit(
+                small_counts, method="nuts", sampler=sampler, chains=4, sample_kwargs=sample_kwargs
+            )
+        assert seen.get("cores") == cores, sampler
+
+
+def test_usable_cpus_is_the_affinity_mask():
+    import os
+
+    from ambppl.fit import usable_cpus
+
+    expected = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert usable_cpus() == expected >= 1
 
 
 def test_bad_data(small_counts):

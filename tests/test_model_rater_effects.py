@@ -155,18 +155,35 @@ def test_logp_equals_a_scipy_computation_on_the_edge_cases(centred):
     logp = m.compile_logp(jacobian=False)(point)
     # constrained values and deterministics as functions of the value variables
     as_values = {v.name: v for v in m.unobserved_value_vars}
+    names = ("mu", "m", "e_bar", "e_dev", "sigma_item", "sigma_rater", "z")
     constrained = m.compile_fn(
-        [as_values[n] for n in ("mu", "sigma_item", "sigma_rater", "z", "e")],
-        inputs=m.value_vars,
-        on_unused_input="ignore",
-        point_fn=False,
+        [as_values[n] for n in names], inputs=m.value_vars, on_unused_input="ignore", point_fn=False
     )(*point.values())
-    values = dict(zip(("mu", "sigma_item", "sigma_rater", "z", "e"), constrained, strict=True))
-    assert abs(values["mu"].sum()) < 1e-12 and values["z"].shape == (4, 5)
+    new = dict(zip(names, constrained, strict=True))
+    assert abs(new["mu"].sum()) < 1e-12 and new["z"].shape == (4, 5)
+    assert np.allclose(new["e_dev"].sum(axis=1), 0.0)  # zero-sum over raters
+    # The sampled program is the textbook model in other coordinates (module docstring,
+    # "Sampling"): map the point back, e_r = e_bar + e_dev_r, z_i = z'_i - d (centred;
+    # the non-centred z~ is unchanged), and evaluate the textbook density with scipy. The
+    # split of R standard normals into their mean and deviations has the constant Jacobian
+    # sqrt(R) per category, so the two log densities differ by exactly K log(R) / 2.
+    s_rater = new["sigma_rater"]
+    d = s_rater * new["e_bar"] - np.mean(s_rater * new["e_bar"])
+    assert np.allclose(new["mu"], new["m"] - d)
+    values = {
+        "mu": new["mu"],
+        "sigma_item": new["sigma_item"],
+        "sigma_rater": s_rater,
+        "z": new["z"] - d if centred else new["z"],
+        "e": new["e_bar"] + new["e_dev"].T,
+    }
+    n_raters, k = values["e"].shape
     expected = _numpy_logp(
         answers, values, mu_sd=1.5, item_scale=2.5, rater_scale=0.7, centred=centred
     )
-    assert logp == pytest.approx(expected, rel=1e-8)
+    # rel 1e-8: PyMC's ZeroSumNormal normalizing constant differs from scipy's in the 8th
+    # digit (the same offset, 9e-8, at every point); a wrong density term is O(1)
+    assert logp == pytest.approx(expected + k * np.log(n_raters) / 2, rel=1e-8)
     # the deterministics: zero-sum effects, q from the shared QMC nodes, softmax of eta
     det = m.compile_fn(
         [as_values[n] for n in ("eta", "b", "q", "q_typical")],
@@ -178,6 +195,8 @@ def test_logp_equals_a_scipy_computation_on_the_edge_cases(centred):
     assert np.allclose(eta.sum(1), 0) and np.allclose(b.sum(1), 0)
     raw = values["z"] if centred else values["mu"] + values["sigma_item"] * values["z"]
     assert np.allclose(eta, raw - raw.mean(1, keepdims=True))
+    b_raw = s_rater * values["e"]
+    assert np.allclose(b, b_raw - b_raw.mean(1, keepdims=True))
     module = get_model("rater_effects").module
     assert np.allclose(q, module.population_q(eta, values["sigma_rater"], module.qmc_nodes(256, 5)))
     assert np.allclose(q_typical, softmax(eta, axis=1))
@@ -232,7 +251,6 @@ def test_small_fit_recovers_planted_cant_solve_bias():
             draws=300,
             chains=2,
             random_seed=3,
-            sampler="pymc",
             sample_kwargs={"tune": 300},
         )
     post = result["posterior"]

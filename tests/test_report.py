@@ -487,3 +487,244 @@ def test_empirical_bayes_learned_prior(rng: np.random.Generator) -> None:
     assert 'id="agreement-stats"' in page  # fixed prior kappa * mu given the estimate
     kappa = float(result["posterior"]["kappa"].values.flat[0])
     assert f"{kappa:.3f} [{kappa:.3f}, {kappa:.3f}]" in page
+
+
+# ------------------------------------------------------------------- NUTS diagnostics that apply
+
+
+def _variable_rows(page: str) -> dict[str, tuple[bool, int, list[str]]]:
+    """The per-variable table: name -> (marked as checked by the fit, scalars, other cells)."""
+    body = re.search(r'<table id="variable-diagnostics">(.*?)</table>', page, flags=re.S)
+    assert body is not None
+    rows = re.findall(
+        r'<tr><td class="text"><code>([^<]+)</code>( \*)?</td><td>(\d+)</td>(.*?)</tr>',
+        body.group(1),
+        flags=re.S,
+    )
+    return {
+        name: (
+            bool(star),
+            int(n),
+            [
+                re.sub(r"<[^>]+>", "", c)
+                for c in re.findall(r"<td[^>]*>(.*?)</td>", rest, flags=re.S)
+            ],
+        )
+        for name, star, n, rest in rows
+    }
+
+
+def _bfmi_cells(page: str) -> list[str]:
+    table = re.search(r'<table id="bfmi">(.*?)</table>', page, flags=re.S)
+    assert table is not None
+    return [
+        re.sub(r"<[^>]+>", "", c)
+        for c in re.findall(r"<tr><td>[^<]*</td><td>(.*?)</td></tr>", table.group(1))
+    ]
+
+
+def _textbook_bfmi(energy: xr.DataArray) -> list[float]:
+    """E-BFMI per chain: sum(diff(E)^2) / sum((E - mean E)^2)."""
+    values = energy.transpose("chain", "draw").values
+    return [float(np.sum(np.diff(e) ** 2) / np.sum((e - e.mean()) ** 2)) for e in values]
+
+
+def _worst(da: xr.DataArray) -> tuple[float, float, float]:
+    """Worst R-hat, smallest bulk and tail ESS of a variable, with ArviZ."""
+    import arviz as az
+
+    return (
+        float(az.rhat(da).max()),
+        float(az.ess(da, method="bulk").min()),
+        float(az.ess(da, method="tail").min()),
+    )
+
+
+def _assert_energy_figure(page: str) -> None:
+    figure = re.search(
+        r'<img alt="energy plot: marginal energy against energy transitions" '
+        r'src="data:image/png;base64,([^"]+)"',
+        page,
+    )
+    assert figure is not None
+    assert base64.b64decode(figure.group(1), validate=True)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_collapsed_fit_shows_every_nuts_diagnostic(learned_result, learned_page) -> None:
+    """A PyMC NUTS fit (collapsed hierarchical_dirichlet): the per-variable table with the
+    hyperparameters the record checked, E-BFMI per chain (textbook formula), the energy
+    figure and PyMC's tree-depth statistics."""
+    page, post = learned_page, learned_result["posterior"]
+    rows = _variable_rows(page)
+    assert list(rows) == [str(v) for v in post.data_vars]
+    assert rows["mu"][:2] == (True, 3) and rows["kappa"][:2] == (True, 1)
+    assert not rows["amb"][0] and rows["amb"][1] == 30  # per item, not in the record
+    for name in ("mu", "kappa", "amb"):
+        r_hat, bulk, tail = _worst(post[name])
+        cells = rows[name][2]
+        assert cells[:3] == [f"{r_hat:.4f}", f"{bulk:.0f}", f"{tail:.0f}"]
+        passed = r_hat <= 1.01 and bulk >= 400 and tail >= 400
+        assert cells[3].startswith("passed" if passed else "missed")
+    # the table agrees with the fit's record on mu and kappa
+    import json
+
+    record = json.loads(learned_result.attrs["convergence"])
+    missed = any(rows[n][2][3].startswith("missed") for n in ("mu", "kappa"))
+    assert missed == bool(set(record["failed"]) - {"divergences"})
+    # E-BFMI per chain, computed here from sample_stats.energy
+    stats = learned_result["sample_stats"]
+    expected = _textbook_bfmi(stats["energy"])
+    assert _bfmi_cells(page) == [f"{v:.3f}" for v in expected]
+    _assert_energy_figure(page)
+    assert 'id="energy-missing"' not in page
+    # PyMC's tree statistics
+    tree = re.search(r'<table class="kv" id="tree-depth">(.*?)</table>', page, flags=re.S)
+    tree = re.sub(r"<[^>]+>", "", tree.group(1))
+    depth = stats["tree_depth"].values
+    assert f"{depth.mean():.2f} / {depth.max()}" in tree
+    n_max = int(stats["reached_max_treedepth"].values.sum())
+    assert f"{n_max} of {stats['reached_max_treedepth'].size}" in tree
+    steps = stats["n_steps"].values
+    assert f"{steps.mean():.1f} / {int(steps.max())}" in tree
+
+
+def test_nuts_method_fit_shows_every_diagnostic(nuts_fit: xr.DataTree) -> None:
+    """method="nuts" (dirichlet_categorical): fit's record checked every stored variable."""
+    page = render_report(nuts_fit, top=2, random_seed=1)
+    rows = _variable_rows(page)
+    assert set(rows) == {str(v) for v in nuts_fit["posterior"].data_vars}
+    assert all(star for star, _, _ in rows.values())
+    assert _bfmi_cells(page) == [
+        f"{v:.3f}" for v in _textbook_bfmi(nuts_fit["sample_stats"]["energy"])
+    ]
+    _assert_energy_figure(page)
+    assert '<table class="kv" id="tree-depth">' in page
+
+
+def test_missing_energy_is_stated(result: xr.DataTree) -> None:
+    """sample_stats without energy or tree statistics: the section says what is missing."""
+    page = render_report(_as_nuts(result), top=2)
+    note = re.search(r'<p class="note" id="energy-missing">(.*?)</p>', page, flags=re.S)
+    assert "sample_stats has no energy (it holds: diverging)" in note.group(1)
+    assert 'id="tree-depth-missing"' in page and 'id="bfmi"' not in page
+    assert 'alt="energy plot' not in page
+    assert 'id="variable-diagnostics"' in page  # the posterior is still diagnosed
+    del result["sample_stats"]
+    page = render_report(result, top=2)
+    assert (
+        "No energy diagnostics (E-BFMI, energy plot): the result has no sample_stats group" in page
+    )
+
+
+def test_exact_draws_show_no_energy(result: xr.DataTree) -> None:
+    page = render_report(result, top=2)
+    assert 'id="exact-statement"' in page
+    for part in ("energy", "energy-missing", "bfmi", "variable-diagnostics", "tree-depth"):
+        assert f'id="{part}"' not in page
+    assert "E-BFMI" not in page
+
+
+def _rater_tree(result: xr.DataTree) -> xr.DataTree:
+    """A hand-built rater_effects-like NUTS result: rater effects ``b`` and hyperparameters
+    next to the exact draws, nutpie's sample statistics, and sigma_rater's chains apart."""
+    import json
+
+    rng = np.random.default_rng(8)
+    result = _as_nuts(result)
+    post = result["posterior"].to_dataset()
+    chains, draws = post.sizes["chain"], post.sizes["draw"]
+    raters, cats = [f"r{k}" for k in range(5)], list(post["category"].values)
+    b = rng.normal(0.0, 0.1, size=(chains, draws, 5, 3))
+    b[..., 0, 2] += 2.0  # r0 says "can't solve" far more often
+    sigma_rater = np.abs(rng.normal(1.0, 0.1, size=(chains, draws, 3)))
+    sigma_rater[1] += 1.0  # chain 1 elsewhere
+    sample = ("chain", "draw")
+    post = post.assign(
+        b=((*sample, "rater", "category"), b),
+        eta=((*sample, "item", "category"), np.zeros((chains, draws, post.sizes["item"], 3))),
+        sigma_item=((*sample, "category"), np.abs(rng.normal(1.0, 0.1, size=(chains, draws, 3)))),
+        sigma_rater=((*sample, "category"), sigma_rater),
+        mu=((*sample, "category"), rng.normal(size=(chains, draws, 3))),
+    ).assign_coords(rater=raters, category=cats)
+    result["posterior"] = post
+    answer_rater = np.arange(40) % 5
+    result["constant_data"] = xr.Dataset(
+        {
+            "rater_answers": ("rater", np.bincount(answer_rater, minlength=5)),
+            "answer_item": ("answer", np.arange(40) % post.sizes["item"]),
+            "answer_rater": ("answer", answer_rater),
+        },
+        coords={"rater": raters},
+    )
+    energy = np.stack(
+        [rng.normal(size=draws), rng.normal(size=draws).cumsum()]
+    )  # chain 1: BFMI low
+    depth = rng.integers(1, 4, size=(chains, draws))
+    result["sample_stats"] = xr.Dataset(
+        {
+            "diverging": (sample, np.zeros((chains, draws), dtype=bool)),
+            "energy": (sample, energy),
+            "depth": (sample, depth),
+            "n_steps": (sample, 2**depth - 1),
+            "maxdepth_reached": (sample, depth == 3),
+        }
+    )
+    names = [str(v) for v in post.data_vars]
+    record = {
+        "variables": names,
+        "r_hat": 1.9,
+        "ess_bulk": 5.0,
+        "ess_tail": 5.0,
+        "divergences": 0,
+        "passed": False,
+        "failed": ["r_hat", "ess_bulk", "ess_tail"],
+    }
+    for node in (result, result["posterior"]):
+        node.attrs["model"] = "rater_effects"
+        node.attrs["convergence"] = json.dumps(record)
+    return result
+
+
+def test_rater_fit_reports_hyperparameters_and_nutpie_stats(result: xr.DataTree) -> None:
+    tree = _rater_tree(result)
+    page = render_report(tree, top=2, random_seed=1)
+    assert '<section id="raters">' in page and "over-uses" in page
+    rows = _variable_rows(page)
+    post = tree["posterior"]
+    for name in ("b", "sigma_item", "sigma_rater", "mu", "amb"):
+        star, n, cells = rows[name]
+        assert star and n == int(post[name].size) // (2 * 300)
+        r_hat, bulk, tail = _worst(post[name])
+        assert cells[:3] == [f"{r_hat:.4f}", f"{bulk:.0f}", f"{tail:.0f}"]
+        passed = r_hat <= 1.01 and bulk >= 400 and tail >= 400
+        assert cells[3].startswith("passed" if passed else "missed")
+    assert rows["sigma_rater"][2][3].startswith("missed (r_hat")  # its chains disagree
+    assert "Check convergence before using these results." in page
+    # E-BFMI: chain 0 white noise (about 2), chain 1 a random walk (far below 0.3)
+    expected = _textbook_bfmi(tree["sample_stats"]["energy"])
+    assert expected[0] > 1.5 and expected[1] < 0.05
+    assert _bfmi_cells(page) == [f"{v:.3f}" for v in expected]
+    assert '<td>1</td><td><span class="warn">' in page and "1 chain below 0.3" in page
+    _assert_energy_figure(page)
+    # nutpie's tree statistics
+    stats = tree["sample_stats"]
+    table = re.search(r'<table class="kv" id="tree-depth">(.*?)</table>', page, flags=re.S)
+    text = re.sub(r"<[^>]+>", "", table.group(1))
+    assert "<code>depth</code>" in table.group(
+        1
+    ) and "<code>maxdepth_reached</code>" in table.group(1)
+    assert f"{int(stats['maxdepth_reached'].sum())} of {2 * 300}" in text
+    assert f"{stats['depth'].values.mean():.2f} / 3" in text
+    assert "Trajectories that hit the maximum depth were cut short" in page
+
+
+def test_variable_table_budget(result: xr.DataTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Variables the record did not check are diagnosed within MAX_DIAGNOSED_VALUES only."""
+    monkeypatch.setattr(writer, "MAX_DIAGNOSED_VALUES", 1)
+    out = writer._variable_diagnostics(_as_nuts(result), ["amb"])
+    rows = {r["name"]: r for r in out["rows"]}
+    assert rows["amb"]["computed"] and rows["amb"]["checked"]
+    assert not rows["q"]["computed"] and not rows["q"]["checked"]
+    assert out["n_skipped"] == len(rows) - 1
+    page = render_report(_with_record(result, passed=True, failed=[]), top=2)
+    assert "not diagnosed (over the report's budget)" in page

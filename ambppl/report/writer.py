@@ -32,6 +32,23 @@ N_SHRINKAGE_DRAWS = 1000
 #: Items shown in the rank-plot panel of a NUTS fit (those with the largest R-hat).
 N_RANK_PLOTS = 6
 
+#: Draws (chain x draw x scalars) the per-variable convergence table diagnoses beyond the
+#: variables the fit's own convergence record checked (those are always diagnosed); the
+#: remaining variables are listed as not diagnosed. 2**25 draws are about 17,000 scalars of
+#: 2 chains x 1000 draws, 5-10 s with :func:`ambppl._diagnostics.diagnose` on 2 cores.
+MAX_DIAGNOSED_VALUES = 2**25
+
+#: E-BFMI below this value flags a chain whose momentum resampling explores the energy
+#: distribution poorly (Betancourt 2016; ArviZ's and Stan's threshold).
+BFMI_THRESHOLD = 0.3
+
+#: ``sample_stats`` names of the tree depth of each draw, of the flag "the trajectory hit the
+#: maximum depth" and of the leapfrog steps: PyMC (``tree_depth``, ``reached_max_treedepth``,
+#: ``n_steps``) and nutpie (``depth``, ``maxdepth_reached``, ``n_steps``).
+DEPTH_STATS = ("tree_depth", "depth")
+MAX_DEPTH_STATS = ("reached_max_treedepth", "maxdepth_reached")
+STEP_STATS = ("n_steps",)
+
 _TEMPLATE = "report.html.j2"
 
 
@@ -176,8 +193,154 @@ def _overview(counts: Any) -> dict[str, Any]:
     }
 
 
+def _nan_worst(values: Any, largest: bool) -> float:
+    """The largest (smallest) non-NaN value, NaN when there is none (no All-NaN warning)."""
+    a = np.asarray(values, dtype=float).ravel()
+    a = a[~np.isnan(a)]
+    if not a.size:
+        return math.nan
+    return float(a.max() if largest else a.min())
+
+
+def _variable_diagnostics(result: Any, checked: Sequence[str]) -> dict[str, Any]:
+    """Worst R-hat, smallest bulk and tail ESS of every stored posterior variable.
+
+    One row per posterior variable, in the posterior's order, with ``passed`` against
+    :data:`ambppl.convergence.CONVERGENCE` (None where every value is NaN, e.g. fewer than 4
+    draws) and ``checked`` (whether the fit's own record covered it). The variables in
+    ``checked`` are always diagnosed, the others while their draws fit in
+    :data:`MAX_DIAGNOSED_VALUES` (``computed=False`` beyond). The diagnostics are those of
+    :func:`ambppl.convergence.check_convergence` (:func:`ambppl._diagnostics.diagnose`).
+    """
+    from ambppl._diagnostics import diagnose
+    from ambppl.convergence import CONVERGENCE
+
+    posterior = result["posterior"]
+    per_scalar = int(posterior.sizes["chain"]) * int(posterior.sizes["draw"])
+    names = [str(n) for n in posterior.data_vars]
+    checked = {str(v) for v in checked}
+    used = sum(int(posterior[n].size) for n in names if n in checked)
+    rows = []
+    for name in names:
+        da = posterior[name]
+        row: dict[str, Any] = {
+            "name": name,
+            "n": int(da.size) // max(per_scalar, 1),
+            "checked": name in checked,
+            "computed": True,
+        }
+        if name not in checked:
+            if used + int(da.size) > MAX_DIAGNOSED_VALUES:
+                row["computed"] = False
+                rows.append(row)
+                continue
+            used += int(da.size)
+        diag = diagnose(da.transpose("chain", "draw", ...).values)
+        r_hat = _nan_worst(diag["r_hat"], largest=True)
+        ess_bulk = _nan_worst(diag["ess_bulk"], largest=False)
+        ess_tail = _nan_worst(diag["ess_tail"], largest=False)
+        missed = [
+            k
+            for k, value, bad in (
+                ("r_hat", r_hat, r_hat > CONVERGENCE["r_hat"]),
+                ("ess_bulk", ess_bulk, ess_bulk < CONVERGENCE["ess_bulk"]),
+                ("ess_tail", ess_tail, ess_tail < CONVERGENCE["ess_tail"]),
+            )
+            if bad
+        ]
+        known = not all(math.isnan(v) for v in (r_hat, ess_bulk, ess_tail))
+        row.update(
+            r_hat=r_hat,
+            ess_bulk=ess_bulk,
+            ess_tail=ess_tail,
+            missed=missed,
+            passed=(not missed) if known else None,
+        )
+        rows.append(row)
+    return {
+        "rows": rows,
+        "n_failed": sum(1 for r in rows if r.get("passed") is False),
+        "n_skipped": sum(1 for r in rows if not r["computed"]),
+        "limits": dict(CONVERGENCE),
+    }
+
+
+def _energy(result: Any) -> dict[str, Any]:
+    """E-BFMI per chain (:func:`arviz_stats.bfmi`) and the energy plot of a NUTS fit; or
+    ``available=False`` with what is missing (no ``sample_stats``, no ``energy``)."""
+    from ambppl.report import figures
+
+    if "sample_stats" not in result.children:
+        return {"available": False, "missing": "the result has no sample_stats group"}
+    stats = result["sample_stats"]
+    if "energy" not in stats.data_vars:
+        held = ", ".join(sorted(str(v) for v in stats.data_vars)) or "nothing"
+        return {
+            "available": False,
+            "missing": f"sample_stats has no energy (it holds: {held})",
+        }
+    energy_da = stats["energy"].transpose("chain", "draw")
+    energy = np.asarray(energy_da.values, dtype=float)
+    if energy.shape[1] < 3 or not np.isfinite(energy).all():
+        return {
+            "available": False,
+            "missing": "the stored energy has fewer than 3 draws per chain or non-finite values",
+        }
+    from arviz_stats import bfmi
+
+    # mean(diff(E)^2) / var(E, ddof=1) per chain = sum(diff(E)^2) / sum((E - mean E)^2);
+    # a constant chain gives 0 / 0 = NaN
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.asarray(bfmi(energy), dtype=float).reshape(-1)
+    chains = [str(c) for c in energy_da["chain"].values]
+    low = [bool(v < BFMI_THRESHOLD) for v in values]
+    return {
+        "available": True,
+        "bfmi": [
+            {"chain": c, "value": float(v), "low": lo}
+            for c, v, lo in zip(chains, values, low, strict=True)
+        ],
+        "threshold": BFMI_THRESHOLD,
+        "n_low": int(sum(low)),
+        "min": _nan_worst(values, largest=False),
+        "fig": figures.energy_plot(energy, values),
+    }
+
+
+def _tree_depth(result: Any) -> dict[str, Any]:
+    """Tree depth, leapfrog steps and draws at the maximum depth, where ``sample_stats``
+    stores them (:data:`DEPTH_STATS`, :data:`STEP_STATS`, :data:`MAX_DEPTH_STATS`)."""
+    if "sample_stats" not in result.children:
+        return {"available": False, "missing": "the result has no sample_stats group"}
+    stats = result["sample_stats"]
+    depth = next((n for n in DEPTH_STATS if n in stats.data_vars), None)
+    steps = next((n for n in STEP_STATS if n in stats.data_vars), None)
+    at_max = next((n for n in MAX_DEPTH_STATS if n in stats.data_vars), None)
+    if depth is None and steps is None and at_max is None:
+        names = ", ".join(DEPTH_STATS + STEP_STATS + MAX_DEPTH_STATS)
+        return {"available": False, "missing": f"sample_stats stores none of {names}"}
+    out: dict[str, Any] = {"available": True, "depth": None, "steps": None, "at_max": None}
+    if depth is not None:
+        d = np.asarray(stats[depth].values, dtype=float)
+        out["depth"] = {"name": depth, "mean": float(d.mean()), "max": int(d.max())}
+    if steps is not None:
+        n = np.asarray(stats[steps].values, dtype=float)
+        out["steps"] = {"name": steps, "mean": float(n.mean()), "max": int(n.max())}
+    if at_max is not None:
+        hit = np.asarray(stats[at_max].values, dtype=bool)
+        out["at_max"] = {"name": at_max, "n": int(hit.sum()), "of": int(hit.size)}
+    return out
+
+
 def _convergence(result: Any, table: Any, variable: str) -> dict[str, Any]:
-    """Convergence diagnostics of a NUTS fit, or the statement that the draws are exact."""
+    """Convergence diagnostics of a NUTS fit, or the statement that the draws are exact.
+
+    For NUTS: the ranked measure's per-item R-hat and bulk ESS, divergences and rank plots;
+    the per-variable table of every stored posterior variable
+    (:func:`_variable_diagnostics`); the energy diagnostics (:func:`_energy`); the tree
+    depth summary (:func:`_tree_depth`). ``ok`` is False when any of them flags a problem
+    (a draw at the maximum tree depth costs efficiency, not validity, and does not count).
+    """
     from ambppl.report import figures
 
     posterior = result["posterior"]
@@ -208,10 +371,18 @@ def _convergence(result: Any, table: Any, variable: str) -> dict[str, Any]:
             "divergences": diverging,
             "n_total_draws": chains * draws,
             "fig_rank": figures.rank_plots(draws_arr, list(worst_ids), r_hat[worst]),
-            "ok": bool(
-                np.nanmax(r_hat) <= 1.01 and np.nanmin(ess) >= 100 * chains and diverging == 0
-            ),
         }
+    )
+    standard = _standard(result)
+    out["variables"] = _variable_diagnostics(result, standard["variables"] if standard else [])
+    out["energy"] = _energy(result)
+    out["tree"] = _tree_depth(result)
+    out["ok"] = bool(
+        np.nanmax(r_hat) <= 1.01
+        and np.nanmin(ess) >= 100 * chains
+        and diverging == 0
+        and out["variables"]["n_failed"] == 0
+        and (not out["energy"]["available"] or out["energy"]["n_low"] == 0)
     )
     return out
 
@@ -655,11 +826,36 @@ def render_report(
     sensitivity compares the learned prior with exact refits under ``beta`` = 0.5 and 1.
     Every value that comes from the data is escaped by Jinja2's autoescaping.
 
+    The convergence section of a NUTS fit (method ``"nuts"`` or ``"collapsed"``) shows every
+    diagnostic that applies:
+
+    * the ranked measure per item: largest R-hat, smallest bulk ESS, divergent transitions
+      and rank plots of the items with the largest R-hat;
+    * every stored posterior variable, hyperparameters included (``sigma_item``,
+      ``sigma_rater``, ``mu``, rater effects ``b``, ...): a table of its worst R-hat and
+      smallest bulk and tail ESS over its scalars, passed or missed against
+      :data:`ambppl.convergence.CONVERGENCE`, the variables the fit's own record checked
+      marked ``*`` (computed as :func:`ambppl.convergence.check_convergence` does; other
+      variables are diagnosed while their draws fit in :data:`MAX_DIAGNOSED_VALUES`);
+    * energy, where ``sample_stats`` has ``energy``: E-BFMI per chain
+      (:func:`arviz_stats.bfmi`, ``sum(diff(E)**2) / sum((E - mean(E))**2)``), flagged below
+      :data:`BFMI_THRESHOLD` (0.3), and the energy plot (marginal energy against energy
+      transitions); otherwise a note says what is missing;
+    * tree depth, where stored (PyMC: ``tree_depth``, ``n_steps``, ``reached_max_treedepth``;
+      nutpie: ``depth``, ``n_steps``, ``maxdepth_reached``): mean and largest depth and
+      steps, and the draws that hit the maximum depth.
+
+    "No convergence problems found" needs all of them (draws at the maximum depth cost
+    efficiency only and do not count). Exact (independent) draws get the statement that no
+    MCMC diagnostics apply, with no energy or tree-depth part.
+
     References
     ----------
     .. [1] "Bayesian inference of ambiguity in categorical annotations", sections 3-4.
     .. [2] Vehtari et al. (2021), "Rank-normalization, folding, and localization: an
        improved R-hat for assessing convergence of MCMC", Bayesian Analysis 16(2).
+    .. [3] Betancourt (2016), "Diagnosing suboptimal cotangent disintegrations in
+       Hamiltonian Monte Carlo", arXiv:1604.00695 (E-BFMI, energy plot).
 
     Examples
     --------
