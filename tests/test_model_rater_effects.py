@@ -284,3 +284,59 @@ def test_small_fit_recovers_planted_cant_solve_bias():
 
     page = render_report(result, top=3, random_seed=1)
     assert 'id="raters"' in page and "over-uses" in page
+
+
+# ---------------------------------------------------------------------------------------
+# Unbalanced designs: one small fit of the edge cases, one test per documented behaviour
+
+
+@pytest.fixture(scope="module")
+def edge_fit():
+    with warnings.catch_warnings():
+        # four items: the convergence standard is not the point here
+        warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
+        return ambppl.fit(
+            edge_frame(),
+            "rater_effects",
+            cant_solve="?",
+            categories=CATEGORIES,
+            draws=500,
+            chains=2,
+            random_seed=11,
+            sample_kwargs={"tune": 500},
+        )
+
+
+def _post_mean(result, name):
+    return result["posterior"][name].mean(("chain", "draw"))
+
+
+def test_edge_repeated_answers_each_count(edge_fit):
+    answers = edge_fit["constant_data"]["rater_answers"].to_series()
+    assert answers["ann"] == 4  # t1 twice, t3, t4
+    counts = edge_fit["observed_data"]["counts"]
+    assert int(counts.sel(item="t1", category="pos")) == 2
+
+
+def test_edge_single_answer_raters_are_not_over_users(edge_fit):
+    table = ambppl.summarize(edge_fit, level="rater")
+    for rater in ("dan", "eve"):
+        row = table.loc[rater]
+        assert row["n_answers"] == 1
+        assert row["cant_solve_or_lower"] < 1.0 < row["cant_solve_or_upper"]
+        assert not row["overuses_cant_solve"]
+
+
+def test_edge_item_answered_only_cant_solve(edge_fit):
+    q_cs = _post_mean(edge_fit, "q").sel(category="?")
+    assert q_cs.idxmax("item").item() == "t2"
+    assert float(q_cs.sel(item="t2")) > 1 / len(CATEGORIES)
+
+
+def test_edge_unused_category_goes_low_and_stays_finite(edge_fit):
+    q = _post_mean(edge_fit, "q")
+    mu = _post_mean(edge_fit, "mu")
+    assert np.isfinite(edge_fit["posterior"]["q"].values).all()
+    assert mu.idxmin("category").item() == "unused"
+    for item in q["item"].values:  # no item's q favours the category nobody used
+        assert float(q.sel(item=item, category="unused")) < float(q.sel(item=item).max())
