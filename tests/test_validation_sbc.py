@@ -179,3 +179,199 @@ def test_uniformity_test_is_calibrated_and_corrects_for_pooling():
 def test_bad_inputs(kwargs, error, match):
     with pytest.raises(error, match=match):
         sbc(**{"n_simulations": 10, **kwargs})
+
+
+# ---------------------------------------------------------------------------------------
+# Models of answers with rater ids (info record "data": "long"): rater_effects
+
+
+@pytest.fixture(scope="module")
+def rater_module():
+    from ambppl.catalog import get_model
+
+    return get_model("rater_effects").module
+
+
+def test_simulate_answers_draws_the_softmax(rater_module):
+    rng = np.random.default_rng(SEED)
+    eta = rng.normal(0, 1.5, size=(2, 3, 4))  # two simulations, 3 items, 4 categories
+    b = rng.normal(0, 1.0, size=(2, 2, 4))  # 2 raters
+    item = np.repeat([0, 1, 2, 0], 5000)
+    rater = np.tile([0, 1], 10000)
+    y = rater_module.simulate_answers(eta, b, item, rater, rng=1)
+    assert y.shape == (2, 20000) and y.dtype == np.int64
+    again = rater_module.simulate_answers(eta, b, item, rater, rng=1)
+    assert np.array_equal(y, again)  # seeded
+    logits = eta[:, item] + b[:, rater]
+    p = np.exp(logits - logits.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    for s in range(2):
+        for i, r in ((0, 0), (2, 1)):
+            mask = (item == i) & (rater == r)
+            freq = np.bincount(y[s, mask], minlength=4) / mask.sum()
+            expected = p[s, np.flatnonzero(mask)[0]]
+            se = np.sqrt(expected * (1 - expected) / mask.sum())
+            assert np.all(np.abs(freq - expected) <= 4.5 * se + 1e-12)
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((np.zeros((3, 2)), np.zeros((2, 3)), [0], [0]), "same number of dimensions"),
+        ((np.zeros((1, 3, 2)), np.zeros((2, 2, 2)), [0], [0]), "same leading dimensions"),
+        ((np.zeros((3, 2)), np.zeros((2, 2)), [3], [0]), r"item positions must lie in 0\.\.2"),
+        ((np.zeros((3, 2)), np.zeros((2, 2)), [0, 1], [0]), "one entry per answer"),
+        ((np.zeros((3, 2)), np.zeros((2, 2)), [0.5], [0]), "item must be a 1-D array"),
+    ],
+)
+def test_simulate_answers_refuses_bad_shapes(rater_module, args, match):
+    with pytest.raises(ValueError, match=match):
+        rater_module.simulate_answers(*args)
+
+
+@pytest.fixture(scope="module")
+def long_result() -> ValidationResult:
+    """A tiny rater_effects SBC: 2 simulations of 6 items x 2-4 answers from 5 raters."""
+    return sbc(
+        "rater_effects",
+        n_simulations=2,
+        n_items=6,
+        n_answers=4,
+        n_raters=5,
+        n_tracked=2,
+        draws=100,
+        chains=2,
+        random_seed=SEED,
+    )
+
+
+def test_long_data_sbc_runs_through(long_result):
+    # Too few, too short runs to assert calibration: the structure, the design and the data.
+    result = long_result
+    table = result.table.set_index("quantity")
+    for quantity in ("mu[c1]", "sigma_item[c2]", "sigma_rater[cant_solve]", "b[c1]", "eta[c2]"):
+        assert quantity in table.index
+    assert {"q[c1]", "amb", "amb_typical", "q_typical[c1]"} <= set(table.index)
+    assert table.loc["sigma_rater[c1]", "n_ranks"] == 2
+    assert table.loc["b[c1]", "n_ranks"] == 4 and table.loc["amb", "n_ranks"] == 4
+    assert np.all(np.isfinite(table["p_value"])) and set(table["bins"]) == {2}
+    ranks = result.details["ranks"]["ranks"]
+    assert ranks["b"].dims == ("simulation", "rater", "category") and ranks["b"].shape == (2, 2, 3)
+    assert ranks["amb"].dims == ("simulation", "item") and ranks["amb"].shape == (2, 2)
+    details = result.details
+    design = details["design"]
+    per_item = design.groupby("item").size()
+    assert len(per_item) == 6 and design["rater"].nunique() == 5
+    assert per_item.min() >= 2 and not design.duplicated().any()  # distinct raters per item
+    assert per_item.max() > per_item.min()  # unbalanced
+    labels = details["labels"]
+    assert labels.shape == (2, len(design)) and 0 <= int(labels.min()) and int(labels.max()) <= 2
+    counts = details["counts"]
+    assert counts.dims == ("simulation", "item", "category")
+    assert (counts.sum("category").values == per_item.loc[counts["item"].values].values).all()
+    assert set(details["tracked"]["rater"]) <= set(design["rater"])
+    assert len(details["tracked"]["item"]) == 2
+    truth = details["truth"]
+    assert truth.sizes["simulation"] == 2 and truth["b"].sizes["rater"] == 5
+    assert np.allclose(truth["b"].sum("category"), 0)
+    assert np.allclose(truth["mu"].sum("category"), 0)
+    # the potential mu_prior is applied by resampling, the answers' potential is not
+    assert details["prior_draws"] == 40 and 1 < details["prior_ess"] < 40
+    assert details["prior_potentials"] == ["mu_prior"]
+    # short chains warn (ConvergenceWarning, ...): counted per fit, not raised
+    assert all(0 < n <= 2 for n in details["fit_warnings"].values())
+    assert "5 raters" in result.description and details["model"] == "rater_effects"
+
+
+def test_long_data_sbc_is_reproducible_up_to_the_fits(long_result):
+    from ambppl.catalog import get_model
+    from ambppl.validation.sbc import _LongSimulation
+
+    # The design, the prior draws and the answers depend on the seed alone.
+    entry = get_model("rater_effects")
+    rng = np.random.default_rng(SEED).spawn(2 + 2)[0]
+    sim = _LongSimulation(
+        entry,
+        entry.defaults,
+        n_items=6,
+        n_raters=5,
+        n_answers=4,
+        n_categories=3,
+        cant_solve=True,
+        n_simulations=2,
+        n_tracked=2,
+        rng=rng,
+    )
+    assert sim.design.equals(long_result.details["design"])
+    assert np.array_equal(sim.labels, long_result.details["labels"].values)
+    assert sim.truth.identical(long_result.details["truth"])
+
+
+def test_long_data_prior_keeps_the_mu_prior():
+    from ambppl.catalog import get_model
+    from ambppl.validation.sbc import _LongSimulation
+
+    # mu = m - d must be ZeroSumNormal(mu_sd) (the model's potential mu_prior): per category
+    # variance mu_sd^2 (K - 1) / K. Forward sampling alone gives m ~ ZSN, mu wider by var(d).
+    entry = get_model("rater_effects")
+    sim = _LongSimulation(
+        entry,
+        {**entry.defaults, "mu_sd": 0.5},
+        n_items=4,
+        n_raters=3,
+        n_answers=3,
+        n_categories=3,
+        cant_solve=True,
+        n_simulations=400,
+        n_tracked=2,
+        rng=np.random.default_rng(SEED),
+    )
+    mu = sim.truth["mu"].values
+    var = mu.var(axis=0).mean()
+    expected = 0.25 * 2 / 3
+    # the average of 3 dependent variance estimates of 400 draws: sd below 8 % of expected
+    assert abs(var / expected - 1) < 0.25
+    # the potential mu_prior is applied, the answers' potential (the likelihood) is not
+    assert sim.prior_potentials == ["mu_prior"]
+    assert 1 < sim.prior_ess < sim.prior_draws == 8000
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"n_raters": 4}, ValueError, "n_raters applies to models of answers"),
+        ({"n_tracked": 2}, ValueError, "n_tracked applies to models of answers"),
+        (
+            {"model": "rater_effects", "n_raters": 3, "n_answers": 4},
+            ValueError,
+            "n_raters must be at least n_answers",
+        ),
+        (
+            {"model": "rater_effects", "n_raters": 2.5},
+            TypeError,
+            "n_raters must be a positive integer",
+        ),
+        (
+            {"model": "rater_effects", "n_tracked": 0},
+            ValueError,
+            "n_tracked must be a positive integer",
+        ),
+        (
+            {"model": "rater_effects", "method": "exact"},
+            ValueError,
+            "method must be one of the methods",
+        ),
+    ],
+)
+def test_bad_long_inputs(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        sbc(**{"n_simulations": 10, **kwargs})
+
+
+def test_long_model_without_simulator_is_refused(tmp_path, monkeypatch):
+    from conftest import write_long_model
+
+    write_long_model(tmp_path)
+    monkeypatch.setenv("AMBPPL_MODELS", str(tmp_path))
+    with pytest.raises(ValueError, match=r"simulate_answers\(\.\.\.\), but its file defines none"):
+        sbc("answers_model", n_simulations=10)

@@ -14,6 +14,7 @@ import time
 import warnings
 from collections import Counter
 from collections.abc import Iterator
+from math import ceil
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,16 @@ _FIT_RESERVED = (
 #: Loggers silenced while the simulations run.
 _LOGGERS = ("pymc", "pytensor")
 
+#: Models of answers: items and raters whose per-item / per-rater quantities are ranked.
+_TRACKED = 4
+
+#: Models of answers with potentials that belong to the prior: forward draws per simulation
+#: from which the importance resampling picks one.
+_SIR_OVERSAMPLE = 20
+
+#: Dimensions a table row pools over (besides the simulations).
+_POOLED = ("item", "rater")
+
 
 def sbc(
     model: str = "dirichlet_categorical",
@@ -55,6 +66,8 @@ def sbc(
     n_answers: int = 10,
     n_categories: int = 3,
     cant_solve: bool = True,
+    n_raters: int | None = None,
+    n_tracked: int | None = None,
     method: str | None = None,
     draws: int | None = None,
     chains: int | None = None,
@@ -78,15 +91,25 @@ def sbc(
     Parameters
     ----------
     model : str, default "dirichlet_categorical"
-        Name of a catalog model (:func:`ambppl.list_models`) whose data are counts.
+        Name of a catalog model (:func:`ambppl.list_models`): a model of counts, or a model
+        of answers with rater ids (info record ``"data": "long"``, e.g. ``rater_effects``)
+        whose file defines ``simulate_answers`` (Notes, "Models of answers").
     n_simulations : int, default 100
         Number of simulated data sets (at least 2). The chi-square test wants about five per
         bin: the default ``bins`` is chosen from the number of simulations.
     n_items, n_answers, n_categories : int, default 5, 10, 3
         Shape of each simulated data set: items, answers per item, categories (can't-solve
-        included).
+        included). For models of answers ``n_answers`` is the most answers an item gets
+        (the design gives each item between ``ceil(n_answers / 2)`` and ``n_answers``).
     cant_solve : bool, default True
         Whether the last category is "can't solve" (changes which measures exist).
+    n_raters : int, optional
+        Models of answers only: raters in the design (default ``2 * n_answers``; at least
+        ``n_answers``, as each item's answers come from distinct raters).
+    n_tracked : int, optional
+        Models of answers only: how many items and how many raters have their per-item and
+        per-rater quantities ranked (default 4 of each, spread from the least to the most
+        answered); the quantities without an item or rater dimension are always ranked.
     method : str, optional
         One of the model's methods (its info record); default the model's first method.
     draws, chains : int, optional
@@ -135,14 +158,21 @@ def sbc(
         ``seconds`` and the settings. ``result.plot()`` draws the ECDF difference of every
         row's PIT values with a simultaneous ``1 - alpha`` band (:func:`plot_sbc`);
         ``arviz_plots.plot_ecdf_pit(result.details["ranks"], var_names=["amb"])`` draws one
-        variable per item with arviz-plots' own test.
+        variable per item with arviz-plots' own test. For models of answers the rows pool
+        over the tracked items and raters (``b[c1]``: the biases of every tracked rater in
+        category ``c1``), and ``details`` also holds ``design`` (the answers' items and
+        raters), ``labels`` (simulation x answer), ``tracked`` (the ranked items and raters)
+        and ``prior_draws`` / ``prior_ess`` / ``prior_potentials`` (forward prior draws, the
+        effective sample size of their importance weights, the potentials applied).
 
     Raises
     ------
     ValueError
-        For an unknown model, a method the model does not offer, a model that takes rater
-        data, unknown model parameters, non-positive sizes, fewer than 2 simulations, a bad
-        ``bins``, or ``fit_kwargs`` naming arguments ``sbc`` sets itself.
+        For an unknown model, a method the model does not offer, a model of answers whose
+        file has no ``simulate_answers``, unknown model parameters, non-positive sizes,
+        fewer than 2 simulations, a bad ``bins``, ``n_raters`` below ``n_answers``,
+        ``n_raters`` or ``n_tracked`` for a model of counts, or ``fit_kwargs`` naming
+        arguments ``sbc`` sets itself.
     TypeError
         For arguments of the wrong type (e.g. ``n_simulations=2.5``, ``cant_solve="yes"``).
 
@@ -187,6 +217,26 @@ def sbc(
     the ``q`` and measure rows show how much ignoring the hyperparameters' uncertainty
     miscalibrates the items (much with few items, little with hundreds).
 
+    *Models of answers* (``"data": "long"``). The design is fixed for all simulations and
+    drawn once from the seed: ``n_items`` items, each answered by between
+    ``ceil(n_answers / 2)`` and ``n_answers`` distinct raters out of ``n_raters``, the raters
+    chosen with unequal activity (Gamma(2) weights) and every rater answering at least once.
+    The prior draws come from ``pymc.sample_prior_predictive`` of the free variables of the
+    model's own program built on that design, and its deterministics from
+    ``pymc.compute_deterministics``. Forward sampling ignores ``pm.Potential`` terms, so
+    potentials that do not depend on the answers (found by evaluating every potential on
+    two label sets; the one that does is the likelihood) are applied by sampling-importance
+    resampling: ``20 * n_simulations`` forward draws, ``n_simulations`` of them resampled
+    with weights ``exp(sum of those potentials)`` (``details["prior_ess"]``: the weights'
+    effective sample size). The answers of each simulation are drawn by the model file's
+    ``simulate_answers``, which gets the prior draws of the variables its parameters name
+    (leading axis: simulation), ``item`` and ``rater`` (each answer's positions), ``rng`` and
+    any model parameters it names, and returns the category position of every answer
+    (simulation x answer). The fits get the answers as a long table (``item``, ``rater``,
+    ``label``). Ranked: the hyperparameters, ``q``, the measures and the other
+    deterministics of the program, per-item and per-rater ones at the ``n_tracked`` tracked
+    items and raters (rows pooled over them).
+
     With NUTS methods every fit's warnings (e.g. ``ConvergenceWarning`` for short chains)
     are counted in ``details["fit_warnings"]`` rather than raised, and PyMC's logging is
     silenced during the loop. Each NUTS fit builds and compiles its model (cached by PyTensor
@@ -229,6 +279,8 @@ def sbc(
         raise ValueError(f"n_categories must be at least 2, but got {n_categories!r}")
     if not isinstance(cant_solve, bool):
         raise TypeError(f"cant_solve must be True or False, but got {cant_solve!r}")
+    long = entry.info.get("data", "counts") == "long"
+    n_raters, n_tracked = _check_long_sizes(entry, long, n_answers, n_raters, n_tracked)
     rank_draws = check_positive_int(rank_draws, "rank_draws")
     if thin is not None:
         thin = check_positive_int(thin, "thin")
@@ -252,45 +304,76 @@ def sbc(
     fit_options = _fit_options(entry, model_kwargs, fit_kwargs, method in NUTS_METHODS, draws)
 
     rngs = np.random.default_rng(random_seed).spawn(n_simulations + 2)
-    template = _template(n_items, n_answers, n_categories, cant_solve)
-    truth, simulated = _prior_draws(entry, template, params, n_simulations, rngs[0])
+    long_sim: _LongSimulation | None = None
+    if long:
+        long_sim = _LongSimulation(
+            entry,
+            params,
+            n_items=n_items,
+            n_raters=n_raters,
+            n_answers=n_answers,
+            n_categories=n_categories,
+            cant_solve=cant_solve,
+            n_simulations=n_simulations,
+            n_tracked=n_tracked,
+            rng=rngs[0],
+        )
+        truth, simulated = long_sim.truth, long_sim.labels
+        ranked_truth = long_sim.ranked_truth
+        names = long_sim.rank_variables()
+        fit_options.update(long_sim.read_options)
+    else:
+        template = _template(n_items, n_answers, n_categories, cant_solve)
+        truth, simulated = _prior_draws(entry, template, params, n_simulations, rngs[0])
+        ranked_truth = truth
+        names = _rank_variables(entry, truth)
     jitter = rngs[1]
-    names = _rank_variables(entry, truth)
 
     ranks: dict[str, list[np.ndarray]] = {name: [] for name in names}
     kept: dict[str, list[int]] = {name: [] for name in names}
     fit_warnings: Counter[str] = Counter()
     for s in range(n_simulations):
-        data = template.copy(data=simulated[s])
+        data = long_sim.answers(s) if long_sim else template.copy(data=simulated[s])
         seed = int(rngs[s + 2].integers(2**31 - 1))
-        with _quiet(), warnings.catch_warnings(record=True) as caught:
+        with _quiet(), _compile_mode(long), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             tree = _fit(data, entry, method, draws, chains, seed, fit_options)
         for name in {type(w.message).__name__ for w in caught}:
             fit_warnings[name] += 1
         if s == 0:
             names = [n for n in names if n in tree["posterior"].data_vars]
+        if long_sim:
+            tree = long_sim.tracked_posterior(tree, names)
         n_keep = _n_keep(tree, names, rank_draws, thin, independent)
         for name in names:
-            draws_ = _stacked(tree["posterior"][name], truth[name].dims[1:])
+            draws_ = _stacked(tree["posterior"][name], ranked_truth[name].dims[1:])
             idx = _selection(draws_.shape[0], chains, n_keep[name], thin)
-            ranks[name].append(_rank(draws_[idx], truth[name].values[s], jitter))
+            ranks[name].append(_rank(draws_[idx], ranked_truth[name].values[s], jitter))
             kept[name].append(len(idx))
 
-    rank_tree = _rank_tree(truth, names, ranks, kept, jitter)
+    rank_tree = _rank_tree(ranked_truth, names, ranks, kept, jitter)
     table = _table(rank_tree, names, bins)
     passed, p_value = decide(table, "p_value", alpha)
     statistic = float(np.nanmax(table["statistic"])) if len(table) else float("nan")
+    if long_sim:
+        shape = (
+            f"{n_items} items x {ceil(n_answers / 2)}-{n_answers} answers from {n_raters} "
+            f"raters, {n_categories} categories; {n_tracked} items and raters tracked"
+        )
+        pooled = "tracked items and raters pooled"
+    else:
+        shape = f"{n_items} items x {n_answers} answers, {n_categories} categories"
+        pooled = "items pooled"
     description = (
         f"SBC of {entry.name!r} fitted by method {method!r}: ranks of {n_simulations} prior "
-        f"draws among up to {rank_draws} posterior draws ({n_items} items x {n_answers} "
-        f"answers, {n_categories} categories); per quantity a chi-square test on {bins} "
-        f"equal bins (items pooled, Rao-Scott corrected), Holm across {len(table)} rows."
+        f"draws among up to {rank_draws} posterior draws ({shape}); per quantity a "
+        f"chi-square test on {bins} equal bins ({pooled}, Rao-Scott corrected), Holm across "
+        f"{len(table)} rows."
     )
     details = {
         "ranks": rank_tree,
         "truth": truth,
-        "counts": _counts_array(template, simulated),
+        "counts": long_sim.counts() if long_sim else _counts_array(template, simulated),
         "fit_warnings": dict(fit_warnings),
         "seconds": time.perf_counter() - started,
         "model": entry.name,
@@ -303,6 +386,8 @@ def sbc(
         "thin": thin,
         "bins": bins,
     }
+    if long_sim:
+        details.update(long_sim.details())
     return ValidationResult(
         check="sbc",
         passed=passed,
@@ -328,10 +413,12 @@ def _check_model(model: Any, method: Any, model_kwargs: dict[str, Any]) -> tuple
     if not isinstance(model, str):
         raise TypeError(f"model must be the name of a catalog model (a str), but got {model!r}")
     entry = get_model(model)  # ValueError naming the catalog's models
-    if entry.info.get("data", "counts") != "counts":
+    if entry.info.get("data", "counts") == "long" and not callable(
+        getattr(entry.module, "simulate_answers", None)
+    ):
         raise ValueError(
-            f"model must take item x category counts for sbc, but model {model!r} takes "
-            f"data={entry.info['data']!r} (answers with rater ids); sbc cannot simulate those"
+            f"model {model!r} takes answers with rater ids (data 'long'), and sbc simulates "
+            "them with the model file's simulate_answers(...), but its file defines none"
         )
     offered = list(entry.info["methods"])
     if method is None:
@@ -349,6 +436,315 @@ def _check_model(model: Any, method: Any, model_kwargs: dict[str, Any]) -> tuple
             f"({sorted(entry.info['parameters'])}), but got {unknown}"
         )
     return entry, method, {**entry.defaults, **model_kwargs}
+
+
+def _check_long_sizes(
+    entry: Any, long: bool, n_answers: int, n_raters: Any, n_tracked: Any
+) -> tuple[int, int]:
+    """``n_raters`` and ``n_tracked`` checked (models of answers) or refused (counts)."""
+    if not long:
+        for name, value in (("n_raters", n_raters), ("n_tracked", n_tracked)):
+            if value is not None:
+                raise ValueError(
+                    f"{name} applies to models of answers with rater ids (info record data "
+                    f"'long') only, but model {entry.name!r} takes counts; drop {name}="
+                )
+        return 0, 0
+    n_raters = 2 * n_answers if n_raters is None else check_positive_int(n_raters, "n_raters")
+    if n_raters < n_answers:
+        raise ValueError(
+            f"n_raters must be at least n_answers = {n_answers} (each item's answers come from "
+            f"distinct raters), but got {n_raters!r}"
+        )
+    n_tracked = _TRACKED if n_tracked is None else check_positive_int(n_tracked, "n_tracked")
+    return n_raters, n_tracked
+
+
+def _design(
+    n_items: int, n_raters: int, n_answers: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """A seeded unbalanced design: each answer's item and rater position.
+
+    Item ``i`` gets between ``ceil(n_answers / 2)`` and ``n_answers`` distinct raters, chosen
+    with probabilities proportional to Gamma(2) activity weights; every rater answers at
+    least once (rater ``j`` of a random order is given to item ``j mod n_items`` first, so an
+    item may get more answers when ``n_raters > n_items * ceil(n_answers / 2)``). Raters are
+    numbered in order of first appearance, items in order.
+    """
+    per_item = rng.integers(ceil(n_answers / 2), n_answers + 1, size=n_items)
+    weights = rng.gamma(2.0, size=n_raters)
+    first: list[list[int]] = [[] for _ in range(n_items)]
+    for j, r in enumerate(rng.permutation(n_raters)):
+        first[j % n_items].append(int(r))
+    items, raters = [], []
+    everyone = np.arange(n_raters)
+    for i in range(n_items):
+        chosen = list(first[i])
+        need = int(per_item[i]) - len(chosen)
+        if need > 0:
+            free = np.setdiff1d(everyone, chosen)
+            p = weights[free] / weights[free].sum()
+            chosen += rng.choice(free, size=need, replace=False, p=p).tolist()
+        items += [i] * len(chosen)
+        raters += chosen
+    import pandas as pd
+
+    rater_pos, _ = pd.factorize(np.asarray(raters), sort=False)
+    return np.asarray(items, dtype=np.int64), rater_pos.astype(np.int64)
+
+
+def _spread(activity: np.ndarray, n: int) -> np.ndarray:
+    """Positions of ``n`` units spread from the least to the most active (sorted)."""
+    order = np.argsort(activity, kind="stable")
+    n = min(n, order.size)
+    picks = np.unique(np.round(np.linspace(0, order.size - 1, n)).astype(np.int64))
+    return np.sort(order[picks])
+
+
+class _LongSimulation:
+    """Design, prior draws and simulated answers of a model of answers (``"data": "long"``)."""
+
+    def __init__(
+        self,
+        entry: Any,
+        params: dict,
+        *,
+        n_items: int,
+        n_raters: int,
+        n_answers: int,
+        n_categories: int,
+        cant_solve: bool,
+        n_simulations: int,
+        n_tracked: int,
+        rng: np.random.Generator,
+    ) -> None:
+        import pandas as pd
+
+        design_rng, prior_rng, answer_rng = rng.spawn(3)
+        self.entry, self.params = entry, params
+        self.categories = [f"c{k + 1}" for k in range(n_categories)]
+        if cant_solve:
+            self.categories[-1] = "cant_solve"
+        self.cant_solve = "cant_solve" if cant_solve else None
+        self.item_pos, self.rater_pos = _design(n_items, n_raters, n_answers, design_rng)
+        self.design = pd.DataFrame(
+            {
+                "item": np.array([f"i{i}" for i in range(n_items)])[self.item_pos],
+                "rater": np.array([f"r{r}" for r in range(n_raters)])[self.rater_pos],
+            }
+        )
+        self.read_options = {
+            "item": "item",
+            "rater": "rater",
+            "label": "label",
+            "cant_solve": self.cant_solve,
+            "categories": list(self.categories),
+        }
+        self.prior_draws = n_simulations
+        self.prior_potentials: list[str] = []
+        self.truth, self.deterministics, self.prior_ess = self._prior(n_simulations, prior_rng)
+        self.labels = self._simulate(answer_rng)
+        self.tracked = {
+            "item": _spread(np.bincount(self.item_pos, minlength=n_items), n_tracked),
+            "rater": _spread(np.bincount(self.rater_pos, minlength=n_raters), n_tracked),
+        }
+        self.ranked_truth = self.truth.isel(self.tracked, missing_dims="ignore")
+
+    def answers(self, s: int, codes: np.ndarray | None = None) -> Any:
+        """The long table of simulation ``s`` (or of the category positions ``codes``)."""
+        import pandas as pd
+
+        codes = self.labels[s] if codes is None else codes
+        frame = self.design.assign(
+            label=pd.Categorical.from_codes(codes, categories=self.categories)
+        )
+        frame.attrs = {"cant_solve": self.cant_solve, "source": "sbc"}
+        return frame
+
+    def _prior(self, n_simulations: int, rng: np.random.Generator) -> tuple[Any, list, float]:
+        """Prior draws (Dataset, dims simulation, ...) of the program's free variables and
+        deterministics; answer-free potentials applied by importance resampling."""
+        import pymc as pm
+        import xarray as xr
+
+        first = self.answers(0, np.zeros(len(self.design), dtype=np.int64))
+        with _quiet():
+            pm_model = self.entry.build(first, **self.params)
+        free = [rv.name for rv in pm_model.free_RVs]
+        deterministics = [v.name for v in pm_model.deterministics]
+        n_draws = n_simulations * (_SIR_OVERSAMPLE if pm_model.potentials else 1)
+        self.prior_draws = n_draws
+        with _quiet(), warnings.catch_warnings():
+            # forward sampling ignores potentials; the prior ones are applied below
+            warnings.filterwarnings(
+                "ignore", message="The effect of Potentials", category=UserWarning
+            )
+            prior = pm.sample_prior_predictive(
+                draws=n_draws,
+                model=pm_model,
+                var_names=free,
+                random_seed=int(rng.integers(2**31 - 1)),
+            )
+        draws = prior["prior"].to_dataset()[free]
+        ess = float(n_simulations)
+        if pm_model.potentials:
+            log_w = self._prior_log_weights(pm_model, draws)
+            w = np.exp(log_w - log_w.max())
+            w /= w.sum()
+            ess = float(1.0 / np.sum(w**2))
+            pick = rng.choice(log_w.size, size=n_simulations, replace=True, p=w)
+            draws = draws.transpose("chain", "draw", ...)
+            draws = xr.Dataset(
+                {
+                    name: (
+                        da.dims,
+                        da.values.reshape(-1, *da.shape[2:])[pick][None],
+                    )
+                    for name, da in draws.data_vars.items()
+                },
+                coords={
+                    **{c: draws[c].values for c in draws.coords if c not in ("chain", "draw")},
+                    "chain": [0],
+                    "draw": np.arange(n_simulations),
+                },
+            )
+        with _quiet():
+            derived = pm.compute_deterministics(
+                draws, var_names=deterministics, model=pm_model, progressbar=False
+            )
+        truth = (
+            draws.assign({n: derived[n] for n in deterministics})
+            .isel(chain=0, drop=True)
+            .rename(draw="simulation")
+            .drop_attrs()
+        )
+        bad = [n for n, da in truth.data_vars.items() if not np.all(np.isfinite(da.values))]
+        if bad:
+            raise RuntimeError(
+                f"the prior of model {self.entry.name!r} with parameters {self.params} gave "
+                f"non-finite draws of {bad}; choose parameters that keep the prior proper"
+            )
+        return truth, deterministics, ess
+
+    def _prior_log_weights(self, pm_model: Any, draws: Any) -> np.ndarray:
+        """Sum of the potentials that do not depend on the answers, per draw (chain-major).
+
+        Every potential is evaluated at the first draws on two label sets (all answers in
+        the first category, all in the last); those that agree belong to the prior."""
+        import pymc as pm
+
+        other = self.answers(0, np.full(len(self.design), len(self.categories) - 1))
+        with _quiet():
+            other_model = self.entry.build(other, **self.params)
+        values = []
+        for mdl, sub in ((pm_model, draws), (other_model, draws.isel(draw=slice(0, 4)))):
+            names = []
+            with mdl:
+                for j, pot in enumerate(mdl.potentials):
+                    names.append(f"_sbc_potential_{j}")
+                    pm.Deterministic(names[-1], pot)
+            with _quiet():
+                out = pm.compute_deterministics(sub, var_names=names, model=mdl, progressbar=False)
+            values.append([np.asarray(out[n].values, dtype=np.float64) for n in names])
+        log_w = np.zeros(draws.sizes["chain"] * draws.sizes["draw"])
+        for pot, full, few in zip(pm_model.potentials, *values, strict=True):
+            head = full[:, : few.shape[1]]
+            if np.allclose(head, few, rtol=1e-9, atol=1e-9):
+                self.prior_potentials.append(pot.name)
+                log_w += full.reshape(full.shape[0] * full.shape[1], -1).sum(axis=1)
+        return log_w
+
+    def _simulate(self, rng: np.random.Generator) -> np.ndarray:
+        """Category positions (simulation x answer) from the model file's simulate_answers."""
+        import inspect
+
+        hook = self.entry.module.simulate_answers
+        kwargs: dict[str, Any] = {}
+        for name in inspect.signature(hook).parameters:
+            if name == "item":
+                kwargs[name] = self.item_pos
+            elif name == "rater":
+                kwargs[name] = self.rater_pos
+            elif name == "rng":
+                kwargs[name] = rng
+            elif name in self.truth.data_vars:
+                kwargs[name] = self.truth[name].values
+            elif name in self.params:
+                kwargs[name] = self.params[name]
+        labels = np.asarray(hook(**kwargs))
+        n_sim = self.truth.sizes["simulation"]
+        k = len(self.categories)
+        if labels.shape != (n_sim, len(self.design)) or not np.issubdtype(labels.dtype, np.integer):
+            raise ValueError(
+                f"model {self.entry.name!r}: simulate_answers must return integer category "
+                f"positions of shape (simulations, answers) = {(n_sim, len(self.design))}, but "
+                f"got {labels.dtype} {labels.shape}"
+            )
+        if labels.min() < 0 or labels.max() >= k:
+            raise ValueError(
+                f"model {self.entry.name!r}: simulate_answers must return category positions "
+                f"0..{k - 1}, but got values from {labels.min()} to {labels.max()}"
+            )
+        return labels.astype(np.int64)
+
+    def rank_variables(self) -> list[str]:
+        """Hyperparameters, ``q``, the measures, then the program's other deterministics."""
+        from ambppl.measures import VARIABLES
+
+        order = [*self.entry.hyperparameters, "q", *VARIABLES.values()]
+        names = [n for n in order if n in self.truth.data_vars]
+        return names + sorted(
+            n for n in self.deterministics if n in self.truth.data_vars and n not in names
+        )
+
+    def tracked_posterior(self, tree: Any, names: list[str]) -> Any:
+        """A tree whose posterior holds ``names`` at the tracked items and raters."""
+        import xarray as xr
+
+        post = tree["posterior"].to_dataset()[names]
+        where = {
+            dim: self.ranked_truth[dim].values for dim in ("item", "rater") if dim in post.dims
+        }
+        return xr.DataTree.from_dict({"posterior": post.sel(where)})
+
+    def counts(self) -> Any:
+        """Simulated counts (simulation, item, category)."""
+        import xarray as xr
+
+        n_sim = self.labels.shape[0]
+        n_items, k = self.truth.sizes["item"], len(self.categories)
+        flat = (np.arange(n_sim)[:, None] * n_items + self.item_pos[None, :]) * k + self.labels
+        values = np.bincount(flat.ravel(), minlength=n_sim * n_items * k)
+        return xr.DataArray(
+            values.reshape(n_sim, n_items, k),
+            dims=("simulation", "item", "category"),
+            coords={
+                "simulation": np.arange(n_sim),
+                "item": self.truth["item"].values,
+                "category": self.categories,
+            },
+            name="counts",
+            attrs={"cant_solve": self.cant_solve, "source": "sbc"},
+        )
+
+    def details(self) -> dict[str, Any]:
+        import xarray as xr
+
+        labels = xr.DataArray(
+            self.labels,
+            dims=("simulation", "answer"),
+            coords={"simulation": np.arange(self.labels.shape[0])},
+            name="labels",
+            attrs={"categories": list(self.categories)},
+        )
+        return {
+            "design": self.design.copy(),
+            "labels": labels,
+            "tracked": {dim: self.ranked_truth[dim].values.tolist() for dim in self.tracked},
+            "prior_ess": self.prior_ess,
+            "prior_draws": self.prior_draws,
+            "prior_potentials": list(self.prior_potentials),
+        }
 
 
 def _fit_options(
@@ -379,6 +775,10 @@ def _fit_options(
         sample_kwargs = {"cores": 1, "tune": draws, "compute_convergence_checks": False}
         sample_kwargs.update(fit_kwargs.get("sample_kwargs") or {})
         options["sample_kwargs"] = sample_kwargs
+        if entry.info.get("sampler") not in (None, "pymc") and "sampler" not in fit_kwargs:
+            # The model's own default (e.g. nutpie) compiles every simulated data set's
+            # model anew: ~50 s per fit of a tiny rater_effects design, PyMC's NUTS ~10 s.
+            options["sampler"] = "pymc"
     return options
 
 
@@ -400,6 +800,21 @@ def _quiet() -> Iterator[None]:
     finally:
         for lg, level in zip(loggers, levels, strict=True):
             lg.setLevel(level)
+
+
+@contextlib.contextmanager
+def _compile_mode(long: bool) -> Iterator[None]:
+    """Models of answers: PyTensor's C virtual machine for the fits. Every simulated data set
+    is a new graph (the answers are constants of the likelihood); the C backend caches its
+    compiled ops on disk across graphs, the default numba backend compiles each graph anew
+    (a tiny rater_effects design: about 10 s per fit against 23 s, once the cache is warm)."""
+    if not long:
+        yield
+        return
+    import pytensor
+
+    with pytensor.config.change_flags(mode="CVM"):
+        yield
 
 
 def _template(n_items: int, n_answers: int, n_categories: int, cant_solve: bool) -> Any:
@@ -578,7 +993,7 @@ def _rows(rank_tree: Any, names: list[str]) -> Iterator[tuple[str, str, Any, np.
     pit = rank_tree["prior_sbc"].to_dataset().isel(chain=0)
     for name in names:
         da = pit[name]
-        other = [d for d in da.dims if d not in ("draw", "item")]
+        other = [d for d in da.dims if d not in ("draw", *_POOLED)]
         if not other:
             yield name, name, None, da.values.reshape(da.sizes["draw"], -1)
             continue
