@@ -379,34 +379,27 @@ def _read(args: argparse.Namespace, data: str = "counts") -> Any:
 
     path = _input_path(args.annotations)
     _progress(args, f"reading {path}")
+    columns = {
+        "item": args.item,
+        "rater": args.rater,
+        "label": args.label,
+        "cant_solve": args.cant_solve,
+        "format": args.layout,
+    }
     if data == "long":
         if args.layout == "counts" or path.suffix.lower() == ".npy":
             raise UsageError(
                 f"--model {args.model} fits one row per answer with rater ids, but "
                 f"'{path}' holds counts; give the answers file (--layout long or wide)"
             )
-        answers = read_long(
-            path,
-            item=args.item,
-            rater=args.rater,
-            label=args.label,
-            cant_solve=args.cant_solve,
-            format=args.layout,
-        )
+        answers = read_long(path, **columns)
         if answers["rater"].isna().all():
             raise UsageError(
                 f"--model {args.model} needs rater ids, but column --rater {args.rater!r} "
                 "holds none; name the rater column with --rater"
             )
         return answers
-    return read_annotations(
-        path,
-        item=args.item,
-        rater=args.rater,
-        label=args.label,
-        cant_solve=args.cant_solve,
-        format=args.layout,
-    )
+    return read_annotations(path, **columns)
 
 
 def _model_settings(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
