@@ -24,6 +24,8 @@ _EXPORTS: dict[str, str] = {
     "normalized_entropy": "ambppl.measures",
     "dirichlet_mean": "ambppl.moments",
     "dirichlet_var": "ambppl.moments",
+    "dirichlet_moments": "ambppl.moments",
+    "approximate_distribution": "ambppl.approx",
     "ambiguity_posterior": "ambppl.exact",
     "estimate": "ambppl.estimators",
     "expected_plugin": "ambppl.estimators",
@@ -37,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "select": "ambppl.summary",
     "stratify": "ambppl.summary",
     "summarize_counts": "ambppl.summary",
+    "score": "ambppl.scoring",
     "loo": "ambppl.comparison",
     "compare": "ambppl.comparison",
     "prior_sensitivity": "ambppl.sensitivity",
@@ -53,6 +56,7 @@ _EXPORTS: dict[str, str] = {
 from ambppl.fit import fit  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from ambppl.approx import approximate_distribution
     from ambppl.catalog import get_model, list_models
     from ambppl.comparison import compare, loo
     from ambppl.convergence import ConvergenceWarning
@@ -60,13 +64,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ambppl.estimators import estimate, expected_plugin, less_biased_bias, plugin_bias
     from ambppl.exact import ambiguity_posterior
     from ambppl.measures import MEASURES, amb, amb_modified, amb_old, normalized_entropy
-    from ambppl.moments import dirichlet_mean, dirichlet_var
+    from ambppl.moments import dirichlet_mean, dirichlet_moments, dirichlet_var
     from ambppl.planning import (
         answers_needed,
         expected_posterior_sd,
         expected_posterior_var,
         next_batch,
     )
+    from ambppl.scoring import score
     from ambppl.sensitivity import prior_sensitivity
     from ambppl.summary import rank, select, stratify, summarize, summarize_counts
 
@@ -79,8 +84,10 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, as tests/test_package.py che
     "amb_old",
     "ambiguity_posterior",
     "answers_needed",
+    "approximate_distribution",
     "compare",
     "dirichlet_mean",
+    "dirichlet_moments",
     "dirichlet_var",
     "estimate",
     "expected_plugin",
@@ -97,6 +104,7 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, as tests/test_package.py che
     "prior_sensitivity",
     "rank",
     "read_annotations",
+    "score",
     "select",
     "stratify",
     "summarize",

@@ -41,10 +41,12 @@ def cant_solve_index(
 ) -> int | None:
     """Position of the can't-solve category, from the attributes or the model's data.
 
-    ``ambppl.fit`` writes ``attrs["cant_solve"]``; a trace from ``pymc.sample`` on a catalog
-    model has the model's ``pm.Data("is_cant_solve")`` in ``constant_data`` instead. A result
-    with neither cannot be interpreted (its can't-solve shares, estimators and closed forms
-    would silently assume no can't-solve category), so it is refused.
+    ``ambppl.fit`` writes ``attrs["cant_solve"]`` when the data have a can't-solve category
+    and leaves it out otherwise (netCDF stores no None; it recognizes its results by
+    ``method`` and ``model``); a trace from ``pymc.sample`` on a catalog model has the model's
+    ``pm.Data("is_cant_solve")`` in ``constant_data`` instead. A result with none of these
+    cannot be interpreted (its can't-solve shares, estimators and closed forms would silently
+    assume no can't-solve category), so it is refused.
     """
     labels = counts["category"].values
     if "cant_solve" in attrs:
@@ -58,6 +60,8 @@ def cant_solve_index(
                 f"{len(labels)} categories, but got {np.asarray(flags).tolist()}"
             )
         return int(hits[0]) if len(hits) else None
+    if "method" in attrs and "model" in attrs:  # ambppl.fit without a can't-solve category
+        return None
     raise ValueError(
         "result must say which category is can't-solve: ambppl.fit records it in "
         "attrs['cant_solve'], catalog models in pm.Data('is_cant_solve') (constant_data), but "

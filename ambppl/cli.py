@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import shlex
 import sys
 import tempfile
@@ -176,18 +177,45 @@ def _open_prob(text: str) -> float:
 
 
 def _input_path(text: str) -> Path:
-    """Check that the input file exists and is a file."""
+    """Check that the input file exists and is a file (or a folder holding a zarr store)."""
+    from ambppl.data import _is_zarr_store
+
     path = Path(text)
     if not path.exists():
         raise UsageError(f"input file '{text}' does not exist; check the path")
+    if path.is_dir() and (path.suffix.lower() == ".zarr" or _is_zarr_store(path)):
+        return path
     if not path.is_file():
-        raise UsageError(f"input '{text}' is not a file; give the path of an annotations file")
+        raise UsageError(
+            f"input '{text}' is not a file; give the path of an annotations file (a folder is "
+            "read only as a zarr store of counts, --format zarr)"
+        )
     return path
 
 
-def _check_output(path: Path, force: bool) -> None:
-    """Refuse to replace an existing file without ``--force``; the folder must exist."""
-    if path.is_dir():
+def _separator(text: str) -> str:
+    """Parse ``--sep``: the field separator; ``\\t`` (as typed) or ``tab`` is a tab."""
+    sep = {"\\t": "\t", "tab": "\t", "\\s+": r"\s+", "space": " "}.get(text, text)
+    if not sep:
+        raise argparse.ArgumentTypeError(
+            "must be the field separator, e.g. --sep ';' or --sep '\\t' for tabs, but got ''"
+        )
+    return sep
+
+
+def _comment_char(text: str) -> str:
+    """Parse ``--comment``: one character."""
+    if len(text) != 1:
+        raise argparse.ArgumentTypeError(
+            f"must be one character that starts a comment, e.g. --comment '#', but got {text!r}"
+        )
+    return text
+
+
+def _check_output(path: Path, force: bool, folder: bool = False) -> None:
+    """Refuse to replace an existing file without ``--force``; the folder must exist.
+    ``folder``: the output is a folder (a Parquet dataset), which ``--force`` may replace."""
+    if path.is_dir() and not folder:
         raise UsageError(f"output '{path}' is a folder; give a file name, e.g. -o {path}/out")
     if path.exists() and not force:
         raise UsageError(
@@ -199,7 +227,7 @@ def _check_output(path: Path, force: bool) -> None:
 
 
 @contextlib.contextmanager
-def atomic_output(path: Path, *, force: bool) -> Iterator[Path]:
+def atomic_output(path: Path, *, force: bool, folder: bool = False) -> Iterator[Path]:
     """Yield a temporary path in ``path``'s folder; move it onto ``path`` on success.
 
     Parameters
@@ -208,6 +236,10 @@ def atomic_output(path: Path, *, force: bool) -> Iterator[Path]:
         The final output file.
     force : bool
         Replace ``path`` if it exists; otherwise an existing ``path`` raises.
+    folder : bool, default False
+        The output is a folder (a Parquet dataset written part by part): the temporary path
+        does not exist yet when yielded, and is renamed onto ``path`` (an existing one
+        removed first, with ``force``).
 
     Returns
     -------
@@ -239,7 +271,10 @@ def atomic_output(path: Path, *, force: bool) -> Iterator[Path]:
     >>> (folder / "out.txt").read_text(), sorted(p.name for p in folder.iterdir())
     ('done', ['out.txt'])
     """
-    _check_output(path, force)
+    _check_output(path, force, folder)
+    if folder:
+        yield from _atomic_folder(path, force)
+        return
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     os.close(fd)
     tmp = Path(name)
@@ -255,28 +290,94 @@ def atomic_output(path: Path, *, force: bool) -> Iterator[Path]:
             tmp.unlink()
 
 
+def _atomic_folder(path: Path, force: bool) -> Iterator[Path]:
+    """atomic_output for a folder: written beside ``path``, then renamed onto it."""
+    import shutil
+
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part"))
+    tmp.rmdir()  # the writer creates it
+    try:
+        yield tmp
+        _check_output(path, force, folder=True)
+        if path.exists():
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+
+
 # ----------------------------------------------------------------------------------------------
 # shared option groups
 
 
 def _add_input_options(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
     group = parser.add_argument_group("input")
+    from ambppl.data import FILE_TYPES
+
     group.add_argument(
         "annotations",
         nargs="?" if optional else None,
         default=None,
         help="annotations file: .csv, .tsv or .parquet with one row per answer (also "
-        "compressed, e.g. .csv.gz), or a NumPy .npy count matrix (items x categories)"
+        "compressed, e.g. .csv.gz), a NumPy .npy count matrix (items x categories) or a "
+        ".zarr store holding one; other suffixes (.txt) need --format or --sep"
         + ("; without it, the stored reference cases are checked" if optional else ""),
     )
     group.add_argument(
-        "--item", default="task", help="column with the item ids (default: %(default)s)"
+        "--item",
+        default="task",
+        help="column with the item ids; with --no-header its 0-based position "
+        "(default: %(default)s)",
     )
     group.add_argument(
-        "--rater", default="worker", help="column with the rater ids (default: %(default)s)"
+        "--rater",
+        default="worker",
+        help="column with the rater ids; with --no-header its 0-based position, and no rater "
+        "column when left out (default: %(default)s)",
     )
     group.add_argument(
-        "--label", default="label", help="column with the answers (default: %(default)s)"
+        "--label",
+        default="label",
+        help="column with the answers; with --no-header its 0-based position "
+        "(default: %(default)s)",
+    )
+    group.add_argument(
+        "--no-rater",
+        action="store_true",
+        help="the data have no rater ids (enough for the count models; rater_effects needs "
+        "them)",
+    )
+    group.add_argument(
+        "--format",
+        choices=FILE_TYPES,
+        default=None,
+        help="file type, overriding the suffix: csv, tsv, parquet, npy or zarr (default: from "
+        "the suffix)",
+    )
+    group.add_argument(
+        "--sep",
+        type=_separator,
+        default=None,
+        help="field separator of a text file (default: ',' for csv, a tab for tsv); '\\t' or "
+        "tab for a tab; a file with another suffix (e.g. .txt) is then read as text",
+    )
+    group.add_argument(
+        "--comment",
+        metavar="CHAR",
+        type=_comment_char,
+        default=None,
+        help="text files: CHAR starts a comment, to the end of the line (e.g. --comment '#' "
+        "for files that begin with # lines); default: none",
+    )
+    group.add_argument(
+        "--no-header",
+        action="store_true",
+        help="the text file has no header line (its first line is data): --item, --rater and "
+        "--label then take 0-based column positions, e.g. --item 1 --rater 0 --label 2",
     )
     group.add_argument(
         "--cant-solve",
@@ -374,32 +475,84 @@ def _add_output_options(
 def _read(args: argparse.Namespace, data: str = "counts") -> Any:
     """Read the annotations named on the command line: the count array, or for a model that
     fits answers (its info record's ``data`` is ``"long"``, e.g. ``rater_effects``) one row per
-    answer with the ``--rater`` column."""
-    from ambppl.data import read_annotations, read_long
+    answer with the ``--rater`` column.
+
+    Mistakes are reported with the option that fixes them (``--format tsv``, ``--no-header``,
+    ``--comment '#'``), never with a Python keyword: the reading runs inside
+    :func:`ambppl.data.command_line_messages`. Warnings of the reader are printed as one line.
+    """
+    from ambppl.data import (
+        _SUFFIXES,
+        COUNT_TYPES,
+        command_line_messages,
+        read_annotations,
+        read_long,
+    )
 
     path = _input_path(args.annotations)
     _progress(args, f"reading {path}")
-    columns = {
-        "item": args.item,
-        "rater": args.rater,
-        "label": args.label,
-        "cant_solve": args.cant_solve,
-        "format": args.layout,
-    }
-    if data == "long":
-        if args.layout == "counts" or path.suffix.lower() == ".npy":
+    file_type = args.format or _SUFFIXES.get(path.suffix.lower())
+    columns = {**_columns(args), "cant_solve": args.cant_solve}
+    fmt = "+".join(part for part in (args.layout, args.format) if part) or None
+    options: dict[str, Any] = {}
+    if args.sep is not None:
+        options["sep"] = args.sep
+    if args.comment is not None:
+        options["comment"] = args.comment
+    if args.no_header:
+        options["header"] = None
+    try:
+        with command_line_messages(), _warnings_as_lines():
+            if data != "long":
+                return read_annotations(path, format=fmt, **columns, **options)
+            if args.layout == "counts" or file_type in COUNT_TYPES:
+                raise UsageError(
+                    f"--model {args.model} fits one row per answer with rater ids, but "
+                    f"'{path}' holds counts; give the answers file (--layout long or wide)"
+                )
+            answers = read_long(path, format=fmt, **columns, **options)
+    except ImportError as err:  # e.g. zarr not installed
+        raise UsageError(_one_line(str(err))) from err
+    if answers["rater"].isna().all():
+        where = "no rater column was given" if columns["rater"] is None else (
+            f"column --rater {args.rater!r} holds none"
+        )
+        raise UsageError(
+            f"--model {args.model} needs rater ids, but {where}; name the rater column with "
+            "--rater (its 0-based position with --no-header)"
+        )
+    return answers
+
+
+def _columns(args: argparse.Namespace) -> dict[str, Any]:
+    """``item``, ``rater`` and ``label`` for the reader: column names, or with ``--no-header``
+    0-based positions; ``rater`` is None with ``--no-rater`` (or ``--no-header`` without
+    ``--rater``)."""
+    defaults = {"item": "task", "rater": "worker", "label": "label"}
+    given = {name: getattr(args, name) for name in defaults}
+    if args.no_rater and given["rater"] != defaults["rater"]:
+        raise UsageError(f"--no-rater and --rater {given['rater']} contradict; give one of them")
+    if not args.no_header:
+        return {**given, "rater": None if args.no_rater else given["rater"]}
+    out: dict[str, Any] = {}
+    for name, value in given.items():
+        if value == defaults[name] and (name == "rater" or args.layout in ("wide", "counts")):
+            out[name] = None if name == "rater" else value  # no rater; wide: ids by row
+            continue
+        try:
+            position = int(value)
+        except ValueError:
+            position = -1
+        if position < 0:
+            default = " (the default, a column name)" if value == defaults[name] else ""
             raise UsageError(
-                f"--model {args.model} fits one row per answer with rater ids, but "
-                f"'{path}' holds counts; give the answers file (--layout long or wide)"
+                f"with --no-header, --{name} must be the 0-based position of the {name} "
+                f"column (e.g. --item 1 --rater 0 --label 2), but got {value!r}{default}"
             )
-        answers = read_long(path, **columns)
-        if answers["rater"].isna().all():
-            raise UsageError(
-                f"--model {args.model} needs rater ids, but column --rater {args.rater!r} "
-                "holds none; name the rater column with --rater"
-            )
-        return answers
-    return read_annotations(path, **columns)
+        out[name] = position
+    if args.no_rater:
+        out["rater"] = None
+    return out
 
 
 def _model_settings(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
@@ -462,7 +615,7 @@ def _fit(args: argparse.Namespace, counts: Any, method: str, params: dict[str, A
     The fit's warnings (a :class:`ambppl.ConvergenceWarning` when NUTS missed the
     convergence standard) are printed as one line ``warning: ...`` each; the run goes on.
     """
-    from ambppl.fit import VARIABLES, ConvergenceWarning, fit
+    from ambppl.fit import VARIABLES, fit
 
     # Exact draws given the hyperparameters: store only the summarized measure (q costs K
     # times as much memory; the hyperparameters are always stored). Full NUTS keeps every
@@ -487,10 +640,7 @@ def _fit(args: argparse.Namespace, counts: Any, method: str, params: dict[str, A
     what = f"{args.model} ({method}, {args.chains} x {args.draws} draws)"
     _progress(args, f"fitting {what} to {shape}")
     start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        # ambppl's own warnings are meant for the user: each is shown once, as one line
-        warnings.filterwarnings("always", category=UserWarning, module="ambppl")
-        warnings.simplefilter("always", ConvergenceWarning)
+    with _warnings_as_lines():
         result = fit(
             counts,
             model=args.model,
@@ -502,13 +652,28 @@ def _fit(args: argparse.Namespace, counts: Any, method: str, params: dict[str, A
             progressbar=not args.quiet and sys.stderr.isatty(),
             **params,
         )
+    _progress(args, f"fitted in {time.perf_counter() - start:.1f} s")
+    return result
+
+
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """Print the warnings raised inside as one line ``warning: ...`` each; the run goes on.
+
+    ambppl's own warnings are meant for the user: each is shown once, as one line (a
+    :class:`ambppl.ConvergenceWarning` with the option that helps).
+    """
+    from ambppl.convergence import ConvergenceWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.filterwarnings("always", category=UserWarning, module="ambppl")
+        warnings.simplefilter("always", ConvergenceWarning)
+        yield
     for caught_warning in caught:
         message = _one_line(str(caught_warning.message))
         if issubclass(caught_warning.category, ConvergenceWarning):
             message += " (on the command line: raise --draws)"
         print(f"warning: {message}", file=sys.stderr, flush=True)
-    _progress(args, f"fitted in {time.perf_counter() - start:.1f} s")
-    return result
 
 
 def _summarize(args: argparse.Namespace, result: Any) -> Any:
@@ -544,6 +709,32 @@ def _add_score(subparsers: Any) -> argparse.ArgumentParser:
     _add_input_options(parser)
     _add_model_options(parser)
     _add_summary_options(parser)
+    scale = parser.add_argument_group("scale")
+    scale.add_argument(
+        "--chunk-items",
+        type=_positive_int,
+        default=1_000_000,
+        help="counts in a zarr store or a Parquet file are read and scored in chunks of this "
+        "many items with dask, written part by part (-o x.parquet: a Parquet dataset folder; "
+        ".csv/.tsv: one file; items in the data's order, no rank column); default: %(default)s",
+    )
+    scale.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run the chunks on a dask.distributed cluster: the scheduler's address (e.g. "
+        "tcp://10.0.0.5:8786), or threads, processes or synchronous for a local dask "
+        "scheduler (default: dask's threads)",
+    )
+    parser.add_argument_group("summary").add_argument(
+        "--mcse",
+        type=_open_prob,
+        default=0.005,
+        help="conjugate models (dirichlet_categorical; hierarchical_dirichlet with --method "
+        "empirical_bayes): bound on the Monte Carlo standard error of P(measure > threshold); "
+        "each distinct count vector gets the exact draws it needs and no per-item draws are "
+        "stored (--draws and --chains then do not apply; default: %(default)s)",
+    )
     _add_output_options(
         parser,
         "output file; its suffix picks the format (.csv, .tsv, .parquet/.pq); '-' writes "
@@ -554,6 +745,57 @@ def _add_score(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def write_text_table(table: Any, path: Any, sep: str) -> None:
+    r"""Write a table as CSV/TSV with pyarrow's writer (ten times pandas' ``to_csv`` on 10^6
+    rows; the same numbers: floats in their shortest round-trip form, NaN as an empty field).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table; its index becomes the first column.
+    path : str, pathlib.Path or file-like
+        Where to write.
+    sep : str
+        The delimiter (``","`` or ``"\t"``).
+
+    Examples
+    --------
+    >>> import io, pandas as pd
+    >>> out = io.BytesIO()
+    >>> frame = pd.DataFrame({"a": [1.5, float("nan")]}, index=pd.Index(["x", "y"], name="item"))
+    >>> write_text_table(frame, out, ",")
+    >>> out.getvalue().decode()
+    'item,a\nx,1.5\ny,\n'
+    """
+    import csv
+    import io
+
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    frame = table.reset_index()
+    for name in frame.columns:
+        if isinstance(frame[name].dtype, pd.CategoricalDtype):
+            frame[name] = frame[name].astype(str)
+    arrow = pa.Table.from_pandas(frame, preserve_index=False)
+    header = io.StringIO()
+    csv.writer(header, delimiter=sep, lineterminator="\n").writerow(map(str, frame.columns))
+    special = (sep, '"', "\n", "\r")
+    quote = any(  # quotes only where a text field holds the delimiter, a quote or a newline
+        frame[name].astype(str).str.contains("|".join(map(re.escape, special))).any()
+        for name in frame.columns
+        if frame[name].dtype == object or isinstance(frame[name].dtype, pd.StringDtype)
+    )
+    options = pacsv.WriteOptions(
+        include_header=False, delimiter=sep, quoting_style="needed" if quote else "none"
+    )
+    with contextlib.ExitStack() as stack:
+        out = path if hasattr(path, "write") else stack.enter_context(open(path, "wb"))
+        out.write(header.getvalue().encode())
+        pacsv.write_csv(arrow, out, options)
+
+
 def _table_writer(path: Path) -> Callable[[Any, Path], None]:
     suffix = path.suffix.lower()
     if suffix not in TABLE_SUFFIXES:
@@ -562,22 +804,186 @@ def _table_writer(path: Path) -> Callable[[Any, Path], None]:
             f"{', '.join(TABLE_SUFFIXES)}"
         )
     if suffix == ".csv":
-        return lambda table, tmp: table.to_csv(tmp)
+        return lambda table, tmp: write_text_table(table, tmp, ",")
     if suffix == ".tsv":
-        return lambda table, tmp: table.to_csv(tmp, sep="\t")
+        return lambda table, tmp: write_text_table(table, tmp, "\t")
     return lambda table, tmp: table.to_parquet(tmp)
 
 
 def _run_score(args: argparse.Namespace) -> int:
+    from ambppl.scoring import CONJUGATE_METHODS
+
     _input_path(args.annotations)
+    method, params = _model_settings(args)
+    kind = _data_kind(args)
+    conjugate = kind == "counts" and method in CONJUGATE_METHODS
+    streaming = conjugate and _chunked_counts(args)
     output = None if args.output in (None, "-") else Path(args.output)
     write = None
     if output is not None:
         write = _table_writer(output)
-        _check_output(output, args.force)  # fail before the expensive part
-    method, params = _model_settings(args)
-    table = _summarize(args, _fit(args, _read(args, _data_kind(args)), method, params))
+        dataset = streaming and output.suffix.lower() in (".parquet", ".pq")
+        _check_output(output, args.force, folder=dataset)  # fail before the expensive part
+    with _scheduler(args):
+        if streaming:
+            return _score_streaming(args, output, method, params)
+        if conjugate:
+            table = _score_conjugate(args, _read(args, kind), method, params)
+        else:
+            table = _summarize(args, _fit(args, _read(args, kind), method, params))
     return _emit(args, output, write, table)
+
+
+@contextlib.contextmanager
+def _scheduler(args: argparse.Namespace) -> Iterator[None]:
+    """Run the block on the dask scheduler ``--scheduler`` names (an address of a
+    ``dask.distributed`` scheduler, or threads / processes / synchronous); default dask's."""
+    name = getattr(args, "scheduler", None)
+    if name is None:
+        yield
+        return
+    import dask
+
+    if name in ("threads", "processes", "synchronous"):
+        with dask.config.set(scheduler=name):
+            yield
+        return
+    try:
+        from distributed import Client
+    except ImportError as err:
+        raise UsageError(
+            "--scheduler ADDRESS needs dask.distributed: pip install 'ambppl[dask]'"
+        ) from err
+    _progress(args, f"connecting to the dask scheduler at {name}")
+    try:
+        client = Client(name, timeout="10s")
+    except (OSError, TimeoutError, ValueError) as err:
+        raise UsageError(
+            f"--scheduler: cannot reach a dask scheduler at {name!r} ({_one_line(str(err))}); "
+            "give the address it prints (e.g. tcp://10.0.0.5:8786), or threads / processes"
+        ) from err
+    with client, dask.config.set(scheduler=client):
+        yield
+
+
+def _chunked_counts(args: argparse.Namespace) -> bool:
+    """Whether the input is counts to read in chunks: a zarr store, or a Parquet file of
+    counts (``--layout counts``, or integer columns only, besides an item column)."""
+    from ambppl.data import _SUFFIXES, _is_zarr_store
+
+    path = Path(args.annotations)
+    file_type = args.format or _SUFFIXES.get(path.suffix.lower())
+    if file_type is None and path.is_dir() and _is_zarr_store(path):
+        file_type = "zarr"
+    if file_type == "zarr":
+        return True
+    if file_type != "parquet" or args.layout in ("long", "wide"):
+        return False
+    if args.layout == "counts":
+        return True
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, pa.ArrowInvalid):
+        return False  # not readable as one file: the reader's message says why
+    others = [f for f in schema if f.name not in (args.item, "item", "__index_level_0__")]
+    return bool(others) and all(pa.types.is_integer(f.type) for f in others)
+
+
+def _score_streaming(
+    args: argparse.Namespace, output: Path | None, method: str, params: dict[str, Any]
+) -> int:
+    """Score counts chunk by chunk with dask: :func:`ambppl.score` with ``chunk_items``,
+    written part by part (Parquet: a dataset folder; CSV/TSV: one file) without holding
+    every item; on screen / stdout the table is collected (and ranked) first."""
+    from ambppl.scoring import score
+
+    path = _input_path(args.annotations)
+    _progress(args, f"reading {path} in chunks of {args.chunk_items} items (dask)")
+    options: dict[str, Any] = {}
+    if args.cant_solve is not None:
+        options["cant_solve"] = args.cant_solve
+    if args.item != "task":
+        options["item"] = args.item
+    if args.format:
+        options["format"] = args.format
+    from ambppl.data import command_line_messages
+
+    start = time.perf_counter()
+    try:
+        with command_line_messages(), _warnings_as_lines():
+            lazy = score(
+                path,
+                args.model,
+                method=method,
+                measure=args.measure,
+                threshold=args.threshold,
+                hdi_prob=args.hdi_prob,
+                mcse=args.mcse,
+                random_seed=args.seed,
+                chunk_items=args.chunk_items,
+                **options,
+                **params,
+            )
+    except ImportError as err:
+        raise UsageError(_one_line(str(err))) from err
+    _progress(
+        args,
+        f"{lazy.attrs['n_items']} items, {lazy.attrs['n_distinct']} distinct count vectors "
+        f"summarized in {time.perf_counter() - start:.1f} s; writing",
+    )
+    if output is None:
+        from ambppl.summary import rank
+
+        return _emit(args, None, None, rank(lazy.compute()))
+    suffix = output.suffix.lower()
+    with atomic_output(output, force=args.force, folder=suffix in (".parquet", ".pq")) as tmp:
+        if suffix in (".parquet", ".pq"):
+            lazy.to_parquet(tmp)
+        else:
+            lazy.table.to_csv(tmp, single_file=True, sep="\t" if suffix == ".tsv" else ",")
+    _progress(
+        args,
+        f"wrote {lazy.attrs['n_items']} items to {output} in "
+        f"{time.perf_counter() - start:.1f} s (items in the data's order, no rank column)",
+    )
+    return 0
+
+
+def _score_conjugate(
+    args: argparse.Namespace, counts: Any, method: str, params: dict[str, Any]
+) -> Any:
+    """The score table of a conjugate model from its distinct count vectors (no per-item
+    draws): :func:`ambppl.score`, ranked."""
+    from ambppl.scoring import score
+    from ambppl.summary import rank
+
+    _progress(
+        args,
+        f"scoring {counts.sizes['item']} items x {counts.sizes['category']} categories with "
+        f"{args.model} ({method}; exact draws per distinct count vector, MCSE <= {args.mcse})",
+    )
+    start = time.perf_counter()
+    with _warnings_as_lines():
+        table = score(
+            counts,
+            args.model,
+            method=method,
+            measure=args.measure,
+            threshold=args.threshold,
+            hdi_prob=args.hdi_prob,
+            mcse=args.mcse,
+            random_seed=args.seed,
+            **params,
+        )
+    _progress(
+        args,
+        f"scored {len(table)} items ({table.attrs['n_distinct']} distinct count vectors) in "
+        f"{time.perf_counter() - start:.1f} s",
+    )
+    return rank(table)
 
 
 def _emit(args: argparse.Namespace, output: Any, write: Any, table: Any) -> int:

@@ -2,7 +2,8 @@
 
 Every source ends up as the same labelled count array (``item`` x ``category``): long
 tables (one row per answer: pandas frames, CSV, TSV or Parquet files), wide item x rater
-tables with blanks, and ready-made count matrices (numpy, pandas, xarray, ``.npy`` files).
+tables with blanks, and ready-made count matrices (numpy, pandas, xarray, ``.npy`` files,
+zarr stores).
 
 Conventions (kept for every source):
 
@@ -22,8 +23,14 @@ so millions of answers are counted in about a second.
 
 from __future__ import annotations
 
+import contextlib
 import numbers
+import re
+import shlex
+import warnings
 from collections import Counter
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,12 +43,17 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import xarray as xr
 
-__all__ = ["example_path", "read_annotations", "read_long"]
+__all__ = ["command_line_messages", "example_path", "read_annotations", "read_long"]
 
 #: Table layouts understood by ``format=``.
 LAYOUTS = ("long", "wide", "counts")
 #: File types understood by ``format=`` (otherwise taken from the file suffix).
-FILE_TYPES = ("csv", "tsv", "parquet", "npy")
+FILE_TYPES = ("csv", "tsv", "parquet", "npy", "zarr")
+#: File types read as text by :func:`pandas.read_csv`; only they take ``sep=``,
+#: ``comment=`` and ``header=``.
+TEXT_TYPES = ("csv", "tsv")
+#: File types that hold a count matrix (items x categories), not a table of answers.
+COUNT_TYPES = ("npy", "zarr")
 
 _SUFFIXES = {
     ".csv": "csv",
@@ -50,7 +62,22 @@ _SUFFIXES = {
     ".parquet": "parquet",
     ".pq": "parquet",
     ".npy": "npy",
+    ".zarr": "zarr",
 }
+#: Reader options of text files, with their ``ambppl`` command-line spelling.
+_TEXT_OPTIONS = {
+    "sep": "--sep",
+    "delimiter": "--sep",
+    "comment": "--comment",
+    "header": "--no-header",
+    "names": None,
+    "skiprows": None,
+}
+_UNNAMED = re.compile(r"^Unnamed: \d+$")  # pandas' name for a blank header cell
+_MANGLED = re.compile(r"^(?P<base>.+)\.\d+$")  # pandas' name for a repeated header cell
+
+#: True while :func:`command_line_messages` is active: messages name ``--options``.
+_COMMAND_LINE: ContextVar[bool] = ContextVar("ambppl_data_command_line", default=False)
 _COMPRESSION = (".gz", ".bz2", ".zip", ".xz", ".zst")
 _SHOW = 5  # how many offending values an error message lists
 
@@ -70,6 +97,48 @@ class _Parsed:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+@contextlib.contextmanager
+def command_line_messages() -> Iterator[None]:
+    """Within the block, error messages and warnings of this module name the options of the
+    ``ambppl`` command (``--item``, ``--format tsv``, ``--no-header``) instead of the Python
+    keywords (``item=``, ``format='tsv'``, ``header=None``).
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        A context manager (thread- and task-safe: a :class:`contextvars.ContextVar`).
+
+    Notes
+    -----
+    :mod:`ambppl.cli` reads every annotations file inside this block, so that a mistake on
+    the command line is answered with the option that fixes it.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"task": [1], "label": ["a"]})
+    >>> with command_line_messages():
+    ...     read_annotations(df)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: rater column 'worker' is not in the data; ... pass --rater <one of them> ...
+    """
+    token = _COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
+
+
+def _say(python: str, command_line: str) -> str:
+    """The fix in the caller's words: a Python keyword, or the ``ambppl`` command's option."""
+    return command_line if _COMMAND_LINE.get() else python
+
+
+def _quote(text: str) -> str:
+    """``text`` as typed in a shell."""
+    return shlex.quote(text)
 
 
 def _show(values: Any) -> str:
@@ -142,26 +211,68 @@ def _order(
     if cant_solve is not None:
         cs = _label_str(cant_solve)
         if cs not in order:
+            leave_out = _say("pass cant_solve=None", "leave out --cant-solve")
             raise ValueError(
-                f"cant_solve must be a label that occurs in the data, but {cant_solve!r} does "
-                f"not; the labels present are {sorted(found)!r} (pass cant_solve=None if the "
-                "task had no can't-solve answer)"
+                f"{_say('cant_solve', '--cant-solve')} must be a label that occurs in the data, "
+                f"but {cant_solve!r} does not; the labels present are {sorted(found)!r} "
+                f"({leave_out} if the task had no can't-solve answer)"
             )
         order = [c for c in order if c != cs] + [cs]
     if len(order) < 2:
+        fix = _say(
+            "pass categories=[...] to list the answers nobody gave",
+            "check that --label names the column of answers",
+        )
         raise ValueError(
-            f"the annotations must have at least 2 categories, but only {order!r} occurs; "
-            "pass categories=[...] to list the answers nobody gave"
+            f"the annotations must have at least 2 categories, but only {order!r} occurs; {fix}"
         )
     return order, cs
 
 
 def _check_column(df: pd.DataFrame, name: Any, arg: str, hint: str = "") -> None:
     if name not in df.columns:
+        fix = _say(f"{arg}=<one of them>", f"--{arg} <one of them>")
         raise ValueError(
             f"{arg} column {name!r} is not in the data; the columns present are "
-            f"{list(df.columns)!r}: pass {arg}=<one of them>{hint}"
+            f"{list(df.columns)!r}: pass {fix}{hint}{_first_line_hint(df)}"
         )
+
+
+def _is_number_text(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _first_line_hint(df: pd.DataFrame) -> str:
+    """A hint when the column names of a table read from a file look like a comment line or
+    like data (a file without a header line); empty otherwise."""
+    names = list(df.columns)
+    if not names or not all(isinstance(c, str) for c in names):
+        return ""  # header=None gave positions, or the table was built in Python
+    first = names[0].lstrip()
+    if first[:1] in ("#", "%"):
+        char = first[0]
+        return (
+            "; the first line looks like a comment: pass "
+            + _say(f"comment={char!r}", f"--comment {_quote(char)}")
+        )
+    bases = [m["base"] if (m := _MANGLED.match(c)) and m["base"] in names else c for c in names]
+    head = df.head(1000)
+    as_data = all(_is_number_text(b) for b in bases) or any(
+        b in {_label_str(v) for v in head[c].dropna().unique()}
+        for b, c in zip(bases, names, strict=True)
+    )
+    if not as_data:
+        return ""
+    positions = _say("item=0, rater=1, label=2", "--item 0 --rater 1 --label 2")
+    return (
+        "; the first line looks like data, not column names: pass "
+        + _say("header=None", "--no-header")
+        + f" and give the columns by 0-based position (e.g. {positions}, in the file's order)"
+    )
 
 
 def _empty_items_error(items: np.ndarray, empty: np.ndarray, why: str) -> ValueError:
@@ -190,7 +301,7 @@ def _parse_format(format: Any) -> tuple[str | None, str | None]:
     return (layout[0] if layout else None), (ftype[0] if ftype else None)
 
 
-def _file_type(path: Path, ftype: str | None) -> str:
+def _file_type(path: Path, ftype: str | None, read_kwargs: dict[str, Any] | None = None) -> str:
     if ftype is not None:
         return ftype
     suffixes = [s.lower() for s in path.suffixes]
@@ -198,40 +309,171 @@ def _file_type(path: Path, ftype: str | None) -> str:
         suffixes = suffixes[:-1]
     suffix = suffixes[-1] if suffixes else ""
     if suffix not in _SUFFIXES:
+        if read_kwargs and ("sep" in read_kwargs or "delimiter" in read_kwargs):
+            return "csv"  # a separator says: text (e.g. a tab-separated .txt)
+        if path.is_dir() and _is_zarr_store(path):
+            return "zarr"
+        choices = _say(
+            f"format= one of {', '.join(repr(v) for v in FILE_TYPES)}",
+            f"--format {'|'.join(FILE_TYPES)}",
+        )
         raise ValueError(
             f"format cannot be told from the file suffix {suffix or '(none)'!r} of "
-            f"{path.name!r}; name the file *.csv, *.tsv, *.parquet or *.npy, or pass "
-            f"format= one of {', '.join(repr(v) for v in FILE_TYPES)}"
+            f"{path.name!r}; name the file *.csv, *.tsv, *.parquet, *.npy or *.zarr, or pass "
+            f"{choices}{_sniff_hint(path)}"
         )
     return _SUFFIXES[suffix]
 
 
+def _is_zarr_store(path: Path) -> bool:
+    """A folder with zarr metadata (format 3 or 2)."""
+    return any((path / name).is_file() for name in ("zarr.json", ".zgroup", ".zarray"))
+
+
+def _head_lines(path: Path, n_bytes: int = 8192) -> list[str]:
+    """The first non-empty lines of a text file (empty for binary or unreadable files)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(n_bytes)
+    except OSError:
+        return []
+    if b"\x00" in head:
+        return []
+    text = head.decode("utf-8", errors="replace")
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[:-1] if len(head) == n_bytes and len(lines) > 1 else lines
+
+
+def _sniff_hint(path: Path, ftype: str | None = None) -> str:
+    """What the first lines of a text file suggest: its separator (unless it is ``ftype``'s),
+    comment lines, no header line."""
+    lines = _head_lines(path)
+    if not lines:
+        return ""
+    hints = []
+    comments = [line for line in lines if line.lstrip()[:1] in ("#", "%")]
+    data = [line for line in lines if line not in comments]
+    if comments and lines[0] in comments:
+        char = lines[0].lstrip()[0]
+        fix = _say(f"comment={char!r}", f"--comment {_quote(char)}")
+        hints.append(f"it starts with comment lines: pass {fix}")
+    if data:
+        sep = "\t" if "\t" in data[0] else "," if "," in data[0] else None
+        if sep is not None:
+            kind = "tab-separated" if sep == "\t" else "comma-separated"
+            seen = "tsv" if sep == "\t" else "csv"
+            if seen != ftype:
+                fix = _say(f"format={seen!r}", f"--format {seen}")
+                hints.append(f"it looks {kind}: pass {fix}")
+            fields = [f.strip().strip('"') for f in data[0].split(sep)]
+            if all(_is_number_text(f) for f in fields if f):
+                hints.append(
+                    "its first line looks like data, not column names: pass "
+                    + _say("header=None", "--no-header")
+                    + " and the columns' 0-based positions ("
+                    + _say("item=0, rater=1, label=2", "--item 0 --rater 1 --label 2")
+                    + ", in the file's order)"
+                )
+    return "; " + "; ".join(hints) if hints else ""
+
+
 def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
-    """Read one file into a DataFrame (or an ndarray for ``.npy``) with clear errors."""
+    """Read one file into a DataFrame (an ndarray for ``.npy``, a DataArray or ndarray for a
+    zarr store) with clear errors."""
     import pandas as pd
 
-    if not path.is_file():
+    if ftype == "zarr":
+        if not path.exists():
+            raise FileNotFoundError(f"zarr store {str(path)!r} does not exist")
+    elif not path.is_file():
         raise FileNotFoundError(f"source file {str(path)!r} does not exist or is not a file")
+    text_only = [k for k in read_kwargs if k in _TEXT_OPTIONS]
+    if ftype not in TEXT_TYPES and text_only:
+        named = ", ".join(_say(f"{k}=", _TEXT_OPTIONS[k] or f"{k}=") for k in text_only)
+        one = len(text_only) == 1
+        as_text = _say("format='csv'", "--format csv")
+        raise ValueError(
+            f"{named} appl{'ies' if one else 'y'} to text files (CSV, TSV), but {path.name!r} "
+            f"is read as {ftype.upper()}; leave {'it' if one else 'them'} out, or pass "
+            f"{as_text} if the file is text"
+        )
+    kwargs = dict(read_kwargs)
+    comment = kwargs.get("comment")
+    if comment is not None and not (isinstance(comment, str) and len(comment) == 1):
+        raise ValueError(
+            f"{_say('comment', '--comment')} must be one character such as '#', but got "
+            f"{comment!r}"
+        )
+    sep = kwargs.get("sep", kwargs.get("delimiter"))
+    if isinstance(sep, str) and len(sep) > 1 and sep != r"\s+":
+        kwargs.setdefault("engine", "python")  # a regular expression: pandas' python engine
     try:
+        if ftype == "zarr":
+            return _read_zarr(path, kwargs)
         if ftype == "csv":
-            return pd.read_csv(path, **read_kwargs)
+            return pd.read_csv(path, **kwargs)
         if ftype == "tsv":
-            return pd.read_csv(path, **{"sep": "\t", **read_kwargs})
+            return pd.read_csv(path, **{"sep": "\t", **kwargs})
         if ftype == "parquet":
-            return pd.read_parquet(path, **read_kwargs)
-        return np.load(path, allow_pickle=False, **read_kwargs)
+            return pd.read_parquet(path, **kwargs)
+        return np.load(path, allow_pickle=False, **kwargs)
+    except TypeError as err:  # an option the reader does not take
+        reader = {"npy": "numpy.load", "parquet": "pandas.read_parquet"}.get(ftype)
+        reader = reader or ("xarray.open_zarr" if ftype == "zarr" else "pandas.read_csv")
+        raise TypeError(
+            f"reader options {sorted(read_kwargs)!r} must be options of {reader} for "
+            f"{path.name!r} ({err})"
+        ) from err
     except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError) as err:
         hint = {
-            "csv": "check that every row has the same number of fields and the delimiter "
-            "(pass format='tsv' for tab-separated files)",
+            "csv": "check that every row has the same number of fields and the delimiter ("
+            + _say("pass format='tsv'", "pass --format tsv")
+            + " for tab-separated files)",
             "tsv": "check that every row has the same number of tab-separated fields",
-            "parquet": "check that it is a Parquet file (or pass format='csv' for text)",
+            "parquet": "check that it is a Parquet file (or "
+            + _say("pass format='csv'", "pass --format csv")
+            + " for text)",
             "npy": "check that it is a numpy .npy file saved with numpy.save",
+            "zarr": "check that it is a zarr store (a folder written by xarray's to_zarr or "
+            "by zarr) holding a 2-D count array",
         }[ftype]
+        if ftype in TEXT_TYPES and not read_kwargs.get("comment"):
+            hint += _sniff_hint(path, None if "sep" in read_kwargs else ftype)
         msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(
             f"could not read {path.name!r} as {ftype.upper()} ({msg}); {hint}"
         ) from err
+
+
+def _read_zarr(path: Path, read_kwargs: dict[str, Any]) -> Any:
+    """The count array of a zarr store: a DataArray (with its coords and attrs) when xarray
+    wrote the store, else a plain numpy array. ``read_kwargs`` go to
+    :func:`xarray.open_zarr`."""
+    try:
+        import zarr
+    except ImportError as err:  # pragma: no cover - zarr is in the test extras
+        raise ImportError(
+            "reading a zarr store needs the zarr package: pip install 'ambppl[zarr]' (or zarr)"
+        ) from err
+    import xarray as xr
+
+    node = zarr.open(str(path), mode="r")
+    if isinstance(node, zarr.Array):
+        return np.asarray(node[...])
+    arrays = {name: arr for name, arr in node.arrays()}
+    two_d = sorted(name for name, arr in arrays.items() if arr.ndim == 2)
+    name = "counts" if "counts" in arrays else (two_d[0] if len(two_d) == 1 else None)
+    if name is None:
+        raise ValueError(
+            f"the zarr store {path.name!r} must hold one 2-D count array (items x categories), "
+            f"named 'counts' if there are several, but it holds {sorted(arrays)!r}"
+        )
+    consolidated = getattr(node.metadata, "consolidated_metadata", None) is not None
+    try:
+        dataset = xr.open_zarr(path, **{"consolidated": consolidated, **read_kwargs})
+    except (ValueError, KeyError):  # arrays without xarray's dimension names
+        return np.asarray(arrays[name][...])
+    return dataset[name].load()
 
 
 def _load(source: Any, format: Any, read_kwargs: dict[str, Any]) -> tuple[Any, str, str]:
@@ -242,15 +484,17 @@ def _load(source: Any, format: Any, read_kwargs: dict[str, Any]) -> tuple[Any, s
     layout, ftype = _parse_format(format)
     if isinstance(source, str | Path):
         path = Path(source)
-        ftype = _file_type(path, ftype)
+        ftype = _file_type(path, ftype, read_kwargs)
+        if ftype in COUNT_TYPES and layout not in (None, "counts"):
+            given = _say(f"format={format!r}", f"--layout {layout}")
+            fix = _say("pass format='counts' or leave format out", "leave out --layout")
+            kind = ".npy file" if ftype == "npy" else "zarr store"
+            raise ValueError(
+                f"{given} does not fit a {kind}, which holds a count matrix; {fix}"
+            )
         obj = _read_file(path, ftype, read_kwargs)
         desc = path.name
-        if ftype == "npy":
-            if layout not in (None, "counts"):
-                raise ValueError(
-                    f"format={format!r} does not fit a .npy file, which holds a count matrix; "
-                    "pass format='counts' or leave format out"
-                )
+        if ftype in COUNT_TYPES:
             return obj, "counts", desc
         return obj, layout or "long", desc
     if read_kwargs:
@@ -275,7 +519,8 @@ def _load(source: Any, format: Any, read_kwargs: dict[str, Any]) -> tuple[Any, s
         return source, "counts", type(source).__name__
     raise TypeError(
         "source must be a pandas.DataFrame, a numpy array or xarray.DataArray of counts, or a "
-        f"path to a .csv/.tsv/.parquet/.npy file, but got {type(source).__name__}"
+        f"path to a .csv/.tsv/.parquet/.npy file or .zarr store, but got "
+        f"{type(source).__name__}"
     )
 
 
@@ -296,7 +541,8 @@ def _parse_long(
     _check_column(df, item, "item")
     _check_column(df, label, "label")
     if rater is not None:
-        _check_column(df, rater, "rater", " (or rater=None if the data have no rater ids)")
+        no_rater = _say("rater=None", "--no-rater")
+        _check_column(df, rater, "rater", f" (or {no_rater} if the data have no rater ids)")
 
     codes, uniques = pd.factorize(df[label], use_na_sentinel=True)
     raw_uniques = list(uniques)
@@ -337,6 +583,58 @@ def _parse_long(
         n_raters=n_raters,
         n_dropped=n_dropped,
         cant_solve=cs,
+    )
+
+
+def _check_wide_header(df: pd.DataFrame, item: Any, desc: str) -> None:
+    """Refuse (or warn about) a wide table whose rater names are answers: the first line of a
+    file without a header line, read as the header, which would silently lose that item.
+
+    Refused when every rater name is an answer label and some are blank or repeated (pandas'
+    ``Unnamed: 3`` and ``pos.1``), which a header line of rater names never is; a warning when
+    the names are all labels but look like a header otherwise (raters numbered like labels).
+    """
+    import pandas as pd
+
+    table = df.drop(columns=[item]) if item in df.columns else df
+    names = list(table.columns)
+    if not names or not all(isinstance(c, str) for c in names):
+        return  # positions (header=None) or a frame built in Python with other labels
+    named = [c for c in names if not _UNNAMED.match(c)]
+    if not named:
+        return
+    cells = pd.unique(table.to_numpy(dtype=object).ravel())
+    labels = {_label_str(v) for v in cells if not pd.isna(v) and _label_str(v).strip()}
+
+    def base(name: str) -> str:
+        m = _MANGLED.match(name)
+        return m["base"] if m and m["base"] in names else name
+
+    if not all(c in labels or base(c) in labels for c in named):
+        return
+    blank = len(named) < len(names)
+    repeated = any(base(c) != c for c in named)
+    shown = _show(base(c) for c in named)
+    fix = _say("pass header=None", "pass --no-header") if desc != "DataFrame" else (
+        "read the file with pandas.read_csv(..., header=None)"
+    )
+    fix += (
+        " (items are then numbered by row from 0, or give the id column's 0-based position "
+        + _say("item=<position>", "--item <position>")
+        + "), or give the table a header line of rater names"
+    )
+    if blank or repeated:
+        what = " and some are blank" if blank else " and some repeat"
+        raise ValueError(
+            f"the header of the wide table {desc!r} looks like answers, not rater names: its "
+            f"cells {shown} are answer labels{what}; reading that line as the header would "
+            f"drop its item's answers: {fix}"
+        )
+    warnings.warn(
+        f"the rater names {shown} of the wide table {desc!r} are all answer labels; if its "
+        f"first line holds answers rather than rater names, that item is lost: {fix}",
+        UserWarning,
+        stacklevel=3,
     )
 
 
@@ -495,7 +793,8 @@ def read_long(
         or a path to a CSV, TSV or Parquet file holding either.
     item, rater, label : column name
         Columns holding the item id, the rater id and the answer (crowd-kit's ``task``,
-        ``worker``, ``label`` by default). ``rater=None``: the data have no rater ids.
+        ``worker``, ``label`` by default); 0-based positions for a file read with
+        ``header=None``. ``rater=None``: the data have no rater ids.
         For wide tables ``item`` names the id column (the index is used when absent).
     cant_solve : label, optional
         The label of the "can't solve" answer; it must occur in the data (or in
@@ -506,7 +805,9 @@ def read_long(
         ``"long"`` (default), ``"wide"``, a file type ``"csv"``, ``"tsv"``, ``"parquet"``
         (default: from the file suffix), or both joined by ``+`` (``"wide+tsv"``).
     **read_kwargs
-        Passed to :func:`pandas.read_csv` / :func:`pandas.read_parquet` for paths.
+        Passed to :func:`pandas.read_csv` / :func:`pandas.read_parquet` for paths, e.g.
+        ``sep=``, ``comment="#"`` and ``header=None`` for text files, as in
+        :func:`read_annotations`.
 
     Returns
     -------
@@ -522,9 +823,14 @@ def read_long(
         For count matrices (they hold no answers), and for everything
         :func:`read_annotations` rejects.
     TypeError
-        For an unsupported ``source`` type.
+        For an unsupported ``source`` type or reader option.
     FileNotFoundError
         When a path does not exist.
+
+    Warns
+    -----
+    UserWarning
+        As :func:`read_annotations`, for a wide table whose rater names are all answer labels.
 
     Notes
     -----
@@ -554,6 +860,7 @@ def read_long(
         )
     cats = _check_categories(categories)
     if layout == "wide":
+        _check_wide_header(obj, item, desc)
         obj = _wide_to_long(obj, item)
         item, rater, label = "item", "rater", "label"
     parsed = _parse_long(obj, item, rater, label, cant_solve, cats)
@@ -595,11 +902,13 @@ def read_annotations(
         A long table (one row per answer), a wide item x rater table (``format="wide"``),
         a count matrix (items x categories: a 2-D numpy array, an xarray DataArray, or a
         DataFrame with ``format="counts"``), or a path to a ``.csv``, ``.tsv``,
-        ``.parquet`` (either table layout) or ``.npy`` (counts) file.
+        ``.parquet`` (either table layout) or ``.npy`` (counts) file, or a ``.zarr`` store
+        (a folder) holding a count array.
     item, rater, label : column name
         Columns of a long table holding the item id, the rater id and the answer (crowd-kit's
-        ``task``, ``worker``, ``label`` by default). ``rater=None``: no rater ids. For wide
-        tables and count frames ``item`` names the id column (the index is used if absent).
+        ``task``, ``worker``, ``label`` by default); 0-based positions for a file read with
+        ``header=None``. ``rater=None``: no rater ids. For wide tables and count frames
+        ``item`` names the id column (the index, or the row number, is used if absent).
     cant_solve : label, optional
         The label of the "can't solve" answer (e.g. ``"I can't tell"``); it must occur in the
         data or in ``categories``. It becomes the last category. For a DataArray that
@@ -609,11 +918,17 @@ def read_annotations(
         numpy count matrix it names the columns in order (default ``"0"``, ``"1"``, ...).
     format : str, optional
         Layout ``"long"`` (default for tables), ``"wide"`` or ``"counts"``; file type
-        ``"csv"``, ``"tsv"``, ``"parquet"`` or ``"npy"`` (default: from the suffix, also
-        behind ``.gz``/``.zip`` etc.); or both joined by ``+``, e.g. ``"wide+tsv"``.
+        ``"csv"``, ``"tsv"``, ``"parquet"``, ``"npy"`` or ``"zarr"`` (default: from the
+        suffix, also behind ``.gz``/``.zip`` etc.; a folder with zarr metadata is zarr; a
+        ``sep=`` makes other suffixes such as ``.txt`` text); or both joined by ``+``, e.g.
+        ``"wide+tsv"``.
     **read_kwargs
-        Passed to :func:`pandas.read_csv`, :func:`pandas.read_parquet` or
-        :func:`numpy.load` for paths.
+        Passed to :func:`pandas.read_csv`, :func:`pandas.read_parquet`,
+        :func:`numpy.load` or :func:`xarray.open_zarr` for paths. For text files (CSV, TSV
+        only): ``sep=`` (one character, or a regular expression such as ``r"\\s+"``),
+        ``comment="#"`` (one character: lines starting with it, and the rest of a line after
+        it, are skipped) and ``header=None`` (the first line is data; ``item``, ``rater`` and
+        ``label`` are then positions).
 
     Returns
     -------
@@ -631,14 +946,31 @@ def read_annotations(
         ``cant_solve`` label absent from the data; labels missing from ``categories``; fewer
         than 2 categories; an item with no answers (all labels missing, or an all-zero row of
         counts); negative, fractional or non-finite counts; a file that does not parse; an
-        unknown ``format`` or file suffix.
+        unknown ``format`` or file suffix; a wide table whose header looks like answers
+        (every rater name an answer label, some blank or repeated: the first line of a file
+        without a header line), which would silently lose that line's item; text options
+        (``sep``, ``comment``, ``header``) for a Parquet, ``.npy`` or zarr source; a
+        ``comment`` that is not one character; a zarr store without one 2-D array (or one
+        named ``counts``).
     TypeError
-        For an unsupported ``source`` type or non-numeric counts.
+        For an unsupported ``source`` type, non-numeric counts, or a reader option the
+        reader does not take.
     FileNotFoundError
         When a path does not exist.
+    ImportError
+        For a zarr store when the ``zarr`` package is not installed.
+
+    Warns
+    -----
+    UserWarning
+        For a wide table whose rater names are all answer labels but look like a header
+        otherwise (raters numbered like the labels): if that line holds answers, pass
+        ``header=None``.
 
     Notes
     -----
+    Messages name the fix as a Python keyword (``header=None``); inside
+    :func:`command_line_messages` as the ``ambppl`` command's option (``--no-header``).
     The counts ``n_i`` are the sufficient statistic of the multinomial likelihood
     ``n_i ~ Multinomial(N_i, q_i)`` of the paper (Section "Model"); repeated answers by one
     rater on one item are kept as separate answers. Labels become strings so that the
@@ -670,6 +1002,7 @@ def read_annotations(
     if layout == "counts":
         return _from_counts(obj, item, cant_solve, cats, desc)
     if layout == "wide":
+        _check_wide_header(obj, item, desc)
         obj = _wide_to_long(obj, item)
         item, rater, label = "item", "rater", "label"
     parsed = _parse_long(obj, item, rater, label, cant_solve, cats)

@@ -35,6 +35,7 @@ from ambppl._checks import (
     check_positive_scalar,
     check_probabilities,
 )
+from ambppl._labels import is_dataarray, over_categories
 from ambppl.measures import MEASURES, evaluate, min_proper
 from ambppl.moments import _pair_products, dirichlet_mean
 
@@ -129,13 +130,15 @@ def estimate(
     *,
     prior: Any = 1.0,
     cant_solve: int | None = -1,
+    dim: str | None = None,
 ) -> Any:
     r"""Estimate the ambiguity of each item from its answer counts.
 
     Parameters
     ----------
-    counts : array_like of int
-        Answer counts, categories on the last axis (any batch shape of items before it).
+    counts : array_like of int or xarray.DataArray
+        Answer counts, categories on the last axis (any batch shape of items before it); a
+        DataArray has them on ``dim``.
     method : {"plugin", "less_biased", "posterior_mean"}, default "plugin"
         ``"plugin"`` applies the measure to ``counts / n``; ``"less_biased"`` is ERRATA
         item 8's estimator (``measure`` "amb" or "modified"); ``"posterior_mean"`` is the
@@ -147,11 +150,16 @@ def estimate(
         concentration per category (broadcast against ``counts``). Ignored otherwise.
     cant_solve : int or None, default -1
         Position of the "can't solve" category on the last axis; ``None`` if there is none.
+    dim : str, optional
+        For a DataArray: the dimension holding the categories (default ``"category"`` if
+        present, else the last).
 
     Returns
     -------
-    numpy.ndarray or numpy.float64
-        One estimate per item, shape ``counts.shape[:-1]``.
+    numpy.ndarray, numpy.float64 or xarray.DataArray
+        One estimate per item, shape ``counts.shape[:-1]``. A DataArray gives a DataArray
+        without ``dim``, its other coordinates (``item``) kept, lazy where ``counts`` is
+        dask-backed (one task per chunk of items; bad counts then raise when computed).
 
     Raises
     ------
@@ -196,6 +204,16 @@ def estimate(
     >>> ambppl.estimate(counts, "posterior_mean").round(6).tolist()
     [0.641026, 0.3125, 0.087236]
     """
+    if is_dataarray(counts):
+        check_option(method, METHODS, "method")  # argument errors at once, even when lazy
+        check_option(measure, MEASURES, "measure")
+        return over_categories(
+            lambda c: estimate(c, method, measure, prior=prior, cant_solve=cant_solve),
+            counts,
+            dim=dim,
+            name=f"{measure}_{method}",
+            where="estimate",
+        )
     check_option(method, METHODS, "method")
     check_option(measure, MEASURES, "measure")
     if method == "less_biased" and measure not in _BIAS_MEASURES:

@@ -147,18 +147,25 @@ def fit(
         ``observed_data`` (``counts`` with the count attributes), ``log_likelihood`` and, for
         NUTS, ``sample_stats``. The root and the posterior carry the attributes ``method``,
         ``model``, ``parameters`` (JSON of the model's parameters, defaults filled in),
-        ``cant_solve`` (label or None), ``sampler`` and, where the prior of every ``q_i`` is
-        one fixed Dirichlet (``exact``, ``empirical_bayes``, or a fixed-prior model),
-        ``prior`` (its concentration, one float per category). After NUTS the root also has
-        ``convergence``: a JSON record of the worst R-hat, the smallest bulk and tail ESS
-        and the divergences, checked against :data:`CONVERGENCE`.
+        ``cant_solve`` (the label; absent when there is none), ``sampler`` and, where the
+        prior of every ``q_i`` is one fixed Dirichlet (``exact``, ``empirical_bayes``, or a
+        fixed-prior model), ``prior`` (its concentration, one float per category). After
+        NUTS the root also has ``convergence``: a JSON record of the worst R-hat, the
+        smallest bulk and tail ESS and the divergences, checked against :data:`CONVERGENCE`.
+        Every attribute is one netCDF can store (None-valued ones are left out), so
+        ``result.to_netcdf(path)`` saves the fit and ``xarray.open_datatree(path)`` reloads
+        it for :func:`ambppl.summarize` and the report.
 
     Raises
     ------
     ValueError
         For an unknown model, method or sampler, a method the model does not list, a
         parameter of another model, bad parameter values (e.g. a prior that is not
-        positive), non-positive draws/chains, unknown var_names, or bad data.
+        positive), non-positive draws/chains, unknown var_names, or bad data; and up front,
+        before any sampling, when the draws to store (``8 x chains x draws x items x``
+        the values per item of ``var_names`` and the log likelihood) exceed the memory
+        available (:func:`available_memory`): the message names :func:`ambppl.score`, which
+        summarizes conjugate models without per-item draws, and the options that store less.
     ImportError
         If the requested NUTS sampler is not installed.
 
@@ -234,6 +241,7 @@ def fit(
     measures = list(measures_for(n_categories - (cs is not None)))
     available = ["q", *(VARIABLES[m] for m in measures)]
     names = _check_var_names(var_names, available)
+    _check_memory(chains, draws, values.shape[0], n_categories, names, log_likelihood)
     job = _Job(
         entry=entry,
         counts=counts,
@@ -259,16 +267,49 @@ def fit(
         "method": method,
         "model": entry.name,
         "parameters": json.dumps(_jsonable({**entry.defaults, **params})),
-        "cant_solve": None if cs_label is None else str(cs_label),
         "sampler": _sampler_name(method, tree),
     }
+    if cs_label is not None:  # absent = no can't-solve category (netCDF stores no None)
+        attrs["cant_solve"] = str(cs_label)
     if conc is not None and conc.ndim == 1:  # one Dirichlet prior for all q_i: closed forms
         attrs["prior"] = [float(a) for a in conc]
     tree.attrs.update(attrs)
     tree["posterior"].attrs.update(attrs)
     if method in NUTS_METHODS:
         _check_convergence(tree, entry, method)
+    _storable_attrs(tree)
     return tree
+
+
+def _storable_attr(value: Any) -> Any:
+    """An attribute value netCDF can store: bools as 0/1, dicts and mixed lists as JSON."""
+    if isinstance(value, bool | np.bool_):
+        return int(value)
+    if isinstance(value, dict):
+        return json.dumps(_jsonable(value))
+    if isinstance(value, list | tuple):
+        kinds = {type(v) for v in value}
+        if any(v is None or isinstance(v, bool | dict | list | tuple) for v in value) or (
+            str in kinds and len(kinds) > 1
+        ):
+            return json.dumps(_jsonable(list(value)))
+    return value
+
+
+def _storable_attrs(tree: xr.DataTree) -> None:
+    """Make every attribute of the result storable with ``tree.to_netcdf(path)``.
+
+    netCDF stores strings, numbers and arrays of them; attributes set to None (e.g.
+    ``n_raters`` of a count matrix) are left out, so that ``attrs.get(name)`` still gives None.
+    """
+    for node in tree.subtree:
+        targets = [node.attrs, *(v.attrs for v in node.variables.values())]
+        for attrs in targets:
+            for key in list(attrs):
+                if attrs[key] is None:
+                    del attrs[key]
+                else:
+                    attrs[key] = _storable_attr(attrs[key])
 
 
 class _Job:
@@ -609,6 +650,41 @@ def _check_var_names(var_names: Any, available: list[str]) -> list[str]:
             f"var_names must be a non-empty selection of {available}, but got {var_names!r}"
         )
     return [n for n in available if n in names]
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new allocations (Linux ``MemAvailable``), else None."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _check_memory(
+    chains: int, draws: int, n_items: int, n_categories: int, names: list[str], loglik: bool
+) -> None:
+    """Refuse up front a fit whose stored draws cannot fit in the memory available."""
+    per_item = sum(n_categories if name == "q" else 1 for name in names) + int(loglik)
+    need = 8 * chains * draws * n_items * per_item
+    have = available_memory()
+    if have is None or need <= have:
+        return
+    gib = 2.0**30
+    raise ValueError(
+        f"fit would store {need / gib:.1f} GiB of draws ({chains} chains x {draws} draws x "
+        f"{n_items} items x {per_item} values per item: {', '.join(names)}"
+        f"{', log_likelihood' if loglik else ''}), more than the {have / gib:.1f} GiB of memory "
+        "available; for per-item summaries use ambppl.score (the command 'ambppl score'), "
+        "which stores no per-item draws, or store less: var_names=['amb'], "
+        "log_likelihood=False, fewer draws or chains"
+    )
 
 
 def usable_cpus() -> int:

@@ -60,9 +60,17 @@ from ambppl._checks import (
     check_n_proper,
     check_option,
 )
+from ambppl._higher_moments import MAX_ORDER, DirichletMoments, dirichlet_moments
+from ambppl._labels import is_dataarray, over_categories
 from ambppl.measures import MEASURES, min_proper
 
-__all__ = ["dirichlet_mean", "dirichlet_var"]
+__all__ = [
+    "MAX_ORDER",
+    "DirichletMoments",
+    "dirichlet_mean",
+    "dirichlet_moments",
+    "dirichlet_var",
+]
 
 #: Rows per block: 8192 rows x 6 categories x 8 bytes = 384 KiB; the temporaries fit in L2.
 _BLOCK_ROWS = 8192
@@ -316,24 +324,31 @@ def _evaluate(
     return out[()] if out.ndim == 0 else out
 
 
-def dirichlet_mean(alpha: Any, measure: str = "amb", *, cant_solve: int | None = -1) -> Any:
+def dirichlet_mean(
+    alpha: Any, measure: str = "amb", *, cant_solve: int | None = -1, dim: str | None = None
+) -> Any:
     r"""Exact mean of an ambiguity measure of ``q ~ Dirichlet(alpha)``.
 
     Parameters
     ----------
-    alpha : array_like
+    alpha : array_like or xarray.DataArray
         Dirichlet concentrations, categories on the last axis (any batch shape before it),
-        all finite and strictly positive.
+        all finite and strictly positive; a DataArray has them on ``dim``.
     measure : {"amb", "modified", "old", "entropy"}, default "amb"
         Which measure of ``q``: :func:`ambppl.amb`, :func:`ambppl.amb_modified`,
         :func:`ambppl.amb_old` or :func:`ambppl.normalized_entropy`.
     cant_solve : int or None, default -1
         Position of the "can't solve" category on the last axis; ``None`` if there is none.
+    dim : str, optional
+        For a DataArray: the dimension holding the categories (default ``"category"`` if
+        present, else the last).
 
     Returns
     -------
-    numpy.ndarray or numpy.float64
+    numpy.ndarray, numpy.float64 or xarray.DataArray
         ``E[measure(q)]`` with shape ``alpha.shape[:-1]`` (a scalar for a single vector).
+        A DataArray gives a DataArray without ``dim``, its other coordinates (``item``)
+        kept, lazy where ``alpha`` is dask-backed (one task per chunk of items).
 
     Raises
     ------
@@ -376,27 +391,41 @@ def dirichlet_mean(alpha: Any, measure: str = "amb", *, cant_solve: int | None =
     >>> round(float(ambppl.dirichlet_mean([11.0, 2.0, 2.0], "entropy")), 2)
     0.64
     """
+    if is_dataarray(alpha):
+        return over_categories(
+            lambda a: _evaluate(a, measure, cant_solve, _MEANS, "mean"),
+            alpha,
+            dim=dim,
+            name=f"{measure}_mean",
+            where="dirichlet_mean",
+        )
     return _evaluate(alpha, measure, cant_solve, _MEANS, "mean")
 
 
-def dirichlet_var(alpha: Any, measure: str = "amb", *, cant_solve: int | None = -1) -> Any:
+def dirichlet_var(
+    alpha: Any, measure: str = "amb", *, cant_solve: int | None = -1, dim: str | None = None
+) -> Any:
     r"""Exact variance of an ambiguity measure of ``q ~ Dirichlet(alpha)``.
 
     Parameters
     ----------
-    alpha : array_like
+    alpha : array_like or xarray.DataArray
         Dirichlet concentrations, categories on the last axis (any batch shape before it),
-        all finite and strictly positive.
+        all finite and strictly positive; a DataArray has them on ``dim``.
     measure : {"amb", "modified"}, default "amb"
         Which measure of ``q``. "old" and "entropy" are valid measure names but have no
         closed-form variance here: they raise :class:`NotImplementedError`.
     cant_solve : int or None, default -1
         Position of the "can't solve" category on the last axis; ``None`` if there is none.
+    dim : str, optional
+        For a DataArray: the dimension holding the categories (default ``"category"`` if
+        present, else the last).
 
     Returns
     -------
-    numpy.ndarray or numpy.float64
-        ``Var[measure(q)] >= 0`` with shape ``alpha.shape[:-1]``.
+    numpy.ndarray, numpy.float64 or xarray.DataArray
+        ``Var[measure(q)] >= 0`` with shape ``alpha.shape[:-1]``; a DataArray as in
+        :func:`dirichlet_mean` (labelled, lazy where ``alpha`` is dask-backed).
 
     Raises
     ------
@@ -442,4 +471,12 @@ def dirichlet_var(alpha: Any, measure: str = "amb", *, cant_solve: int | None = 
     >>> float(ambppl.dirichlet_var([1e7, 1.0, 1.0]))  # ERRATA 5's hard case, exact to 1e-15
     4.999993400005339e-14
     """
+    if is_dataarray(alpha):
+        return over_categories(
+            lambda a: _evaluate(a, measure, cant_solve, _VARIANCES, "var"),
+            alpha,
+            dim=dim,
+            name=f"{measure}_var",
+            where="dirichlet_var",
+        )
     return _evaluate(alpha, measure, cant_solve, _VARIANCES, "var")

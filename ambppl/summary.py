@@ -39,6 +39,8 @@ COLUMNS = (
     "hdi_lower",
     "hdi_upper",
     "p_above",
+    "measure",
+    "threshold",
 )
 
 _SAMPLE_DIMS = ("chain", "draw")
@@ -93,9 +95,11 @@ def summarize(
         counts alone; NaN for items without answers and where an estimator does not cover
         the measure), ``mean``, ``sd`` (posterior, from the draws), ``exact_mean``,
         ``exact_sd`` (closed forms under the Dirichlet posterior), ``hdi_lower``,
-        ``hdi_upper``, ``p_above`` and, when MCMC made the draws, ``ess_bulk`` and
-        ``r_hat``. ``df.attrs`` holds ``measure``, ``threshold``, ``hdi_prob``, ``method``,
-        ``model``.
+        ``hdi_upper``, ``p_above``, ``measure`` and ``threshold`` (the same on every row:
+        what ``p_above`` is the probability of, so that :func:`select` still reads it after
+        ``merge``, ``concat`` or a CSV round trip, which drop ``attrs``) and, when MCMC made
+        the draws, ``ess_bulk`` and ``r_hat``. ``n_answers`` holds integers (int64).
+        ``df.attrs`` holds ``measure``, ``threshold``, ``hdi_prob``, ``method``, ``model``.
 
     Raises
     ------
@@ -163,7 +167,7 @@ def summarize(
     n = values.sum(axis=1)
 
     columns: dict[str, Any] = {}
-    columns["n_answers"] = n.astype(np.float64)
+    columns["n_answers"] = n.astype(np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = values[:, cs] / n if cs is not None else np.zeros(len(n))
     columns["cs_share"] = np.where(n > 0, share, np.nan)
@@ -175,6 +179,8 @@ def summarize(
     columns["hdi_lower"] = hdi.sel(ci_bound="lower").values
     columns["hdi_upper"] = hdi.sel(ci_bound="upper").values
     columns["p_above"] = (draws > threshold).mean(_SAMPLE_DIMS).values
+    columns["measure"] = np.full(len(n), measure, dtype=object)
+    columns["threshold"] = np.full(len(n), threshold, dtype=np.float64)
     if method not in INDEPENDENT_METHODS:
         columns["ess_bulk"] = az.ess(draws, method="bulk").values
         columns["r_hat"] = az.rhat(draws).values
@@ -474,7 +480,9 @@ def select(table: pd.DataFrame, rule: str) -> pd.DataFrame:
     rule : str
         ``clause`` or ``clause and clause ...``, each clause either
         ``"P(<measure> <op> <threshold>) <op> <prob>"`` (uses the ``p_above`` column; the
-        measure and threshold must be those the table was made with) or
+        measure and threshold must be those the table was made with, read from its
+        ``measure`` and ``threshold`` columns, or from ``table.attrs`` where those columns
+        are absent) or
         ``"<column> <op> <number>"``; ``op`` is one of ``>``, ``>=``, ``<``, ``<=``.
 
     Returns
@@ -486,7 +494,8 @@ def select(table: pd.DataFrame, rule: str) -> pd.DataFrame:
     ------
     ValueError
         If the rule does not follow the grammar (the message gives it), names an unknown
-        column, or asks for a measure/threshold the table was not summarized with.
+        column, or asks for a measure/threshold the table was not summarized with (or the
+        table does not say which, or mixes several).
     TypeError
         If ``rule`` is not a string or ``table`` not a DataFrame.
 
@@ -531,12 +540,22 @@ def _clause_mask(table: pd.DataFrame, clause: str, rule: str) -> np.ndarray:
             )
         measure = _measure_name(m["measure"])
         t = float(m["t"])
-        have_m, have_t = table.attrs.get("measure"), table.attrs.get("threshold")
-        if measure != have_m or have_t is None or not np.isclose(t, have_t):
+        held = _p_above_of(table)
+        fix = f"summarize with measure={measure!r}, threshold={t}"
+        if not held:
+            raise ValueError(
+                f"rule {rule!r} uses P(...), but the table does not say which measure and "
+                "threshold its p_above is for (no measure and threshold columns, nor attrs); "
+                f"{fix}, or select on the column: 'p_above {m['op']} {m['p']}'"
+            )
+        if any(measure != have_m or not np.isclose(t, have_t) for have_m, have_t in held):
+            holds = ", ".join(f"P({have_m} > {have_t:g})" for have_m, have_t in held)
+            mixed = ""
+            if len(held) > 1:
+                mixed = " (rows of several summaries: select each part on its own)"
             raise ValueError(
                 f"rule {rule!r} asks for P({m['measure']} {m['inner']} {m['t']}), but the "
-                f"table holds P({have_m} > {have_t}); summarize with "
-                f"measure={measure!r}, threshold={t}"
+                f"table holds {holds}{mixed}; {fix}"
             )
         p = table["p_above"].to_numpy()
         if m["inner"] in ("<", "<="):
@@ -547,6 +566,21 @@ def _clause_mask(table: pd.DataFrame, clause: str, rule: str) -> np.ndarray:
         column = _check_column(table, m["column"], "the column in rule")
         return np.asarray(_compare(table[column].to_numpy(), m["op"], float(m["value"])))
     raise ValueError(f"rule must follow the grammar {_GRAMMAR}, but got {rule!r}")
+
+
+def _p_above_of(table: pd.DataFrame) -> list[tuple[str, float]]:
+    """The (measure, threshold) pairs the table's ``p_above`` is for: from its ``measure`` and
+    ``threshold`` columns (which survive merge, concat and files), else from ``attrs``."""
+    if {"measure", "threshold"} <= set(table.columns):
+        pairs = table[["measure", "threshold"]].drop_duplicates().dropna()
+        return [
+            (_measure_name(str(measure)), float(threshold))
+            for measure, threshold in pairs.itertuples(index=False)
+        ]
+    have_m, have_t = table.attrs.get("measure"), table.attrs.get("threshold")
+    if have_m is None or have_t is None:
+        return []
+    return [(_measure_name(have_m), float(have_t))]
 
 
 def stratify(

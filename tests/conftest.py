@@ -7,6 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import Phase, settings
+
+# benchmarks/mutation.py runs pytest with --hypothesis-profile=mutation: a property test that
+# fails on a mutant stops at its first counterexample instead of shrinking it (the verdict is
+# the same; shrinking took minutes per mutant).
+settings.register_profile("mutation", phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -10,15 +10,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import xarray as xr
 from conftest import REPORT_SECTIONS, write_long_model
 
 import ambppl.cli as cli
 from ambppl.cli import main
+from ambppl.scoring import SCORE_COLUMNS
 from ambppl.summary import COLUMNS
 
-#: Columns of the table that ``ambppl score`` writes: summarize's columns (pinned in
-#: tests/test_summary.py) plus the rank.
-SUMMARY_COLUMNS = [*COLUMNS, "rank"]
+#: Columns of the table that ``ambppl score`` writes for a conjugate model: score's columns
+#: (summarize's, pinned in tests/test_summary.py, with their MCSE; tests/test_scoring.py)
+#: plus the rank.
+SUMMARY_COLUMNS = [*SCORE_COLUMNS, "rank"]
 
 #: Small fit settings: the exact sampler with few draws keeps every CLI call well under 1 s.
 FAST = ["--draws", "200", "--chains", "2", "--seed", "7", "-q"]
@@ -118,13 +121,16 @@ def test_registry_adds_a_subcommand(
 
 
 def _library_table(path: Path, **kwargs) -> pd.DataFrame:
-    """What ``ambppl score`` should produce, computed with the library directly."""
-    from ambppl.fit import fit
-    from ambppl.summary import rank, summarize
+    """What ``ambppl score`` should produce, computed with the library directly: a conjugate
+    model is scored from its distinct count vectors (``ambppl.score``), ranked."""
+    from ambppl.scoring import score
+    from ambppl.summary import rank
 
-    summary_kwargs = {k: kwargs.pop(k) for k in ("hdi_prob", "threshold") if k in kwargs}
-    result = fit(path, cant_solve="skip", draws=200, chains=2, random_seed=7, **kwargs)
-    return rank(summarize(result, **summary_kwargs))
+    return rank(score(path, cant_solve="skip", random_seed=7, **kwargs))
+
+
+def _score_numbers(table: pd.DataFrame) -> np.ndarray:
+    return table.drop(columns="measure").to_numpy(float)
 
 
 def test_score_csv_equals_library(answers_csv: Path, tmp_path: Path) -> None:
@@ -137,7 +143,7 @@ def test_score_csv_equals_library(answers_csv: Path, tmp_path: Path) -> None:
     assert list(table.columns) == SUMMARY_COLUMNS
     assert list(table.index) == list(expected.index)
     # the CSV round trip keeps 15+ significant digits
-    np.testing.assert_allclose(table.to_numpy(float), expected.to_numpy(float), rtol=1e-12)
+    np.testing.assert_allclose(_score_numbers(table), _score_numbers(expected), rtol=1e-12)
     assert table["mean"].is_monotonic_decreasing
 
 
@@ -149,7 +155,7 @@ def test_score_parquet_and_tsv(answers_csv: Path, tmp_path: Path) -> None:
     tsv = pd.read_csv(tmp_path / "s.tsv", sep="\t", index_col="item")
     assert parquet.index.name == "item"
     assert list(parquet.columns) == SUMMARY_COLUMNS
-    np.testing.assert_allclose(parquet.to_numpy(float), tsv.to_numpy(float), rtol=1e-12)
+    np.testing.assert_allclose(_score_numbers(parquet), _score_numbers(tsv), rtol=1e-12)
 
 
 def test_score_reads_tsv_and_parquet_input(answers_csv: Path, tmp_path: Path) -> None:
@@ -211,7 +217,7 @@ def test_progress_goes_to_stderr(answers_csv: Path, capsys: pytest.CaptureFixtur
     argv = ["score", str(answers_csv), "--cant-solve", "skip", "-o", "-", "--draws", "50"]
     assert main(argv) == 0
     captured = capsys.readouterr()
-    assert "ambppl: reading" in captured.err and "ambppl: fitting" in captured.err
+    assert "ambppl: reading" in captured.err and "ambppl: scoring" in captured.err
     assert "ambppl:" not in captured.out
 
 
@@ -274,31 +280,31 @@ def test_score_hierarchical_on_the_example(
 
 
 @pytest.fixture
-def fit_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
-    """Record the keyword arguments of every ambppl.fit call the command makes."""
-    import importlib
+def score_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """Record the model and keyword arguments of every ambppl.score call the command makes
+    (``ambppl score`` of a conjugate model: no per-item draws)."""
+    import ambppl.scoring
 
-    module = importlib.import_module("ambppl.fit")  # the module (ambppl.fit is the function)
     calls: list[dict] = []
-    real = module.fit
+    real = ambppl.scoring.score
 
-    def spy(data, **kwargs):
-        calls.append(kwargs)
-        return real(data, **kwargs)
+    def spy(data, model, **kwargs):
+        calls.append({"model": model, **kwargs})
+        return real(data, model, **kwargs)
 
-    monkeypatch.setattr(module, "fit", spy)
+    monkeypatch.setattr(ambppl.scoring, "score", spy)
     return calls
 
 
 def test_param_reaches_the_model(
-    tmp_path: Path, fit_calls: list[dict], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, score_calls: list[dict], capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "s.csv"
     argv = ["score", str(EXAMPLE), "--cant-solve", "I can't tell", "-o", str(out), *FAST]
     argv += ["--model", "hierarchical_dirichlet", "--method", "empirical_bayes"]
     argv += ["--param", "kappa_sd=1", "--param", "mu_prior=1,1,1,1,2.5"]
     assert main(argv) == 0
-    (call,) = fit_calls
+    (call,) = score_calls
     assert call["model"] == "hierarchical_dirichlet" and call["method"] == "empirical_bayes"
     assert call["kappa_sd"] == 1.0 and call["mu_prior"] == [1.0, 1.0, 1.0, 1.0, 2.5]
     assert "prior" not in call
@@ -317,12 +323,12 @@ def test_param_reaches_the_model(
     ],
 )
 def test_default_method_and_prior(
-    answers_csv: Path, fit_calls: list[dict], extra: list[str], expected: dict
+    answers_csv: Path, score_calls: list[dict], extra: list[str], expected: dict
 ) -> None:
     """The default method is the model's first; --prior and --param prior= set its prior."""
     argv = ["score", str(answers_csv), "--cant-solve", "skip", "-o", "-", *FAST, *extra]
     assert main(argv) == 0
-    (call,) = fit_calls
+    (call,) = score_calls
     assert call["model"] == "dirichlet_categorical"
     assert {k: call[k] for k in ("method", "prior") if k in call} == expected
 
@@ -518,11 +524,11 @@ def test_interrupted_write_keeps_old_file(
     out = tmp_path / "s.csv"
     out.write_text("old")
 
-    def half_write(self, path, *args, **kwargs):
+    def half_write(table, path, *args, **kwargs):
         Path(path).write_text("half a tab")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pd.DataFrame, "to_csv", half_write)
+    monkeypatch.setattr(cli, "write_text_table", half_write)
     argv = ["score", str(answers_csv), "--cant-solve", "skip", "-o", str(out), "--force", *FAST]
     assert main(argv) == 130
     assert "interrupted" in capsys.readouterr().err
@@ -911,3 +917,72 @@ def test_long_model_refuses_counts(
     np.save(path, np.array([[3, 1], [2, 2]]))
     assert main(["score", str(path), "--model", "answers_model", *FAST]) == 2
     assert "holds counts" in _error_line(capsys)
+
+
+# ------------------------------------------------------------------------------------------
+# score at scale: counts in zarr or Parquet read and written chunk by chunk with dask
+
+
+def _count_files(tmp_path: Path) -> tuple[np.ndarray, Path, Path]:
+    rng = np.random.default_rng(17)
+    values = rng.multinomial(6, rng.dirichlet([1.0, 1.0, 0.5], size=500)).astype(np.uint8)
+    frame = pd.DataFrame(values, columns=["cat", "dog", "skip"])
+    frame.to_parquet(tmp_path / "c.parquet")
+    counts = xr.DataArray(
+        values,
+        dims=("item", "category"),
+        coords={"item": np.arange(500), "category": ["cat", "dog", "skip"]},
+        attrs={"cant_solve": "skip"},
+        name="counts",
+    )
+    counts.chunk({"item": 200}).to_zarr(tmp_path / "c.zarr", consolidated=False)
+    return values, tmp_path / "c.parquet", tmp_path / "c.zarr"
+
+
+def test_score_streams_parquet_and_zarr_counts(tmp_path: Path, capsys) -> None:
+    import ambppl
+
+    values, parquet, zarr_store = _count_files(tmp_path)
+    expected = ambppl.score(values, categories=["cat", "dog", "skip"], cant_solve="skip",
+                            random_seed=3)
+    out = tmp_path / "s.parquet"
+    argv = ["score", str(parquet), "--cant-solve", "skip", "--chunk-items", "150", "--seed", "3"]
+    assert main([*argv, "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "in chunks of 150 items" in err and "500 items" in err
+    assert out.is_dir() and len(list(out.glob("*.parquet"))) == 4  # a dataset, part by part
+    table = pd.read_parquet(out)
+    assert list(table.columns) == list(SCORE_COLUMNS)  # the items' order, no rank column
+    np.testing.assert_array_equal(table.index, np.arange(500))
+    np.testing.assert_array_equal(_score_numbers(table), _score_numbers(expected))
+    # again: an existing dataset needs --force, which replaces it
+    assert main([*argv, "-o", str(out), "-q"]) == 2
+    assert "exists already" in capsys.readouterr().err
+    assert main([*argv, "-o", str(out), "-q", "--force"]) == 0
+    # zarr (can't-solve label from the store's attrs) to one CSV file
+    csv = tmp_path / "z.csv"
+    assert main(["score", str(zarr_store), "--seed", "3", "-q", "-o", str(csv)]) == 0
+    from_zarr = pd.read_csv(csv, index_col="item")
+    np.testing.assert_allclose(_score_numbers(from_zarr), _score_numbers(expected), rtol=1e-12)
+    # on screen: collected and ranked
+    assert main(["score", str(zarr_store), "--seed", "3", "-q"]) == 0
+    assert "rank" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_score_on_a_dask_scheduler(tmp_path: Path, capsys) -> None:
+    distributed = pytest.importorskip("distributed")
+    _, parquet, _ = _count_files(tmp_path)
+    argv = ["score", str(parquet), "--cant-solve", "skip", "--chunk-items", "150", "--seed", "3"]
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        assert main([*argv, "--scheduler", cluster.scheduler_address, "-o",
+                     str(tmp_path / "d.csv")]) == 0
+    assert "connecting to the dask scheduler" in capsys.readouterr().err
+    assert main([*argv, "--scheduler", "synchronous", "-q", "-o", str(tmp_path / "s.csv")]) == 0
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "d.csv"), pd.read_csv(tmp_path / "s.csv")
+    )
+    assert main([*argv, "--scheduler", "tcp://127.0.0.1:9", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "--scheduler: cannot reach a dask scheduler" in err and "Traceback" not in err

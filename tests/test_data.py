@@ -227,6 +227,9 @@ def test_count_frame_with_item_column_and_column_order_kept():
     assert counts["item"].values.tolist() == ["x", "y"]
     assert counts["category"].values.tolist() == ["b", "a", "cs"]  # column order, cs last
     assert counts.values.tolist() == [[1, 3, 0], [0, 1, 2]]
+    assert counts.dtype == np.int64
+    # labels are kept as Python objects (any hashable label), not fixed-width numpy strings
+    assert counts["category"].dtype == object
 
 
 def test_xarray_transposed_and_npy_file(tmp_path):
@@ -400,7 +403,11 @@ def test_single_category():
 def test_garbage_parquet(tmp_path):
     path = tmp_path / "bad.parquet"
     path.write_bytes(b"\x00\x01garbage bytes, not parquet\xff" * 10)
-    with pytest.raises(ValueError, match=r"could not read 'bad.parquet' as PARQUET .*Parquet file"):
+    with pytest.raises(
+        ValueError,
+        match=r"could not read 'bad.parquet' as PARQUET .*; check that it is a Parquet file "
+        r"\(or pass format='csv' for text\)$",
+    ):
         read_annotations(path)
 
 
@@ -409,6 +416,15 @@ def test_ragged_csv(tmp_path):
     path.write_text("task,worker,label\n1,a,x\n1,b,y,extra,fields\n")
     with pytest.raises(ValueError, match=r"could not read 'ragged.csv' as CSV.*same number of"):
         read_annotations(path)
+    # the reader's own first line is quoted (pandas' tokenizer: 5 fields where 3 are expected)
+    with pytest.raises(ValueError, match=r"as CSV \(Error tokenizing data\. C error: Expected 3 "
+                       r"fields in line 3, saw 5\); check"):
+        read_annotations(path)
+    tsv = tmp_path / "ragged.tsv"
+    tsv.write_text("task\tworker\tlabel\n1\ta\tx\n1\tb\ty\textra\tfields\n")
+    with pytest.raises(ValueError, match=r"as TSV \(.*saw 5\); check that every row has the "
+                       r"same number of tab-separated fields$"):
+        read_annotations(tsv)
 
 
 def test_undecodable_csv(tmp_path):
@@ -431,6 +447,10 @@ def test_unknown_suffix_and_format(tmp_path, long_df):
     path.write_text("x")
     with pytest.raises(ValueError, match=r"format cannot be told from the file suffix '.xlsx'"):
         read_annotations(path)
+    bare = tmp_path / "data"  # no suffix at all
+    bare.write_text("x")
+    with pytest.raises(ValueError, match=r"format cannot be told from the file suffix '\(none\)'"):
+        read_annotations(bare)
     with pytest.raises(ValueError, match=r"format must be one of 'long', .*but got 'excel'"):
         read_annotations(path, format="excel")
     with pytest.raises(ValueError, match=r"format must be one of .*but got 'wide\+long'"):
@@ -538,3 +558,21 @@ def test_shared_cifar10h_counts(shared_data):
     totals = counts.sum("category").values
     assert totals.min() == 47 and totals.max() == 63  # README: 47-63 labels per image
     np.testing.assert_array_equal(counts.values, np.load(path))
+
+
+
+def test_read_long_of_a_wide_table_and_its_attrs(long_df):
+    """read_long on the wide form of a table gives the same canonical rows as on the long form
+    (reference: the long table itself, one answer per item-rater pair), and attrs say which
+    layout was read; n_raters counts distinct rater ids, a missing id not among them."""
+    single = long_df.drop_duplicates(["task", "worker"])
+    wide = single.pivot(index="task", columns="worker", values="label").loc[[7, 3, 5]]
+    from_wide = read_long(wide, format="wide", cant_solve="?")
+    assert from_wide.attrs["format"] == "wide"
+    assert read_long(long_df, cant_solve="?").attrs["format"] == "long"
+    kept = single[single["label"].notna()]
+    pairs = sorted(zip(kept["task"], kept["worker"], kept["label"], strict=True))
+    got = sorted(zip(from_wide["item"], from_wide["rater"], from_wide["label"], strict=True))
+    assert got == pairs
+    no_id = long_df.assign(worker=["a", "a", "b", "a", None, "c", "b", "c", "c"])
+    assert read_long(no_id, cant_solve="?").attrs["n_raters"] == 3  # a, b, c

@@ -290,7 +290,8 @@ def test_bad_options():
     for measure in ("old", "entropy"):
         with pytest.raises(
             NotImplementedError,
-            match=rf"defined for measure .amb. and .modified. only, not .{measure}.",
+            match=rf"defined for measure .amb. and .modified. only, not .{measure}. \(no "
+            r"unbiased U-statistic form is known\); use 'plugin' or 'posterior_mean'$",
         ):
             estimate([1, 2, 3], "less_biased", measure)
     with pytest.raises(ValueError, match=r"cant_solve must be a position in \[-3, 2\]"):
@@ -309,6 +310,11 @@ def test_bad_options():
         ValueError, match=r"prior must contain finite, strictly positive concentrations"
     ):
         estimate([1, 2, 3], "posterior_mean", prior=[1.0, 0.0, 1.0])
+    # a small prior is quoted in the message, a large one (more than 8 entries) is not
+    with pytest.raises(ValueError, match=r"concentrations, but got \[1\.0, 0\.0, 1\.0\]$"):
+        estimate([1, 2, 3], "posterior_mean", prior=[1.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match=r"strictly positive concentrations$"):
+        estimate(np.ones((3, 3)), "posterior_mean", prior=np.zeros((3, 3)))
 
 
 def test_bad_bias_arguments():
@@ -319,6 +325,9 @@ def test_bad_bias_arguments():
             func([0.5, 0.5, 0.0], 0)
         with pytest.raises(ValueError, match=r"n must be whole numbers >= 1 .* but got \[2\.5\]"):
             func([0.5, 0.5, 0.0], 2.5)
+        # only the bad sizes are quoted: 1 is a valid n (the least one)
+        with pytest.raises(ValueError, match=r"but got \[0\.5\]$"):
+            func([0.5, 0.5, 0.0], [1, 0.5])
         with pytest.raises(ValueError, match=r"q must sum to 1"):
             func([0.5, 0.6, 0.0], 3)
         with pytest.raises(ValueError, match=r"q must be non-negative"):
@@ -331,3 +340,68 @@ def test_bad_bias_arguments():
             func([0.5, 0.5, 0.0], 3, measure="old")
         with pytest.raises(ValueError, match=r"needs at least 2 proper categories"):
             func([0.5, 0.5], 3, measure="modified")
+
+
+def test_bias_functions_return_a_scalar_for_one_q_and_n():
+    """One q and one n give a numpy scalar (not a 0-d array); a batch gives an array.
+    Reference: the bias of the plug-in at n = 1 is -amb(q) (one answer never disagrees with
+    itself: amb(one-hot) = 0 unless it is can't-solve), enumerated by hand for q = (.5, .5, 0)."""
+    q = [0.5, 0.5, 0.0]
+    for func in (expected_plugin, plugin_bias, less_biased_bias):
+        one = func(q, 3)
+        assert np.ndim(one) == 0 and not isinstance(one, np.ndarray), func.__name__
+        batch = func(q, [2, 3])
+        assert isinstance(batch, np.ndarray) and batch.shape == (2,)
+    assert float(plugin_bias(q, 1)) == pytest.approx(-0.5, abs=1e-15)
+
+
+# ------------------------------------------------------------------------------------------
+# labelled and lazy inputs: a DataArray keeps its item coordinates, dask stays lazy
+
+
+@pytest.mark.parametrize("method", ["plugin", "less_biased", "posterior_mean"])
+def test_dataarray_keeps_labels_and_dask_stays_lazy(method):
+    import dask.array
+    import xarray as xr
+
+    rng = np.random.default_rng(5)
+    counts = rng.multinomial(12, [0.5, 0.3, 0.2], size=9)
+    labelled = xr.DataArray(
+        counts,
+        dims=("item", "category"),
+        coords={"item": np.arange(100, 109), "category": ["x", "y", "cs"]},
+    )
+    eager = ambppl.estimate(labelled, method)
+    assert eager.dims == ("item",) and eager["item"].values.tolist() == list(range(100, 109))
+    np.testing.assert_array_equal(eager.values, ambppl.estimate(counts, method))
+    lazy = ambppl.estimate(labelled.chunk({"item": 4}), method)
+    assert isinstance(lazy.data, dask.array.Array)
+    np.testing.assert_array_equal(lazy.compute().values, eager.values)
+    with pytest.raises(ValueError, match="method"):  # argument errors even before computing
+        ambppl.estimate(labelled.chunk({"item": 4}), "mle")
+    bad = labelled.copy(data=np.where(np.arange(9)[:, None] == 8, -1, counts))
+    with pytest.raises(ValueError, match="counts"):  # bad counts raise when computed
+        ambppl.estimate(bad.chunk({"item": 4}), method).compute()
+
+
+def test_cant_solve_anywhere():
+    """The can't-solve column may sit anywhere: README's counts with it first give README's
+    values (reference: the hand-computed [2/3, 0, 1/2] and [19/27, 0, 1] of the README's
+    example, paper eq. plugin_estimator and ERRATA 8)."""
+    last = np.array([[5, 5, 5], [5, 0, 0], [1, 1, 0]])
+    for idx in (0, 1):
+        counts = np.roll(last, idx + 1, axis=1)  # can't-solve moved to position idx
+        assert counts[0, idx] == 5 and counts[2, idx] == 0
+        np.testing.assert_allclose(estimate(counts, cant_solve=idx), [2 / 3, 0, 1 / 2])
+        np.testing.assert_allclose(
+            estimate(counts, "less_biased", cant_solve=idx), [19 / 27, 0, 1], atol=1e-15
+        )
+
+
+def test_less_biased_with_counts_beyond_int64_products():
+    """Counts of 4e9 answers: n_j n_k = 1.6e19 overflows int64, the estimator must not.
+    Reference: for counts (n, n, 0), ERRATA 8 gives 1 - 2 n (n - 1) / (2n (2n - 1)) =
+    n / (2n - 1)."""
+    n = 4_000_000_000
+    got = estimate(np.array([[n, n, 0]]), "less_biased")
+    np.testing.assert_allclose(got, [n / (2 * n - 1)], rtol=1e-12)

@@ -154,27 +154,67 @@ def test_jeffreys_amb_symmetric_and_modified_closed_form():
     assert mod.pdf(1.0) == np.inf
 
 
+def _end_rate(alpha, measure, end):
+    """(e, log) with p(a) ~ K eps**e (log: ~ K log(1/eps)) as eps = |a - end| -> 0.
+
+    Derivation (C = 2): with V = 1 - q_cs ~ Beta(a1 + a2, a_cs) independent of
+    pi = q_+ / V ~ Beta(a1, a2) and D = |2 pi - 1|, 1 - amb = V (1 + D^2) / 2,
+    1 - modified = V D^2 and 1 - old = V D. At a -> 0 all three need V -> 1 and D -> 1:
+    1 - V and 1 - D have densities ~ s**(a_cs - 1) and ~ t**(min(a1, a2) - 1), and their sum
+    (what the measure is to first order) one ~ eps**(a_cs + min(a1, a2) - 1). At a -> 1
+    (b = a1 + a2): amb needs V -> 0 only (eps**(b - 1), ERRATA 4); modified needs V D^2 -> 0,
+    a product of densities ~ v**(b - 1) and ~ w**(-1/2) (D has a finite density at 0), so
+    eps**(min(b, 1/2) - 1); old needs V D -> 0: eps**(min(b, 1) - 1), and at b = 1 the product
+    of two densities finite at 0 grows like f_V(0) f_D(0) log(1/eps).
+    """
+    a1, a2, acs = alpha
+    b = a1 + a2
+    if end == 0.0:
+        return acs + min(a1, a2) - 1.0, False
+    if measure == "amb":
+        return b - 1.0, False
+    if measure == "modified":
+        return min(b, 0.5) - 1.0, b == 0.5
+    return min(b, 1.0) - 1.0, b == 1.0
+
+
 @pytest.mark.parametrize("measure", ["amb", "modified", "old"])
 @pytest.mark.parametrize(
     "alpha",
     [(6.0, 6.0, 6.0), (2.0, 3.0, 0.5), (0.5, 0.5, 0.5), (0.5, 0.5, 0.2), (0.3, 0.4, 2.0)],
 )
 def test_pdf_at_the_ends_is_the_limit(alpha, measure):
-    """pdf(0) and pdf(1) are the one-sided limits (0, inf or the closed-form value).
+    """pdf(0) and pdf(1) are the one-sided limits, and the density approaches them at the
+    rate derived in ``_end_rate`` (reference: that derivation, independent of the quadrature).
 
-    Reference: the interior density at 1e-12 from the ends, where the limit is finite and
-    nonzero (the approach is at least as fast as eps**0.5 for these alphas; with
-    alpha_1 + alpha_2 = 1.3, say, it is only eps**0.3).
+    eps**e with e > 0: limit 0; e < 0: limit inf, and the local slope d log p / d log eps
+    between eps = 1e-10 and 1e-12 is e (the next term of the expansion is a power of eps
+    higher by |a1 - a2| >= 0.1 at worst here, so the slope is within 0.01 of e and closer
+    than between 1e-8 and 1e-10); e = 0: the finite limit equals the density at 1e-12 from
+    the end. The log case (old at b = 1) grows by K log(100) per factor 100 in eps with
+    K = f_V(0) f_D(0) = a_cs * 2 / B(a1, a2) (f_D(0) = f_pi(1/2) = 2**(2 - b) / B(a1, a2)).
     """
     post = ambiguity_posterior(alpha, measure)
-    for end, inner in ((0.0, 1e-12), (1.0, 1.0 - 1e-12)):
-        lim, near = float(post.pdf(end)), float(post.pdf(inner))
-        if lim == 0.0:
-            assert near < 1e-3
-        elif lim == np.inf:
-            assert near > 1e3 or measure == "modified" or alpha[2] <= 0.5
+    eps = np.array([1e-8, 1e-10, 1e-12])
+    for end in (0.0, 1.0):
+        x = eps if end == 0.0 else 1.0 - eps
+        dist = np.abs(x - end)  # exact (Sterbenz): the eps the float point really has
+        lim, p = float(post.pdf(end)), post.pdf(x)
+        e, log = _end_rate(alpha, measure, end)
+        if log:
+            assert lim == np.inf
+            k = alpha[2] * 2.0 / math.exp(math.lgamma(alpha[0]) + math.lgamma(alpha[1])
+                                          - math.lgamma(alpha[0] + alpha[1]))
+            growth = np.diff(p) / np.diff(np.log(1.0 / dist))
+            np.testing.assert_allclose(growth, k, rtol=1e-3)
+        elif e == 0.0:
+            assert 0.0 < lim < np.inf
+            assert lim == pytest.approx(float(p[-1]), rel=1e-5)
         else:
-            assert lim == pytest.approx(near, rel=1e-5)
+            assert lim == (0.0 if e > 0 else np.inf), (end, e, lim)
+            slope = np.diff(np.log(p)) / np.diff(np.log(dist))
+            assert abs(slope[-1] - e) < 0.01, (end, e, slope)
+            assert abs(slope[-1] - e) <= abs(slope[0] - e) + 1e-9, (end, e, slope)
 
 
 def test_asymptotics_errata_4():
@@ -247,8 +287,11 @@ def test_hdi(alpha, measure):
 @pytest.mark.parametrize("measure", ["amb", "modified", "old"])
 @pytest.mark.parametrize("alpha", [(6.0, 6.0, 6.0), (6.0, 1.0, 1.0), (0.3, 2.7, 0.45)])
 def test_moments_agree_with_the_distribution(alpha, measure):
-    """mean/var equal dirichlet_mean/dirichlet_var (and, for "old", the closed form in
-    exact.py) and the moments of the density: E A = int sf, E A^2 = 2 int a sf(a) da."""
+    """mean, var and std (closed forms: dirichlet_mean/dirichlet_var, _old_moments) equal the
+    moments of the distribution: E A = int sf, E A^2 = 2 int a sf(a) da (reference: tanh-sinh
+    integrals of the CDF route, which shares no formula with the moments). The old
+    comparisons with dirichlet_mean/dirichlet_var themselves were dropped: for "exact"
+    mean() and var() are those functions, so they compared a function with itself."""
     post = ambiguity_posterior(alpha, measure)
     m1 = _integral(post.sf, 0.0, 0.5) + _integral(post.sf, 0.5, 1.0)
 
@@ -258,12 +301,13 @@ def test_moments_agree_with_the_distribution(alpha, measure):
     m2 = _integral(second, 0.0, 0.5) + _integral(second, 0.5, 1.0)
     assert float(post.mean()) == pytest.approx(m1, rel=1e-10)
     assert float(post.var()) == pytest.approx(m2 - m1 * m1, rel=1e-8)
-    assert float(post.mean()) == pytest.approx(float(dirichlet_mean(alpha, measure)), rel=1e-12)
-    if measure == "old":
-        assert float(post.var()) == float(_old_moments(np.asarray(alpha))[1])
-    else:
-        assert float(post.var()) == pytest.approx(float(dirichlet_var(alpha, measure)), rel=1e-12)
-    assert float(post.std()) == pytest.approx(math.sqrt(float(post.var())))
+    assert float(post.std()) == pytest.approx(math.sqrt(m2 - m1 * m1), rel=1e-8)
+    # the median holds half the mass of the density (reference: tanh-sinh integral of the pdf
+    # route, split at 1/2 where the amb density may diverge; median() inverts the CDF route)
+    med = float(post.median())
+    cuts = [0.0, *([0.5] if med > 0.5 else []), med]
+    mass = sum(_integral(post.pdf, lo, hi) for lo, hi in itertools.pairwise(cuts))
+    assert mass == pytest.approx(0.5, abs=1e-9)
 
 
 def test_old_moments_match_dirichlet_mean():
@@ -306,6 +350,67 @@ def test_rvs_exact_and_seeded():
     assert np.all((draws >= 0) & (draws <= 1))
 
 
+def test_rvs_shapes_and_the_dirichlet_branch():
+    """rvs for one alpha and a tuple size; with more than two proper categories (a batch of
+    three alphas, so that no axis but the last can pass for the category axis) the draws'
+    means agree with the closed forms within 5 standard errors (reference: dirichlet_mean,
+    which shares no code with the draws)."""
+    one = ambiguity_posterior([6.0, 1.0, 1.0], "old")
+    assert one.rvs(random_state=1).shape == ()
+    assert one.rvs((4, 5), random_state=1).shape == (4, 5)
+    alpha = np.array(
+        [[3.0, 2.0, 1.0, 0.5, 1.5], [1.0, 1.0, 1.0, 1.0, 1.0], [9.0, 1.0, 2.0, 1.0, 4.0]]
+    )
+    for measure in ("amb", "modified"):
+        post = ambiguity_posterior(alpha, measure, n_draws=1000, random_seed=2)
+        draws = post.rvs((200, 100), random_state=5)
+        assert draws.shape == (200, 100, 3)
+        flat = draws.reshape(-1, 3)
+        se = flat.std(axis=0, ddof=1) / math.sqrt(flat.shape[0])
+        assert np.all(np.abs(flat.mean(axis=0) - dirichlet_mean(alpha, measure)) <= 5 * se)
+
+
+def test_repr_hdi_default_and_the_whole_mass():
+    """repr shows one alpha and the shape of a batch; hdi() is hdi(0.94) (ArviZ's default,
+    as documented) and holds 0.94 of the mass by the CDF; prob = confidence = 1 is allowed
+    and gives the whole support [0, 1] (reference: the support of every measure)."""
+    one = ambiguity_posterior([6.0, 1.0, 1.0])
+    assert repr(one) == "AmbiguityPosterior(alpha=[6. 1. 1.], measure='amb', method='exact')"
+    batch = ambiguity_posterior([[6.0, 1.0, 1.0], [2.0, 2.0, 2.0]])
+    assert "alpha=array of shape (2, 3)" in repr(batch)
+    lo, hi = one.hdi()
+    assert (lo, hi) == one.hdi(0.94)
+    assert float(one.cdf(hi) - one.cdf(lo)) == pytest.approx(0.94, abs=1e-10)
+    assert tuple(map(float, one.hdi(1.0))) == (0.0, 1.0)
+    assert tuple(map(float, one.interval(1.0))) == (0.0, 1.0)
+
+
+def test_sampling_hdi_holds_ceil_prob_n_draws():
+    """The sampling route's HDI is the shortest run of ceil(prob n) sorted draws: it holds
+    exactly that many draws (reference: counting the draws) and no shorter run does."""
+    post = ambiguity_posterior([3.0, 2.0, 1.0, 1.0, 1.5], n_draws=1001, random_seed=3)
+    draws = np.sort(post._draws[0])
+    lo, hi = post.hdi(0.9)
+    k = math.ceil(0.9 * 1001)
+    assert int(np.sum((draws >= lo) & (draws <= hi))) == k
+    assert hi - lo == pytest.approx(np.min(draws[k - 1 :] - draws[: 1001 - k + 1]), abs=0)
+
+
+def test_sampling_pdf_is_the_histogram_of_the_right_bin():
+    """The sampling route's pdf at a point is the density of the bin holding it. Reference: the
+    exact density (C = 2) averaged over that bin, i.e. the CDF difference over the bin width;
+    tolerance 5 binomial standard errors of the bin's share of the draws."""
+    alpha = (6.0, 6.0, 6.0)
+    exact = ambiguity_posterior(alpha, "amb")
+    mc = ambiguity_posterior(alpha, "amb", method="sampling", n_draws=200_000, random_seed=4)
+    width = 1.0 / 256
+    k = np.arange(100, 200, 7)  # bins on the rising and falling flanks of the density
+    x = (k + 0.3) * width
+    share = np.asarray(exact.cdf((k + 1) * width) - exact.cdf(k * width))
+    se = np.sqrt(share * (1 - share) / 200_000) / width
+    assert np.all(np.abs(mc.pdf(x) - share / width) <= 5 * se + 1e-12)
+
+
 # ------------------------------------------------------------------- sampling route
 
 
@@ -327,7 +432,10 @@ def test_sampling_route_for_more_categories():
     assert hi - lo <= ehi - elo and lo < exact_mean < hi
     x = np.linspace(0.0, 1.0, 2001)
     assert float(np.sum(post.pdf(x[:-1])) * (x[1] - x[0])) == pytest.approx(1.0, abs=1e-3)
-    assert float(post.ppf(0.5)) == pytest.approx(float(post.median()))
+    # the median against independent draws: binomial standard error of the fraction below
+    assert abs(float(np.mean(draws <= float(post.median()))) - 0.5) <= 5 * math.sqrt(
+        2 * 0.25 / 40000
+    )
     same = ambiguity_posterior(alpha, "amb", n_draws=40000, random_seed=7)
     assert float(same.mean()) == float(post.mean())
 
@@ -728,3 +836,77 @@ def test_amb_integrand_at_single_nodes_matches_mpmath(alpha):
             ref, scale = _amb_integrand_mp(alpha, a, dl[i], dr[i], a > 0.5)
             tol = 4 * eps * (scale + abs(ref) + 20.0)
             assert abs(got[i] - ref) <= tol, (a, fracs[i], got[i] - ref, tol)
+
+
+# ------------------------------------------------------------------------------ equal alphas
+
+
+def _with_repeats(rng: np.random.Generator, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct alpha rows and a batch (4 x 6) that repeats them, in random order."""
+    distinct = np.array([rng.integers(1, 7, size=k) + 0.5 for _ in range(5)])
+    distinct = np.unique(distinct, axis=0)
+    picks = rng.integers(0, len(distinct), size=24)
+    return distinct, distinct[picks].reshape(4, 6, k)
+
+
+def test_equal_alphas_computed_once_give_each_items_values(rng, monkeypatch):
+    """Items with equal alphas share one computation; every value equals the value of the
+    same distribution asked alone (exact route)."""
+    distinct, batch = _with_repeats(rng, 3)
+    post = ambiguity_posterior(batch, "amb")
+    assert len(post._flat) == len(distinct)
+    x = rng.uniform(0, 1, size=batch.shape[:-1])
+    alone = ambiguity_posterior(distinct, "amb")  # each distribution once
+    index = np.argmax(np.all(batch[..., None, :] == distinct, axis=-1), axis=-1)
+    for name, args in (("cdf", (0.4,)), ("mean", ()), ("var", ()), ("ppf", (0.3,))):
+        np.testing.assert_allclose(  # root finding may differ in the last bits
+            getattr(post, name)(*args), getattr(alone, name)(*args)[index], rtol=1e-12, atol=0
+        )
+    # the HDI (root finding on quadratures, the slow part) is found once per distinct alpha
+    import ambppl.exact as exact_module
+
+    seen = []
+
+    def fake_hdi(measure, rows, prob):
+        seen.append(rows.copy())
+        return rows[:, 0] / 10, rows[:, 1] / 10
+
+    monkeypatch.setattr(exact_module, "_exact_hdi", fake_hdi)
+    lower, upper = post.hdi(0.8)
+    assert len(seen) == 1 and len(seen[0]) == len(distinct)
+    np.testing.assert_array_equal(lower, batch[..., 0] / 10)
+    np.testing.assert_array_equal(upper, batch[..., 1] / 10)
+    pdf = post.pdf(x)
+    for j in range(len(distinct)):
+        where = index == j
+        np.testing.assert_allclose(pdf[where], alone.pdf(x[where][:, None])[:, j], rtol=1e-12)
+    # one point per item and a point for every item broadcast the same way
+    grid = np.linspace(0, 1, 7)[:, None, None]
+    np.testing.assert_allclose(
+        post.sf(grid)[:, 0, 0], ambiguity_posterior(batch[0, 0]).sf(grid[:, 0, 0]), rtol=1e-12
+    )
+
+
+def test_equal_alphas_share_draws_on_the_sampling_route(rng):
+    distinct, batch = _with_repeats(rng, 4)
+    post = ambiguity_posterior(batch, "modified", n_draws=2000, random_seed=5)
+    assert post._draws.shape == (len(distinct), 2000)
+    flat = batch.reshape(-1, 4)
+    same = np.all(flat[:, None] == flat[None], axis=-1)
+    for stat in (post.mean(), post.cdf(0.5), post.hdi(0.9)[0], post.mcse):
+        values = np.asarray(stat).reshape(-1)
+        assert np.all((values[:, None] == values[None]) | ~same)
+    # the distinct rows keep their order of first appearance, so a batch without repeats
+    # gets the draws of one Dirichlet sample per row in turn, as before
+    gen = np.random.default_rng(5)
+    expected = [amb_modified(gen.dirichlet(row, size=2000)).mean() for row in distinct]
+    lone = ambiguity_posterior(distinct, "modified", n_draws=2000, random_seed=5)
+    np.testing.assert_allclose(lone.mean(), expected, rtol=1e-12)
+
+
+def test_rvs_stay_independent_between_equal_alphas(rng):
+    batch = np.tile([2.0, 3.0, 1.0, 1.0], (3, 1))
+    draws = ambiguity_posterior(batch, random_seed=1).rvs(4000, random_state=2)
+    assert draws.shape == (4000, 3)
+    assert not np.array_equal(draws[:, 0], draws[:, 1])
+    assert abs(np.corrcoef(draws[:, 0], draws[:, 1])[0, 1]) < 0.1

@@ -77,6 +77,12 @@ def test_exact_layout(exact_fit, small_counts):
         assert exact_fit.attrs[key] == value
         assert post.attrs[key] == value
     assert "convergence" not in exact_fit.attrs  # independent draws: nothing to diagnose
+    import datetime
+
+    assert post.attrs["inference_library"] == "ambppl"
+    assert post.attrs["inference_library_version"] == ambppl.__version__
+    created = datetime.datetime.fromisoformat(post.attrs["created_at"])
+    assert created.utcoffset() == datetime.timedelta(0)  # UTC, as ArviZ writes it
 
 
 def test_log_likelihood_is_the_dirichlet_multinomial_of_the_answers(exact_fit, small_counts):
@@ -85,6 +91,7 @@ def test_log_likelihood_is_the_dirichlet_multinomial_of_the_answers(exact_fit, s
     # P(y_1..y_n) = prod_t (alpha_{y_t} + #earlier y_t) / (alpha_0 + t - 1).
     ll = exact_fit["log_likelihood"]["counts"]
     assert ll.dims == ("chain", "draw", "item") and ll.shape == (2, 5000, 3)
+    assert set(ll.coords) == {"chain", "draw", "item"}  # the posterior's coordinates, no other
     for i, row in enumerate(small_counts.values):
         seq = np.repeat(np.arange(3), row)
         seen, logp = np.zeros(3), 0.0
@@ -138,11 +145,28 @@ def test_same_seed_same_draws(small_counts):
     np.testing.assert_array_equal(gen["posterior"]["q"].values, a["posterior"]["q"].values)
 
 
+def _measures_second_formula(q):
+    """The four measures of q = (q_+, q_-, q_cs) by formulas of their own (C = 2, not the
+    ambppl.measures code): with V = q_+ + q_- and D = |q_+ - q_-| / V, amb = 1 - V (1 + D^2) / 2
+    (paper eq. def_amb_final), modified = 2 amb - q_cs = 1 - V D^2 (eq. rel_mod_unmod),
+    old = 1 - V D (section 2.3) and entropy = -sum q log q / log 3."""
+    v = q[..., 0] + q[..., 1]
+    d = np.abs(q[..., 0] - q[..., 1]) / v
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plogp = np.where(q > 0, q * np.log(q), 0.0)
+    return {
+        "amb": 1 - v * (1 + d**2) / 2,
+        "amb_modified": 1 - v * d**2,
+        "amb_old": 1 - v * d,
+        "entropy": -plogp.sum(axis=-1) / np.log(3),
+    }
+
+
 def test_stored_measures_are_the_measures_of_the_stored_q(exact_fit):
     post = exact_fit["posterior"]
-    q = post["q"].values
-    for name, func in MEASURE_FUNCS.items():
-        np.testing.assert_allclose(post[name].values, func(q, cant_solve=2), rtol=1e-12, atol=1e-15)
+    expected = _measures_second_formula(post["q"].values)
+    for name in MEASURE_FUNCS:
+        np.testing.assert_allclose(post[name].values, expected[name], rtol=1e-12, atol=1e-15)
 
 
 def test_q_moments_match_the_dirichlet_posterior(exact_fit, small_counts):
@@ -188,7 +212,9 @@ def test_chunks_give_the_same_distribution_and_measures(small_counts, monkeypatc
     monkeypatch.setattr(fit_module, "CHUNK_BYTES", 1)
     result = ambppl.fit(small_counts, draws=4000, chains=2, random_seed=3, progressbar=True)
     post = result["posterior"]
-    np.testing.assert_allclose(post["amb"].values, ambppl.amb(post["q"].values), rtol=1e-12)
+    expected = _measures_second_formula(post["q"].values)
+    for name in MEASURE_FUNCS:
+        np.testing.assert_allclose(post[name].values, expected[name], rtol=1e-12, atol=1e-15)
     alpha = small_counts.values + 1.0
     q = post["q"].values.reshape(-1, 3, 3)
     assert np.all(np.abs(q.mean(axis=0) - alpha / alpha.sum(1, keepdims=True)) <= 5 * _se_mean(q))
@@ -211,6 +237,71 @@ def test_tiny_concentrations_do_not_underflow_to_nan(rng):
     assert np.all(np.abs(q.mean(axis=0) - 1 / 3) <= 5 * _se_mean(q))
     hit = (q[..., 0] > 0.5).astype(float)
     assert np.all(np.abs(hit.mean(axis=0) - 1 / 3) <= 5 * _se_mean(hit))
+
+
+def test_tiny_unequal_concentrations_pick_each_vertex_in_proportion():
+    """As alpha -> 0, Dirichlet(alpha) puts q at vertex k with probability alpha_k / alpha_0
+    (reference: the limit of P(q_k > 1/2); the log-space redraw must use one uniform per
+    entry, a shared one would always pick the largest alpha). Tolerance: 5 binomial se."""
+    counts = xr.DataArray(
+        np.zeros((1, 3), dtype=int),
+        dims=("item", "category"),
+        coords={"item": ["a"], "category": ["x", "y", "z"]},
+        attrs={"cant_solve": None},
+    )
+    prior = np.array([1e-3, 2e-3, 1e-3])
+    result = ambppl.fit(counts, prior=prior, draws=8000, chains=1, random_seed=9)
+    q = result["posterior"]["q"].values.reshape(-1, 3)
+    hit = (q > 0.5).astype(float)
+    assert np.all(np.abs(hit.mean(axis=0) - prior / prior.sum()) <= 5 * _se_mean(hit))
+
+
+def test_progress_bar_only_when_asked(small_counts, monkeypatch):
+    """No bar by default; with progressbar=True a rich bar whose total is the number of chunks
+    (one item per chunk here: 3 items x 2 chains) and that advances once per chunk."""
+    import rich.progress
+
+    bars = []
+
+    class Recorder:
+        def __init__(self, **kwargs):
+            self.total, self.steps = None, 0
+            bars.append(self)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def add_task(self, description, total=None):
+            self.total = total
+            return 0
+
+        def advance(self, task):
+            self.steps += 1
+
+    monkeypatch.setattr(rich.progress, "Progress", Recorder)
+    monkeypatch.setattr(fit_module, "CHUNK_BYTES", 1)
+    ambppl.fit(small_counts, draws=20, chains=2, random_seed=1)
+    assert bars == []
+    ambppl.fit(small_counts, draws=20, chains=2, random_seed=1, progressbar=True)
+    assert len(bars) == 1 and bars[0].total == bars[0].steps == 6
+
+
+def test_empirical_bayes_draws_are_dirichlet_given_the_fitted_prior():
+    """hierarchical_dirichlet, method="empirical_bayes": kappa and mu are fixed, and each q_i
+    is Dirichlet(kappa mu + n_i). Reference: that posterior's mean (kappa mu + n_i) /
+    (kappa + N_i), a formula of its own; tolerance 5 standard errors of the draws' mean."""
+    counts = np.array([[1, 2, 0], [3, 0, 1], [0, 0, 4], [2, 2, 0]])
+    result = ambppl.fit(counts, "hierarchical_dirichlet", method="empirical_bayes", draws=2000,
+                        chains=1, random_seed=3)
+    post = result["posterior"]
+    kappa, mu = post["kappa"].values.reshape(-1), post["mu"].values.reshape(-1, 3)
+    assert np.all(kappa == kappa[0]) and np.all(mu == mu[0])  # a point, not a distribution
+    expected = (kappa[0] * mu[0] + counts) / (kappa[0] + counts.sum(axis=1, keepdims=True))
+    q = post["q"].values.reshape(-1, 4, 3)
+    assert np.all(np.abs(q.mean(axis=0) - expected) <= 5 * _se_mean(q))
 
 
 def test_full_prior_vector(small_counts):
@@ -257,7 +348,7 @@ def test_bundled_example_path():
 
 def test_numpy_count_matrix():
     result = ambppl.fit(np.array([[3, 1], [0, 4]]), draws=10, chains=1, random_seed=1)
-    assert result.attrs["cant_solve"] is None
+    assert result.attrs.get("cant_solve") is None
     assert set(result["posterior"].data_vars) == {"q", "amb", "amb_modified", "amb_old", "entropy"}
 
 
@@ -372,7 +463,8 @@ def test_parameters_of_another_model_are_refused(small_counts):
     with pytest.raises(
         ValueError,
         match=r"model 'hierarchical_dirichlet' has the parameters \['kappa_scale', 'kappa_sd', "
-        r"'mu_prior'\], but got \['prior'\] \(parameters of other models\)",
+        r"'mu_prior'\], but got \['prior'\] \(parameters of other models\); drop them or "
+        r"choose the model that has them$",
     ):
         ambppl.fit(small_counts, "hierarchical_dirichlet", prior=0.5)
 
@@ -593,9 +685,35 @@ def test_long_models_get_one_row_per_answer(tmp_path, monkeypatch):
     )
     built = seen["built"]
     assert list(built.columns) == ["item", "rater", "label"] and len(built) == 4
+    assert list(built["label"].cat.categories) == ["a", "b", "?"]  # can't-solve last
+    assert seen["counts"].attrs["n_raters"] == 3  # r1, r2, r3
     assert built["rater"].tolist() == ["r1", "r2", "r1", "r3"]
     assert seen["counts"].values.tolist() == [[2, 0, 1], [0, 1, 0]]
     assert result["observed_data"]["counts"].attrs["cant_solve"] == "?"
     assert result["observed_data"]["counts"].attrs["n_raters"] == 3
     # no Dirichlet concentration and no log_likelihood hook: no log_likelihood group
     assert "log_likelihood" not in result.children and "prior" not in result.attrs
+
+
+# ------------------------------------------------------------------------------------------
+# memory: a fit whose draws cannot be stored fails up front
+
+
+def test_fit_refuses_draws_that_do_not_fit_in_memory(small_counts, monkeypatch):
+    import importlib
+
+    fit_module = importlib.import_module("ambppl.fit")
+    # 2 chains x 100 draws x 3 items x (amb + log likelihood) x 8 bytes = 9600 bytes
+    monkeypatch.setattr(fit_module, "available_memory", lambda: 9599)
+    with pytest.raises(ValueError, match=r"would store .* GiB of draws .*ambppl\.score") as info:
+        ambppl.fit(small_counts, draws=100, chains=2, var_names=["amb"])
+    assert "3 items x 2 values per item: amb, log_likelihood" in str(info.value)
+    monkeypatch.setattr(fit_module, "available_memory", lambda: 9600)
+    assert ambppl.fit(small_counts, draws=100, chains=2, var_names=["amb"]) is not None
+
+
+def test_available_memory_reads_the_system():
+    import importlib
+
+    have = importlib.import_module("ambppl.fit").available_memory()
+    assert have is None or 2**20 < have < 2**50  # between a MiB and a PiB

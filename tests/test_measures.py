@@ -220,3 +220,11 @@ def test_xarray_bad_dim():
 
 def test_measures_tuple_matches_functions():
     assert ambppl.MEASURES == tuple(FUNCS)
+
+
+def test_evaluate_names_the_measure_argument():
+    """evaluate(name, q) refuses an unknown name with a message naming the argument."""
+    from ambppl.measures import evaluate
+
+    with pytest.raises(ValueError, match=r"^measure must be one of 'amb', .* but got 'gini'"):
+        evaluate("gini", [0.5, 0.5, 0.0])

@@ -359,3 +359,223 @@ def test_missing_variances_raise_not_implemented(measure):
         match=rf"variance of measure='{measure}' under a Dirichlet has no closed form",
     ):
         dirichlet_var([1.0, 2.0, 3.0], measure)
+
+
+# ------------------------------------------------------------------ higher moments
+def _compositions(m, c):
+    """All (n_1..n_c) of non-negative integers summing to m."""
+    if c == 1:
+        yield (m,)
+        return
+    for i in range(m + 1):
+        for rest in _compositions(m - i, c - 1):
+            yield (i, *rest)
+
+
+def _rising(x, n):
+    out = x * 0 + 1
+    for i in range(n):
+        out *= x + i
+    return out
+
+
+def enumerated_moments(alpha, measure, has_cs, order=4, exact=True):
+    """(mean, central moments mu_0..mu_order) of the measure by explicit enumeration.
+
+    Independent of ambppl._higher_moments: E[S^m] expands (sum_k p_k^2)^m over all
+    compositions n of m (multinomial coefficients) with the Dirichlet moments
+    E[prod p_k^{2 n_k}] = prod (a_k)_{2 n_k} / (A)_{2m}; E[(1-u)^m] = (A)_m / (alpha_0)_m;
+    then amb = 1 - (1-u) S or modified = 1 - (1-u)(C S - 1)/(C - 1) expanded binomially and
+    centred, all in exact fractions (``exact``) or 60-digit mpmath.
+    """
+    num = (lambda x: Fraction(float(x))) if exact else (lambda x: mp.mpf(float(x)))
+    a = [num(x) for x in alpha]
+    proper, a_cs = (a[:-1], a[-1]) if has_cs else (a, num(0))
+    c, big_a = len(proper), sum(proper)
+    a0 = big_a + a_cs
+    es = []
+    for m in range(order + 1):
+        total = num(0)
+        for n in _compositions(m, c):
+            term = num(math.factorial(m) // math.prod(math.factorial(x) for x in n))
+            for ak, nk in zip(proper, n, strict=True):
+                if nk:
+                    term *= _rising(ak, 2 * nk)
+            total += term
+        es.append(total / _rising(big_a, 2 * m))
+    ex = [_rising(big_a, m) / _rising(a0, m) for m in range(order + 1)]
+    if measure == "amb":
+        ey = es
+    else:
+        ey = [
+            sum(math.comb(m, i) * num(c) ** i * es[i] * (-1) ** (m - i) for i in range(m + 1))
+            / num(c - 1) ** m
+            for m in range(order + 1)
+        ]
+    ew = [x * y for x, y in zip(ex, ey, strict=True)]
+    ev = [sum(math.comb(m, i) * (-1) ** i * ew[i] for i in range(m + 1)) for m in range(order + 1)]
+    mean = ev[1]
+    central = [
+        sum(math.comb(r, j) * ev[j] * (-mean) ** (r - j) for j in range(r + 1))
+        for r in range(order + 1)
+    ]
+    return mean, central
+
+
+HIGHER_CASES = [
+    ((1.0, 1.0, 1.0), True),
+    ((0.5, 2.5, 7.0, 0.3), True),
+    ((0.01,) * 6, True),
+    ((5.0,) * 12, True),
+    ((2000.0, 1000.0, 500.0, 10.0, 3.0), True),
+    ((1e4, 1e4, 1.0), True),  # alpha_0 = 2e4: the sd is 7e-5 of the mean
+    ((1e4, 1e4), False),  # two equal classes: the worst cancellation
+    ((1e4, 0.01, 0.01), False),  # amb ~ 0, tiny and very skewed
+    ((3e4, 3e4, 3e4), False),
+    ((1e5, 1e5), False),
+    ((3.0, 0.2), True),  # one proper class: amb = q_cs ~ Beta(0.2, 3)
+    ((0.7, 1.3, 2.0, 0.4, 9.0), False),
+]
+
+
+@pytest.mark.parametrize(("alpha", "has_cs"), HIGHER_CASES)
+def test_dirichlet_moments_match_exact_enumeration(alpha, has_cs):
+    # reference: exact fractions by explicit multinomial enumeration (enumerated_moments)
+    measures = ("amb", "modified") if len(alpha) - has_cs >= 2 else ("amb",)
+    for measure in measures:
+        mean, central = enumerated_moments(alpha, measure, has_cs, order=6)
+        got = ambppl.dirichlet_moments(alpha, measure, order=6, cant_solve=-1 if has_cs else None)
+        assert rel_err(got.mean, mean) < 1e-14, (measure, got.mean)
+        var = float(central[2])
+        assert rel_err(got.var, central[2]) < 1e-13
+        for r in range(3, 7):
+            # error of mu_r against var^(r/2): what standardized moments feel
+            err = abs(float(Fraction(float(got.central[r])) - central[r])) / var ** (r / 2)
+            if r <= 4:  # the promise: 1e-12 up to alpha_0 ~ 1e5, 1e-9 at 2e5
+                assert err < (1e-9 if max(alpha) >= 1e5 else 1e-12), (measure, r, err)
+            if r == 6:  # the top order: the reported estimate bounds the error
+                assert err <= max(got.rel_error, 1e-13), (measure, err, got.rel_error)
+        skew = float(central[3]) / var**1.5
+        kurt = float(central[4]) / var**2 - 3.0
+        assert got.skewness == pytest.approx(skew, rel=1e-10, abs=1e-12)
+        assert got.excess_kurtosis == pytest.approx(kurt, rel=1e-10, abs=1e-12)
+
+
+def test_dirichlet_moments_twenty_categories_against_mpmath():
+    # reference: the same enumeration in 60-digit mpmath (7315 compositions of 4 into 19)
+    rng = np.random.default_rng(21)
+    cases = [
+        (tuple(np.full(20, 500.0)), True),  # alpha_0 = 10^4, symmetric
+        (tuple(rng.gamma(0.5, 20.0, size=20)), True),
+        (tuple([9000.0] + [50.0] * 19), False),
+    ]
+    with mp.workdps(60):
+        for alpha, has_cs in cases:
+            for measure in ("amb", "modified"):
+                mean, central = enumerated_moments(alpha, measure, has_cs, exact=False)
+                got = ambppl.dirichlet_moments(alpha, measure, cant_solve=-1 if has_cs else None)
+                assert rel_err(got.mean, mean) < 1e-14
+                for r in range(2, 5):
+                    err = abs(mp.mpf(float(got.central[r])) - central[r]) / central[2] ** (r / 2)
+                    assert err < 1e-12, (measure, r, float(err))
+
+
+def test_dirichlet_moments_first_two_match_dirichlet_mean_and_var():
+    # reference: the existing closed forms (themselves tested against exact fractions above)
+    alphas = [a for a in GRID if len(a) >= 3 and max(a) <= 1e6 and min(a) >= 1e-2]
+    assert len(alphas) >= 10
+    for cant_solve in (-1, None):
+        for measure in ("amb", "modified"):
+            for alpha in alphas:
+                got = ambppl.dirichlet_moments(alpha, measure, cant_solve=cant_solve)
+                mean = dirichlet_mean(alpha, measure, cant_solve=cant_solve)
+                var = dirichlet_var(alpha, measure, cant_solve=cant_solve)
+                assert got.mean == pytest.approx(mean, rel=1e-13), alpha
+                assert got.var == pytest.approx(var, rel=1e-11), alpha
+
+
+def test_dirichlet_moments_skewness_kurtosis_against_monte_carlo():
+    # reference: 400,000 exact Dirichlet draws through ambppl.measures; 5 standard errors
+    # (the standard errors of the sample skewness and kurtosis estimated by batches)
+    for alpha, cant_solve in [((3.0, 1.0, 0.5, 1.0), -1), ((6.0, 2.0, 2.0), None)]:
+        rng = np.random.default_rng(99)
+        q = rng.dirichlet(alpha, size=400_000)
+        for measure in ("amb", "modified"):
+            x = MEASURE_FUNCS[measure](q, cant_solve=cant_solve).reshape(100, -1)
+            got = ambppl.dirichlet_moments(alpha, measure, cant_solve=cant_solve)
+            d = x - x.mean()
+            sd = math.sqrt(np.mean(d**2))
+            skew_b = np.mean(d**3, axis=1) / sd**3
+            kurt_b = np.mean(d**4, axis=1) / sd**4 - 3.0
+            se = lambda v: np.std(v, ddof=1) / math.sqrt(v.size)  # noqa: E731
+            assert abs(got.skewness - skew_b.mean()) < 5 * se(skew_b) + 1e-3
+            assert abs(got.excess_kurtosis - kurt_b.mean()) < 5 * se(kurt_b) + 1e-3
+
+
+def test_dirichlet_moments_batches_and_layout():
+    rng = np.random.default_rng(8)
+    alpha = rng.uniform(0.2, 30.0, size=(3, 5000, 5))  # several blocks of rows
+    got = ambppl.dirichlet_moments(alpha, "modified", order=5)
+    assert got.mean.shape == (3, 5000) and got.central.shape == (3, 5000, 6)
+    one = ambppl.dirichlet_moments(alpha[2, 4321], "modified", order=5)
+    assert isinstance(one.mean, np.float64) and one.central.shape == (6,)
+    np.testing.assert_allclose(got.central[2, 4321], one.central, rtol=1e-14, atol=0)
+    np.testing.assert_array_equal(got.central[..., 0], 1.0)
+    np.testing.assert_array_equal(got.central[..., 1], 0.0)
+    moved = alpha[0, :10][:, [4, 0, 1, 2, 3]]  # can't-solve first
+    np.testing.assert_allclose(
+        ambppl.dirichlet_moments(moved, cant_solve=0).central,
+        ambppl.dirichlet_moments(alpha[0, :10]).central,
+        rtol=1e-13,
+    )
+
+
+def test_dirichlet_moments_bad_input():
+    with pytest.raises(ValueError, match=r"order must be an integer in \[4, 12\], but got 3"):
+        ambppl.dirichlet_moments([1.0, 1.0, 1.0], order=3)
+    for bad in (13, 4.0, True):
+        with pytest.raises(ValueError, match=r"order must be an integer in \[4, 12\]"):
+            ambppl.dirichlet_moments([1.0, 1.0, 1.0], order=bad)
+    for measure in ("old", "entropy"):
+        with pytest.raises(NotImplementedError, match=rf"measure='{measure}'.*estimate them"):
+            ambppl.dirichlet_moments([1.0, 1.0, 1.0], measure)
+    with pytest.raises(ValueError, match=r"measure must be one of .* but got 'gini'"):
+        ambppl.dirichlet_moments([1.0, 1.0, 1.0], "gini")
+    with pytest.raises(ValueError, match=r"alpha must be strictly positive"):
+        ambppl.dirichlet_moments([1.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match=r"needs at least 2 proper categories .* cant_solve=None"):
+        ambppl.dirichlet_moments([1.0, 1.0], "modified")
+
+
+# ------------------------------------------------------------------------------------------
+# labelled and lazy inputs: a DataArray keeps its item coordinates, dask stays lazy
+
+
+@pytest.mark.parametrize("func", ["dirichlet_mean", "dirichlet_var"])
+def test_dataarray_keeps_labels_and_dask_stays_lazy(func):
+    import dask.array
+    import xarray as xr
+
+    rng = np.random.default_rng(4)
+    alpha = rng.gamma(2.0, 2.0, size=(7, 4)) + 0.1
+    labelled = xr.DataArray(
+        alpha.T,  # categories first: the function finds them by name, not position
+        dims=("category", "item"),
+        coords={"item": [f"t{i}" for i in range(7)], "category": list("abcd")},
+    )
+    fn = getattr(ambppl, func)
+    eager = fn(labelled, "modified")
+    assert eager.dims == ("item",) and eager["item"].values.tolist() == [f"t{i}" for i in range(7)]
+    assert eager.name == f"modified_{func.split('_')[1]}"
+    # the same numbers as the numpy route on the same rows
+    np.testing.assert_array_equal(eager.values, fn(alpha, "modified"))
+    lazy = fn(labelled.chunk({"item": 3, "category": 2}), "modified")
+    assert isinstance(lazy.data, dask.array.Array) and lazy.chunks == ((3, 3, 1),)
+    np.testing.assert_array_equal(lazy.compute().values, eager.values)
+    # another name for the category dimension, and a wrong one
+    renamed = labelled.rename(category="label")
+    np.testing.assert_array_equal(fn(renamed, "modified", dim="label").values, eager.values)
+    with pytest.raises(ValueError, match=rf"{func}: dim must be one of"):
+        fn(renamed, dim="labels")
+    with pytest.raises(ValueError, match="alpha"):  # eager input is checked at once
+        fn(-labelled)

@@ -73,29 +73,37 @@ def test_hdi_holds_its_mass_and_is_no_wider_than_the_central_interval(table, exa
     assert np.all(width <= central[1] - central[0] + 1e-12)
 
 
-def test_estimator_columns(table, small_counts):
-    from ambppl.estimators import estimate
-
-    values = small_counts.values
-    for method in ("plugin", "less_biased"):
-        expected = estimate(values, method=method, measure="amb", cant_solve=-1)
-        np.testing.assert_allclose(table[method], expected, rtol=1e-12)
-    # Independent formulas: the plug-in is amb(counts / n) (paper eq. plugin_estimator);
-    # the less biased estimator is ERRATA item 8, a = 1 - sum n_k (n_k - 1) / (n (m - 1)).
-    n = values.sum(axis=1)
-    np.testing.assert_allclose(table["plugin"], ambppl.amb(values / n[:, None]), rtol=1e-12)
-    proper = values[:, :2]
-    m = proper.sum(axis=1)
-    less = 1 - (proper * (proper - 1)).sum(axis=1) / (n * (m - 1))
-    np.testing.assert_allclose(table["less_biased"], less, rtol=1e-12)
+def test_estimator_columns(table):
+    # Reference: hand-computed fractions for the counts (5, 0, 0), (2, 2, 1), (1, 3, 2) (yes, no,
+    # cs). Plug-in: amb(counts / n) = 1 - sum_k p_k^2 / (1 - p_cs) (paper eq. plugin_estimator):
+    # 0, 1 - 0.32 / 0.8 = 3/5, 1 - (10/36) / (2/3) = 7/12. Less biased (ERRATA item 8):
+    # 1 - sum n_k (n_k - 1) / (n (m - 1)) with m the proper answers: 0, 1 - 4/15, 1 - 6/18.
+    np.testing.assert_allclose(table["plugin"], [0.0, 3 / 5, 7 / 12], rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(table["less_biased"], [0.0, 11 / 15, 2 / 3], rtol=1e-14, atol=1e-15)
 
 
-def test_exact_columns_are_the_closed_forms_and_agree_with_the_draws(table, small_counts):
-    from ambppl.moments import dirichlet_mean, dirichlet_var
+def _amb_mean_second_formula(alpha):
+    """E amb under Dirichlet(alpha), C = 2, can't-solve last, by a route of its own: with
+    V = 1 - q_cs ~ Beta(B, a_cs) independent of pi ~ Dirichlet(proper alpha), q_k^2 / V = V pi_k^2
+    and E amb = 1 - sum_k a_k (a_k + 1) / (a_0 (B + 1)) (paper eq. expr_amb_final)."""
+    alpha = np.asarray(alpha, dtype=float)
+    proper, a0 = alpha[:, :-1], alpha.sum(axis=1)
+    big_b = proper.sum(axis=1)
+    return 1.0 - (proper * (proper + 1.0)).sum(axis=1) / (a0 * (big_b + 1.0))
 
+
+def test_exact_columns_are_the_closed_forms_and_agree_with_the_draws(
+    table, small_counts, exact_fit
+):
     alpha = small_counts.values + 1.0
-    np.testing.assert_allclose(table["exact_mean"], dirichlet_mean(alpha), rtol=1e-12)
-    np.testing.assert_allclose(table["exact_sd"], np.sqrt(dirichlet_var(alpha)), rtol=1e-12)
+    np.testing.assert_allclose(table["exact_mean"], _amb_mean_second_formula(alpha), rtol=1e-12)
+    # no independent closed form for the variance here: exact_sd against the 8000 independent
+    # draws' sd, within 5 standard errors of a sample sd, sqrt((m4 - s^4) / n) / (2 s)
+    draws = exact_fit["posterior"]["amb"].values.reshape(-1, 3)
+    d = draws - draws.mean(axis=0)
+    s2 = (d**2).mean(axis=0)
+    se_sd = np.sqrt(((d**4).mean(axis=0) - s2**2) / draws.shape[0]) / (2 * np.sqrt(s2))
+    assert np.all(np.abs(table["exact_sd"].values - np.sqrt(s2)) <= 5 * se_sd)
     se = table["sd"] / np.sqrt(8000)  # independent exact draws: se = sd / sqrt(n)
     assert np.all(np.abs(table["mean"] - table["exact_mean"]) <= 5 * se)
 
@@ -130,6 +138,44 @@ def test_measure_is_computed_from_q_when_not_stored(small_counts, exact_fit):
         ambppl.summarize(only_amb, measure="old")
 
 
+def test_hdi_prob_is_used_and_a_nan_draw_reaches_every_draw_statistic(exact_fit):
+    """hdi_prob=0.5 gives intervals holding half the draws (reference: counting draws, within
+    2/n as ArviZ takes ceil(prob n)); a NaN draw makes that item's mean and sd NaN (nothing
+    is skipped silently) and leaves the other items alone."""
+    table = ambppl.summarize(exact_fit, hdi_prob=0.5)
+    draws = exact_fit["posterior"]["amb"].values.reshape(-1, 3)
+    inside = ((draws >= table["hdi_lower"].values) & (draws <= table["hdi_upper"].values)).mean(0)
+    assert np.all(np.abs(inside - 0.5) <= 2 / draws.shape[0])
+    broken = exact_fit.copy()
+    amb = broken["posterior"]["amb"].copy()
+    amb[0, 0, 1] = np.nan
+    broken["posterior"]["amb"] = amb
+    out = ambppl.summarize(broken)
+    assert np.isnan(out["mean"].iloc[1]) and np.isnan(out["sd"].iloc[1])
+    assert out[["mean", "sd"]].drop(index=out.index[1]).notna().all().all()
+
+
+def test_cant_solve_from_constant_data_and_float_counts(exact_fit, small_counts):
+    """A result without attrs["cant_solve"] but with the model's constant_data flag (what
+    pm.sample gives) is read from the flag; counts stored as floats (a netCDF round trip of
+    another tool) still give integer n_answers. Reference: the hand counts (5, 0, 0),
+    (2, 2, 1), (1, 3, 2): can't-solve shares 0, 1/5, 2/6, answers 5, 5, 6."""
+    other = exact_fit.copy()
+    for node in (other, other["posterior"]):
+        for key in ("cant_solve", "method", "model"):
+            node.attrs.pop(key, None)
+    other["constant_data"] = xr.Dataset(
+        {"is_cant_solve": ("category", np.array([0, 0, 1]))},
+        coords={"category": small_counts["category"].values},
+    )
+    counts = other["observed_data"]["counts"].astype(np.float64)
+    counts.attrs = {}
+    other["observed_data"] = xr.Dataset({"counts": counts})
+    table = ambppl.summarize(other)
+    assert table["cs_share"].tolist() == [0.0, 0.2, 2 / 6]
+    assert table["n_answers"].dtype == np.int64 and table["n_answers"].tolist() == [5, 5, 6]
+
+
 def test_no_closed_form_without_a_fixed_prior(exact_fit):
     # a learned prior (hierarchical_dirichlet's collapsed fit) records no attrs["prior"]
     other = exact_fit.copy()
@@ -156,7 +202,7 @@ def test_plain_pymc_trace_of_a_catalog_model_is_read_from_its_data(small_counts)
     table = ambppl.summarize(trace)
     assert table["cs_share"].tolist() == [0.0, 0.2, 2 / 6]  # counts (5,0,0), (2,2,1), (1,3,2)
     # the closed forms use the prior recorded in the model (0.5, not the default 1.0)
-    expected = ambppl.dirichlet_mean(small_counts.values + 0.5, cant_solve=2)
+    expected = _amb_mean_second_formula(small_counts.values + 0.5)
     np.testing.assert_allclose(table["exact_mean"], expected, rtol=1e-12)
     # without the model's data the trace cannot be read: refused, not guessed
     del trace["constant_data"]
@@ -299,6 +345,7 @@ def test_rank(hand_table):
         ("P(amb < 0.4) > 0.9", ["a"]),  # 1 - p_above
         ("P(amb <= 0.40) < 0.5", ["b", "c", "d"]),
         ("mean > 0.5", ["c"]),
+        ("mean > 0.45", ["c"]),  # strict: b and d sit exactly on 0.45
         ("mean <= 0.45", ["a", "b", "d"]),
         ("n_answers >= 8 and P(amb > 0.4) > 0.5", ["c", "d"]),
         ("hdi_lower > -1e-3", ["a", "b", "c", "d"]),
@@ -350,6 +397,10 @@ def test_stratify(hand_table):
     ]
     outside = ambppl.stratify(hand_table, bins=(0.1, 0.5))
     assert outside["stratum"].isna().tolist() == [True, False, True, False]
+    # the lowest edge belongs to the first stratum, as its label "[0, 0.2]" says
+    at_zero = ambppl.stratify(hand_table.assign(mean=[0.0, 0.2, 1.0, 0.45]))
+    assert at_zero["stratum"].astype(str).tolist() == ["[0, 0.2]", "[0, 0.2]", "(0.6, 1]",
+                                                       "(0.4, 0.6]"]
 
 
 @pytest.mark.parametrize(
@@ -374,3 +425,43 @@ def test_helpers_need_a_table():
             func({"mean": [0.1]})
     with pytest.raises(TypeError, match=r"table must be the pandas\.DataFrame"):
         ambppl.select([0.1], "mean > 0")
+
+
+# ---------------------------------------------------------------------------------------
+# The table carries what select needs in its columns (attrs are lost by merge, concat and
+# files); n_answers holds integers.
+
+
+def test_n_answers_are_integers_and_rows_carry_measure_and_threshold(table, small_counts):
+    assert table["n_answers"].dtype == np.int64
+    assert table["n_answers"].tolist() == small_counts.values.sum(axis=1).tolist()
+    assert (table["measure"] == "amb").all() and (table["threshold"] == 0.4).all()
+
+
+def test_select_reads_the_columns_after_merge_concat_and_a_csv_file(exact_fit, tmp_path):
+    table = ambppl.summarize(exact_fit, threshold=0.3)
+    expected = ambppl.select(table, "P(amb > 0.3) > 0.5").index.tolist()
+    extra = pd.DataFrame({"topic": ["a", "b", "c"]}, index=table.index)
+    merged = table.merge(extra, left_index=True, right_index=True)
+    stacked = pd.concat([table.iloc[:1], table.iloc[1:]])
+    table.to_csv(tmp_path / "scores.csv")
+    from_file = pd.read_csv(tmp_path / "scores.csv", index_col="item")
+    for other in (merged, stacked, from_file):
+        other.attrs = {}  # as pandas leaves them (parts with other attrs, any file)
+        assert ambppl.select(other, "P(amb > 0.3) > 0.5").index.tolist() == expected
+        with pytest.raises(ValueError, match=r"table holds P\(amb > 0.3\); summarize with "):
+            ambppl.select(other, "P(amb > 0.4) > 0.5")
+
+
+def test_select_refuses_mixed_or_unlabelled_tables(exact_fit):
+    low = ambppl.summarize(exact_fit, threshold=0.3)
+    high = ambppl.summarize(exact_fit, threshold=0.5)
+    mixed = pd.concat([low, high])
+    with pytest.raises(ValueError, match=r"holds P\(amb > 0.3\), P\(amb > 0.5\) \(rows of sev"):
+        ambppl.select(mixed, "P(amb > 0.3) > 0.5")
+    bare = low.drop(columns=["measure", "threshold"])
+    bare.attrs = {}
+    with pytest.raises(ValueError, match=r"does not say which measure and threshold"):
+        ambppl.select(bare, "P(amb > 0.3) > 0.5")
+    # the column rule needs neither
+    assert len(ambppl.select(bare, "p_above > 0.5")) == len(ambppl.select(low, "p_above > 0.5"))
