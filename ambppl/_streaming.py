@@ -137,6 +137,44 @@ def lazy_table(
     return dd.from_delayed(parts, meta=meta, verify_meta=False)
 
 
+def arrow_schema(lookup: Lookup, names: tuple[str, ...], item_example: np.ndarray) -> Any:
+    """The Parquet schema of the score parts (with pandas' metadata: index ``item``)."""
+    import pyarrow as pa
+
+    example = lookup.table(lookup.distinct[:1], np.asarray(item_example)[:1], names)
+    return pa.Schema.from_pandas(example, preserve_index=True)
+
+
+def write_part(
+    block: np.ndarray,
+    items: np.ndarray,
+    lookup: Lookup,
+    names: tuple[str, ...],
+    schema: Any,
+    file: str,
+) -> int:
+    """Write the score rows of one chunk of items as a Parquet file (straight from the
+    per-vector columns to Arrow, no pandas frame); returns the number of rows."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = lookup.rows(block)
+    arrays = []
+    for field in schema:
+        if field.name == "item":
+            arrays.append(pa.array(np.asarray(items), type=field.type))
+            continue
+        column = lookup.columns[field.name]
+        if isinstance(column, pd.Categorical):
+            codes = pa.array(column.codes[rows], type=field.type.index_type)
+            arrays.append(pa.DictionaryArray.from_arrays(codes, pa.array(column.categories)))
+        else:
+            arrays.append(pa.array(column[rows], type=field.type))
+    pq.write_table(pa.Table.from_arrays(arrays, schema=schema), file)
+    return len(rows)
+
+
 @dataclass
 class LazyCounts:
     """Counts too large for memory: a dask array (items x categories) chunked along items,
@@ -193,6 +231,7 @@ def open_lazy(path: Path, ftype: str, *, item: Any, chunk_items: int) -> LazyCou
     column ``item`` names (default: a column called "item" if there is one); it is read in
     chunks of ``chunk_items`` items.
     """
+    import dask
     import dask.array as da
 
     if ftype == "zarr":
@@ -240,10 +279,13 @@ def open_lazy(path: Path, ftype: str, *, item: Any, chunk_items: int) -> LazyCou
         cant_solve = counts.attrs.get("cant_solve", store.attrs.get("cant_solve"))
         values = counts.data.rechunk({0: counts.data.chunks[0], 1: -1})
         return LazyCounts(values, items, categories, cant_solve)
-    import dask.dataframe as dd
+    import pyarrow.parquet as pq
 
-    frame = dd.read_parquet(path)
-    columns = list(frame.columns)
+    files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+    if not files:
+        raise ValueError(f"the folder {path.name!r} holds no .parquet files")
+    metas = [pq.ParquetFile(f).metadata for f in files]
+    columns = [name for name in metas[0].schema.names if name != "__index_level_0__"]
     item_column = item if item is not None else ("item" if "item" in columns else None)
     if item_column is not None and item_column not in columns:
         raise ValueError(
@@ -251,8 +293,58 @@ def open_lazy(path: Path, ftype: str, *, item: Any, chunk_items: int) -> LazyCou
             f"{columns!r}: pass item=<one of them> (on the command line --item)"
         )
     categories = [c for c in columns if c != item_column]
-    values = frame[categories].to_dask_array(lengths=True).rechunk({0: chunk_items, 1: -1})
-    items = None
+    item_dtype = np.dtype(object)
     if item_column is not None:
-        items = frame[item_column].to_dask_array(lengths=True).rechunk((values.chunks[0],))
+        arrow_type = metas[0].schema.to_arrow_schema().field(item_column).type
+        try:
+            item_dtype = np.dtype(arrow_type.to_pandas_dtype())
+        except (NotImplementedError, TypeError):
+            pass
+    # chunks of whole row groups, about chunk_items items each; sizes from the metadata
+    # (nothing is read before the passes)
+    value_parts, item_parts = [], []
+    for file, meta in zip(files, metas, strict=True):
+        groups: list[int] = []
+        rows = 0
+        for g in range(meta.num_row_groups):
+            groups.append(g)
+            rows += meta.row_group(g).num_rows
+            if rows >= chunk_items or g == meta.num_row_groups - 1:
+                if rows:
+                    value_parts.append(
+                        da.from_delayed(
+                            dask.delayed(read_counts)(file, list(groups), categories),
+                            shape=(rows, len(categories)),
+                            dtype=np.int64,
+                        )
+                    )
+                    if item_column is not None:
+                        item_parts.append(
+                            da.from_delayed(
+                                dask.delayed(read_items)(file, list(groups), item_column),
+                                shape=(rows,),
+                                dtype=item_dtype,
+                            )
+                        )
+                groups, rows = [], 0
+    values = da.concatenate(value_parts, axis=0)
+    items = da.concatenate(item_parts) if item_parts else None
     return LazyCounts(values, items, [str(c) for c in categories])
+
+
+def read_counts(file: Path, groups: list[int], columns: list[str]) -> np.ndarray:
+    """Row groups of a Parquet file of counts: an int64 block (rows x categories)."""
+    import pyarrow.parquet as pq
+
+    table = pq.ParquetFile(file).read_row_groups(groups, columns=columns)
+    return np.column_stack(
+        [table.column(name).to_numpy(zero_copy_only=False) for name in columns]
+    ).astype(np.int64, copy=False)
+
+
+def read_items(file: Path, groups: list[int], column: str) -> np.ndarray:
+    """Row groups of a Parquet file: the item labels."""
+    import pyarrow.parquet as pq
+
+    table = pq.ParquetFile(file).read_row_groups(groups, columns=[column])
+    return table.column(column).to_numpy(zero_copy_only=False)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -596,6 +597,12 @@ def _lazy_source(data: Any, chunk_items: Any, kwargs: dict[str, Any]) -> Any:
         return from_dataarray(data)
     if chunk_items is None:
         return None
+    try:
+        import dask.dataframe  # noqa: F401
+    except ImportError as err:
+        raise ImportError(
+            "reading counts in chunks needs dask: pip install 'ambppl[dask]'"
+        ) from err
     chunk_items = check_positive_int(chunk_items, "chunk_items")
     if not isinstance(data, str | os.PathLike):
         raise ValueError(
@@ -667,7 +674,8 @@ def _score_lazy(
             "items or supply their answers"
         )
     columns = _columns(distinct, conc, cs, settings, seed, approximate)
-    table = lazy_table(blocks, item_blocks, Lookup(distinct, columns), SCORE_COLUMNS)
+    lookup = Lookup(distinct, columns)
+    table = lazy_table(blocks, item_blocks, lookup, SCORE_COLUMNS)
     attrs = {
         **settings,
         "method": method,
@@ -676,7 +684,7 @@ def _score_lazy(
         "n_distinct": len(distinct),
         "n_items": int(freq.sum()),
     }
-    return LazyScore(table, attrs)
+    return LazyScore(table, attrs, (blocks, item_blocks, lookup))
 
 
 @dataclass
@@ -694,6 +702,7 @@ class LazyScore:
 
     table: Any
     attrs: dict[str, Any]
+    parts: Any = field(default=None, repr=False)
 
     def compute(self) -> pd.DataFrame:
         """The whole table in memory (a pandas DataFrame with ``attrs``)."""
@@ -701,16 +710,24 @@ class LazyScore:
         out.attrs.update(self.attrs)
         return out
 
-    def to_parquet(self, path: Any, **kwargs: Any) -> None:
-        """Write the table chunk by chunk: a Parquet dataset (a folder of part files that
-        ``pandas.read_parquet`` reads as one table); ``kwargs`` go to dask's
-        ``to_parquet``."""
-        import warnings
+    def to_parquet(self, path: Any) -> None:
+        """Write the table chunk by chunk: a Parquet dataset (a folder of part files
+        ``part.<k>.parquet`` that ``pandas.read_parquet`` reads as one table, index
+        ``item``), one dask task per chunk that reads its counts, looks up its rows and
+        writes them straight to Arrow."""
+        import dask
 
-        with warnings.catch_warnings():
-            # dask 2026.8 writes each part with DataFrame.set_index(..., inplace=True), which
-            # pandas 3.1 deprecates (Pandas4Warning); nothing a user can act on
-            warnings.filterwarnings(
-                "ignore", message="The inplace keyword in DataFrame.set_index is deprecated"
+        from ambppl._streaming import arrow_schema, write_part
+
+        blocks, item_blocks, lookup = self.parts
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        (first_items,) = dask.compute(item_blocks[0])
+        schema = arrow_schema(lookup, SCORE_COLUMNS, first_items)
+        tasks = [
+            dask.delayed(write_part)(
+                b, i, lookup, SCORE_COLUMNS, schema, str(folder / f"part.{k}.parquet")
             )
-            self.table.to_parquet(path, **{"write_index": True, **kwargs})
+            for k, (b, i) in enumerate(zip(blocks, item_blocks, strict=True))
+        ]
+        dask.compute(*tasks)

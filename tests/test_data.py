@@ -313,6 +313,9 @@ def test_unknown_column_lists_the_columns(long_df):
 def test_cant_solve_absent(long_df):
     with pytest.raises(ValueError, match=r"cant_solve must be a label that occurs.*'maybe'.*'neg'"):
         read_annotations(long_df, cant_solve="maybe")
+    with pytest.raises(ValueError, match=r"\(pass cant_solve=None if the task had no can't-solve "
+                       r"answer\)$"):
+        read_annotations(long_df, cant_solve="maybe")
 
 
 def test_labels_missing_from_categories(long_df):

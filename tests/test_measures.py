@@ -228,3 +228,14 @@ def test_evaluate_names_the_measure_argument():
 
     with pytest.raises(ValueError, match=r"^measure must be one of 'amb', .* but got 'gini'"):
         evaluate("gini", [0.5, 0.5, 0.0])
+
+
+def test_one_vector_gives_a_scalar():
+    """One probability vector gives a numpy scalar (not a 0-d array), a batch an array;
+    reference: the paper's table 1, row 3 (amb 0.32, old 0.40, modified 0.64)."""
+    q = [0.8, 0.2, 0.0]
+    for func, value in ((ambppl.amb, 0.32), (ambppl.amb_old, 0.4), (ambppl.amb_modified, 0.64)):
+        one = func(q)
+        assert np.ndim(one) == 0 and not isinstance(one, np.ndarray), func.__name__
+        assert float(one) == pytest.approx(value, abs=1e-12)
+        assert isinstance(func([q, q]), np.ndarray)
