@@ -36,6 +36,9 @@ EXIT_USAGE = 2
 #: Table output suffixes of ``ambppl score -o``.
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
 
+#: Items per chunk when ``ambppl score`` streams counts from zarr or Parquet.
+CHUNK_ITEMS = 1_000_000
+
 #: The subcommand registry: name -> function adding the subcommand's parser.
 SUBCOMMANDS: dict[str, Callable[[Any], argparse.ArgumentParser]] = {}
 
@@ -348,8 +351,7 @@ def _add_input_options(parser: argparse.ArgumentParser, *, optional: bool = Fals
     group.add_argument(
         "--no-rater",
         action="store_true",
-        help="the data have no rater ids (enough for the count models; rater_effects needs "
-        "them)",
+        help="the data have no rater ids (enough for the count models; rater_effects needs them)",
     )
     group.add_argument(
         "--format",
@@ -514,8 +516,10 @@ def _read(args: argparse.Namespace, data: str = "counts") -> Any:
     except ImportError as err:  # e.g. zarr not installed
         raise UsageError(_one_line(str(err))) from err
     if answers["rater"].isna().all():
-        where = "no rater column was given" if columns["rater"] is None else (
-            f"column --rater {args.rater!r} holds none"
+        where = (
+            "no rater column was given"
+            if columns["rater"] is None
+            else (f"column --rater {args.rater!r} holds none")
         )
         raise UsageError(
             f"--model {args.model} needs rater ids, but {where}; name the rater column with "
@@ -713,10 +717,12 @@ def _add_score(subparsers: Any) -> argparse.ArgumentParser:
     scale.add_argument(
         "--chunk-items",
         type=_positive_int,
-        default=1_000_000,
-        help="counts in a zarr store or a Parquet file are read and scored in chunks of this "
-        "many items with dask, written part by part (-o x.parquet: a Parquet dataset folder; "
-        ".csv/.tsv: one file; items in the data's order, no rank column); default: %(default)s",
+        default=None,
+        help="counts in a zarr store or a Parquet file are read and scored in chunks of about "
+        "this many items with dask, written part by part (-o x.parquet: a Parquet dataset "
+        "folder; .csv/.tsv: one file; items in the data's order, no rank column; default "
+        f"{CHUNK_ITEMS}); with --layout long, a long answers file too large for memory is "
+        "counted with dask block by block (default: read into memory)",
     )
     scale.add_argument(
         "--scheduler",
@@ -827,7 +833,9 @@ def _run_score(args: argparse.Namespace) -> int:
     with _scheduler(args):
         if streaming:
             return _score_streaming(args, output, method, params)
-        if conjugate:
+        if conjugate and args.chunk_items is not None and args.layout == "long":
+            table = _score_long_in_chunks(args, method, params)
+        elif conjugate:
             table = _score_conjugate(args, _read(args, kind), method, params)
         else:
             table = _summarize(args, _fit(args, _read(args, kind), method, params))
@@ -892,6 +900,47 @@ def _chunked_counts(args: argparse.Namespace) -> bool:
     return bool(others) and all(pa.types.is_integer(f.type) for f in others)
 
 
+def _score_long_in_chunks(args: argparse.Namespace, method: str, params: dict[str, Any]) -> Any:
+    """``--layout long --chunk-items N``: an answers file too large for memory, counted with
+    dask block by block (:func:`ambppl.scoring.count_long_in_chunks`), then scored."""
+    from ambppl.data import command_line_messages
+    from ambppl.scoring import score
+    from ambppl.summary import rank
+
+    path = _input_path(args.annotations)
+    _progress(args, f"counting the answers in {path} with dask, block by block")
+    options: dict[str, Any] = {"item": args.item, "label": args.label}
+    if args.cant_solve is not None:
+        options["cant_solve"] = args.cant_solve
+    if args.sep is not None:
+        options["sep"] = args.sep
+    if args.comment is not None:
+        options["comment"] = args.comment
+    fmt = "+".join(part for part in ("long", args.format) if part)
+    start = time.perf_counter()
+    with command_line_messages(), _warnings_as_lines():
+        table = score(
+            path,
+            args.model,
+            method=method,
+            measure=args.measure,
+            threshold=args.threshold,
+            hdi_prob=args.hdi_prob,
+            mcse=args.mcse,
+            random_seed=args.seed,
+            chunk_items=args.chunk_items,
+            format=fmt,
+            **options,
+            **params,
+        )
+    _progress(
+        args,
+        f"scored {len(table)} items ({table.attrs['n_distinct']} distinct count vectors) in "
+        f"{time.perf_counter() - start:.1f} s",
+    )
+    return rank(table)
+
+
 def _score_streaming(
     args: argparse.Namespace, output: Path | None, method: str, params: dict[str, Any]
 ) -> int:
@@ -901,7 +950,8 @@ def _score_streaming(
     from ambppl.scoring import score
 
     path = _input_path(args.annotations)
-    _progress(args, f"reading {path} in chunks of {args.chunk_items} items (dask)")
+    chunk_items = args.chunk_items or CHUNK_ITEMS
+    _progress(args, f"reading {path} in chunks of {chunk_items} items (dask)")
     options: dict[str, Any] = {}
     if args.cant_solve is not None:
         options["cant_solve"] = args.cant_solve
@@ -923,7 +973,7 @@ def _score_streaming(
                 hdi_prob=args.hdi_prob,
                 mcse=args.mcse,
                 random_seed=args.seed,
-                chunk_items=args.chunk_items,
+                chunk_items=chunk_items,
                 **options,
                 **params,
             )

@@ -437,8 +437,11 @@ def score(
         Seed; the same seed gives the same table.
     chunk_items : int, optional
         Read a zarr store or a Parquet file of counts (``data`` its path) lazily, in chunks of
-        this many items (a zarr store keeps its own chunks), and return a :class:`LazyScore`.
-        A dask-backed count DataArray is always scored lazily.
+        about this many items (whole Parquet row groups; a zarr store keeps its own chunks),
+        and return a :class:`LazyScore`. A dask-backed count DataArray is always scored
+        lazily. With ``format="long"`` a CSV/TSV/Parquet file of answers too large for memory
+        is counted with dask block by block (only the item x category counts are held; items
+        in sorted order) and scored in memory.
     approximate : bool, default True
         For amb and the modified measure: take ``p_above`` and the HDI from the
         moment-matched approximation (:func:`ambppl.approximate_distribution`) on the rows
@@ -534,6 +537,9 @@ def score(
         raise ValueError(f"mcse must be below 0.5 (a probability's sd), but got {mcse!r}")
     seed = _seed_sequence(random_seed)
     settings = {"measure": measure, "threshold": threshold, "hdi_prob": hdi_prob, "mcse": mcse}
+    counted = count_long_in_chunks(data, chunk_items, kwargs)
+    if counted is not data:  # a long file counted with dask: now counts in memory
+        data, chunk_items = counted, None
     lazy = _lazy_source(data, chunk_items, kwargs)
     if lazy is not None:
         return _score_lazy(lazy, model, method, kwargs, settings, seed, approximate)
@@ -583,6 +589,73 @@ def _columns(
     columns["measure"] = pd.Categorical([settings["measure"]] * len(distinct))
     columns["threshold"] = np.full(len(distinct), settings["threshold"])
     return columns
+
+
+def count_long_in_chunks(data: Any, chunk_items: Any, kwargs: dict[str, Any]) -> Any:
+    """A long answers file (``format="long"``, CSV/TSV/Parquet) too large for memory, counted
+    with dask block by block (``groupby([item, label]).size()``): only the item x category
+    counts are held. Other data come back unchanged; the options used are taken from
+    ``kwargs``."""
+    import os
+    from pathlib import Path
+
+    if chunk_items is None or not isinstance(data, str | os.PathLike):
+        return data
+    from ambppl.data import _file_type, _label_str, _order, _parse_format
+
+    path = Path(data)
+    layout, ftype = _parse_format(kwargs.get("format"))
+    if layout != "long" or not path.is_file():
+        return data
+    ftype = _file_type(path, ftype)
+    if ftype not in ("csv", "tsv", "parquet"):
+        return data
+    import dask.dataframe as dd
+    import pandas as pd
+    import xarray as xr
+
+    check_positive_int(chunk_items, "chunk_items")
+    kwargs.pop("format")
+    item, label = kwargs.pop("item", "task"), kwargs.pop("label", "label")
+    kwargs.pop("rater", None)  # the count models do not use rater ids
+    cant_solve, categories = kwargs.pop("cant_solve", None), kwargs.pop("categories", None)
+    options = {k: kwargs.pop(k) for k in ("sep", "comment", "header") if k in kwargs}
+    if ftype == "parquet":
+        import pyarrow.parquet as pq
+
+        present = list(pq.read_schema(path).names)
+    else:
+        options.setdefault("sep", "\t" if ftype == "tsv" else ",")
+        present = list(pd.read_csv(path, nrows=0, **options).columns)
+    missing = [c for c in (item, label) if c not in present]
+    if missing:
+        raise ValueError(
+            f"columns {missing!r} are not in {path.name!r}; its columns are {present!r}: pass "
+            "item=/label= (on the command line --item/--label)"
+        )
+    if ftype == "parquet":
+        frame = dd.read_parquet(path, columns=[item, label])
+    else:
+        frame = dd.read_csv(path, usecols=[item, label], **options)
+    frame = frame.dropna(subset=[item, label])
+    sizes = frame.groupby([item, label]).size().compute()
+    table = sizes.unstack(fill_value=0)
+    found = [_label_str(c) for c in table.columns]
+    table.columns = found
+    order, cs = _order(
+        found,
+        dict(zip(found, sizes.index.levels[1], strict=False)),
+        categories,
+        cant_solve,
+        sort=True,
+    )
+    table = table.reindex(columns=order, fill_value=0)
+    return xr.DataArray(
+        table.to_numpy(np.int64),
+        dims=("item", "category"),
+        coords={"item": pd.Index(table.index).to_numpy(), "category": order},
+        attrs={"cant_solve": cs, "source": str(path)},
+    )
 
 
 def _lazy_source(data: Any, chunk_items: Any, kwargs: dict[str, Any]) -> Any:

@@ -110,10 +110,10 @@ ROWS: list[tuple[str, str, float | None, str]] = []
 
 
 def row(what: str, ambppl_s: float, baseline: str, baseline_s: float | None, note: str = ""):
-    ratio = "" if baseline_s is None else f"{ambppl_s / baseline_s:.2f}"
-    ROWS.append((what, f"{ambppl_s:.2f}", baseline, "" if baseline_s is None else
-                 f"{baseline_s:.2f}", ratio, note))
-    print(f"  {what}: {ambppl_s:.2f} s {note}", flush=True)
+    ratio = "" if baseline_s is None else f"{ambppl_s / baseline_s:.3g}"
+    ROWS.append((what, f"{ambppl_s:.3g}", baseline, "" if baseline_s is None else
+                 f"{baseline_s:.3g}", ratio, note))
+    print(f"  {what}: {ambppl_s:.3g} s {note}", flush=True)
 
 
 def bench_closed_forms() -> None:

@@ -987,3 +987,16 @@ def test_score_on_a_dask_scheduler(tmp_path: Path, capsys) -> None:
     assert main([*argv, "--scheduler", "tcp://127.0.0.1:9", "-q"]) == 2
     err = capsys.readouterr().err
     assert "--scheduler: cannot reach a dask scheduler" in err and "Traceback" not in err
+
+
+def test_score_counts_a_long_file_with_dask(answers_csv: Path, tmp_path: Path, capsys) -> None:
+    out_memory, out_chunks = tmp_path / "m.csv", tmp_path / "c.csv"
+    base = ["score", str(answers_csv), "--cant-solve", "skip", "--seed", "3"]
+    assert main([*base, "-q", "-o", str(out_memory)]) == 0
+    assert main([*base, "--layout", "long", "--chunk-items", "20", "-o", str(out_chunks)]) == 0
+    assert "counting the answers" in capsys.readouterr().err
+    memory = pd.read_csv(out_memory, index_col="item").sort_index()
+    chunks = pd.read_csv(out_chunks, index_col="item").sort_index()
+    pd.testing.assert_frame_equal(chunks.drop(columns="rank"), memory.drop(columns="rank"))
+    assert main([*base, "--layout", "long", "--chunk-items", "20", "--item", "tweet", "-q"]) == 2
+    assert "--item" in capsys.readouterr().err

@@ -380,6 +380,8 @@ def test_repr_hdi_default_and_the_whole_mass():
     assert "alpha=array of shape (2, 3)" in repr(batch)
     lo, hi = one.hdi()
     assert (lo, hi) == one.hdi(0.94)
+    for value in (one.mean(), one.var(), lo, one.cdf(0.3)):  # numpy scalars, not 0-d arrays
+        assert np.ndim(value) == 0 and not isinstance(value, np.ndarray)
     assert float(one.cdf(hi) - one.cdf(lo)) == pytest.approx(0.94, abs=1e-10)
     assert tuple(map(float, one.hdi(1.0))) == (0.0, 1.0)
     assert tuple(map(float, one.interval(1.0))) == (0.0, 1.0)
@@ -505,6 +507,9 @@ def test_bad_method_arguments():
     batch = ambiguity_posterior([[2.0, 3.0, 4.0], [1.0, 1.0, 1.0]])
     with pytest.raises(ValueError, match=r"x must broadcast against the batch shape \(2,\)"):
         batch.pdf([0.1, 0.2, 0.3])
+    for method in (batch.cdf, batch.sf):
+        with pytest.raises(ValueError, match=r"^x must broadcast against the batch shape"):
+            method([0.1, 0.2, 0.3])
 
 
 def test_cant_solve_position_is_moved_last():
@@ -910,3 +915,55 @@ def test_rvs_stay_independent_between_equal_alphas(rng):
     assert draws.shape == (4000, 3)
     assert not np.array_equal(draws[:, 0], draws[:, 1])
     assert abs(np.corrcoef(draws[:, 0], draws[:, 1])[0, 1]) < 0.1
+
+
+def test_regularized_beta_in_parallel_chunks_is_betainc():
+    """_ibeta splits large inputs (>= 2 * MIN_CHUNK values) into chunks run on all cores; each
+    chunk must see its own slice of a and b (arrays) or the scalar itself. Reference: one
+    unchunked scipy.special.betainc call on the same values (what is under test is the
+    chunking, not the function)."""
+    import scipy.special as sc
+
+    from ambppl._exact_kernels import _ibeta
+    from ambppl._threads import MIN_CHUNK
+
+    rng = np.random.default_rng(15)
+    n = 2 * MIN_CHUNK + 123
+    x = rng.random(n)
+    a = rng.uniform(0.2, 40.0, n)
+    np.testing.assert_array_equal(_ibeta(a, 2.5, x), sc.betainc(a, 2.5, x))
+    np.testing.assert_array_equal(_ibeta(3.5, a, x), sc.betainc(3.5, a, x))
+    small = x[:10]
+    np.testing.assert_array_equal(_ibeta(a[:10], 2.5, small), sc.betainc(a[:10], 2.5, small))
+
+
+def test_a_quadrature_that_misses_its_tolerance_says_which_one(monkeypatch):
+    """Where the tanh-sinh quadrature reports no convergence, a RuntimeWarning names the pdf
+    or the cdf quadrature and the first point (forced here by a quadrature that reports
+    failure everywhere)."""
+    import ambppl._exact_route as route
+
+    real = route.integrate_log
+
+    def failing(*args, **kwargs):
+        vals, ok = real(*args, **kwargs)
+        return vals, np.zeros_like(ok, dtype=bool)
+
+    monkeypatch.setattr(route, "integrate_log", failing)
+    post = ambiguity_posterior([6.0, 1.0, 1.0], "modified")
+    with pytest.warns(RuntimeWarning, match=r"^ambiguity_posterior: the pdf quadrature did not "
+                      r"reach its tolerance at 1 point\(s\) \(e\.g\. a = \S*0\.3"):
+        post.pdf(0.3)
+    with pytest.warns(RuntimeWarning, match=r"^ambiguity_posterior: the cdf quadrature did not"):
+        post.cdf(0.3)
+
+
+def test_sampling_mcse_is_per_distribution():
+    """mcse of a batch is each distribution's own sd / sqrt(n_draws). Reference: the closed-form
+    sd (dirichlet_var, no draws); the draws' sd estimates it within 5 of its standard errors,
+    about sd / sqrt(2 n) for these near-normal draws (the two sds differ tenfold)."""
+    alpha = np.array([[3.0, 2.0, 1.0, 1.0, 1.5], [300.0, 200.0, 100.0, 100.0, 150.0]])
+    n = 20_000
+    post = ambiguity_posterior(alpha, "amb", n_draws=n, random_seed=6)
+    sd = np.sqrt(dirichlet_var(alpha, "amb"))
+    assert np.all(np.abs(post.mcse * math.sqrt(n) - sd) <= 5 * sd / math.sqrt(2 * n))

@@ -292,3 +292,26 @@ def test_trusted_rows_come_from_the_approximation_without_draws():
     assert (table.loc[approximated, ["p_above_mcse", "hdi_lower_mcse"]] == 0).all().all()
     sampled = ambppl.score(counts, random_seed=1, threshold=0.3, approximate=False)
     assert (sampled["draws"] > 0).all() and (sampled["approx_error"] == 0).all()
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "csv"])
+def test_long_answers_counted_with_dask(tmp_path, suffix):
+    rng = np.random.default_rng(12)
+    answers = pd.DataFrame({
+        "task": np.repeat([f"t{i:03d}" for i in range(200)], 7),
+        "worker": rng.integers(0, 30, 1400).astype(str),
+        "label": rng.choice(["cat", "dog", "skip"], size=1400, p=[0.5, 0.4, 0.1]),
+    })
+    path = tmp_path / f"a.{suffix}"
+    if suffix == "parquet":
+        answers.to_parquet(path, row_group_size=300)
+    else:
+        answers.to_csv(path, index=False)
+    in_memory = ambppl.score(path, cant_solve="skip", random_seed=2)
+    chunked = ambppl.score(path, format="long", chunk_items=300, cant_solve="skip",
+                           random_seed=2)
+    assert isinstance(chunked, pd.DataFrame)  # only the counts were held: scored in memory
+    pd.testing.assert_frame_equal(chunked.sort_index(), in_memory.sort_index(),
+                                  check_names=False)
+    with pytest.raises(ValueError, match="not in 'a"):
+        ambppl.score(path, format="long", chunk_items=300, item="tweet")
