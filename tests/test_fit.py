@@ -250,7 +250,7 @@ def test_tiny_unequal_concentrations_pick_each_vertex_in_proportion():
         attrs={"cant_solve": None},
     )
     prior = np.array([1e-3, 2e-3, 1e-3])
-    result = ambppl.fit(counts, prior=prior, draws=8000, chains=1, random_seed=9)
+    result = ambppl.fit(counts, prior=prior, draws=40_000, chains=1, random_seed=9)
     q = result["posterior"]["q"].values.reshape(-1, 3)
     hit = (q > 0.5).astype(float)
     assert np.all(np.abs(hit.mean(axis=0) - prior / prior.sum()) <= 5 * _se_mean(hit))
@@ -693,6 +693,11 @@ def test_long_models_get_one_row_per_answer(tmp_path, monkeypatch):
     assert result["observed_data"]["counts"].attrs["n_raters"] == 3
     # no Dirichlet concentration and no log_likelihood hook: no log_likelihood group
     assert "log_likelihood" not in result.children and "prior" not in result.attrs
+    # categories nobody gave are kept, in the order asked (can't-solve last)
+    ambppl.fit(frame, "answers_model", item="doc", rater="who", label="answer",
+               cant_solve="?", categories=["a", "b", "c", "?"], draws=2, chains=1)
+    assert seen["counts"]["category"].values.tolist() == ["a", "b", "c", "?"]
+    assert seen["counts"].values.tolist() == [[2, 0, 0, 1], [0, 1, 0, 0]]
 
 
 # ------------------------------------------------------------------------------------------

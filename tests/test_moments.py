@@ -579,3 +579,14 @@ def test_dataarray_keeps_labels_and_dask_stays_lazy(func):
         fn(renamed, dim="labels")
     with pytest.raises(ValueError, match="alpha"):  # eager input is checked at once
         fn(-labelled)
+
+
+def test_too_few_proper_categories_is_reported_before_bad_values():
+    """Two categories with can't-solve last leave one proper category: that structural error
+    is the one reported, also when a concentration is invalid too (checks run in that order:
+    shape, then the values block by block)."""
+    with pytest.raises(ValueError, match=r"needs at least 2 proper categories .* but got 1"):
+        dirichlet_mean([1.0, 0.0], "modified")
+    # two proper categories and no can't-solve: valid, E amb = 1 - sum a(a+1) / (a0 (a0 + 1))
+    # (paper eq. expr_amb_final with alpha_cs = 0): 1 - (2 + 6) / (3 * 4) = 1/3
+    assert float(dirichlet_mean([1.0, 2.0], cant_solve=None)) == pytest.approx(1 / 3, rel=1e-15)
