@@ -922,12 +922,7 @@ def _score_long_in_chunks(args: argparse.Namespace, method: str, params: dict[st
         table = score(
             path,
             args.model,
-            method=method,
-            measure=args.measure,
-            threshold=args.threshold,
-            hdi_prob=args.hdi_prob,
-            mcse=args.mcse,
-            random_seed=args.seed,
+            **_score_settings(args, method),
             chunk_items=args.chunk_items,
             format=fmt,
             **options,
@@ -939,6 +934,18 @@ def _score_long_in_chunks(args: argparse.Namespace, method: str, params: dict[st
         f"{time.perf_counter() - start:.1f} s",
     )
     return rank(table)
+
+
+def _score_settings(args: argparse.Namespace, method: str) -> dict[str, Any]:
+    """The keywords of :func:`ambppl.score` that the command line sets."""
+    return {
+        "method": method,
+        "measure": args.measure,
+        "threshold": args.threshold,
+        "hdi_prob": args.hdi_prob,
+        "mcse": args.mcse,
+        "random_seed": args.seed,
+    }
 
 
 def _score_streaming(
@@ -967,12 +974,7 @@ def _score_streaming(
             lazy = score(
                 path,
                 args.model,
-                method=method,
-                measure=args.measure,
-                threshold=args.threshold,
-                hdi_prob=args.hdi_prob,
-                mcse=args.mcse,
-                random_seed=args.seed,
+                **_score_settings(args, method),
                 chunk_items=chunk_items,
                 **options,
                 **params,
@@ -1020,12 +1022,7 @@ def _score_conjugate(
         table = score(
             counts,
             args.model,
-            method=method,
-            measure=args.measure,
-            threshold=args.threshold,
-            hdi_prob=args.hdi_prob,
-            mcse=args.mcse,
-            random_seed=args.seed,
+            **_score_settings(args, method),
             **params,
         )
     _progress(
@@ -1062,7 +1059,12 @@ def _add_report(subparsers: Any) -> argparse.ArgumentParser:
         "diagnostics, the check of the draws against the closed-form moments, the "
         "distribution of item ambiguity, a sortable ranked item table, the most ambiguous "
         "items with their answer counts and the sensitivity to the prior; for a learned "
-        "prior (--model hierarchical_dirichlet) also the learned prior and its shrinkage.",
+        "prior (--model hierarchical_dirichlet) also the learned prior and its shrinkage. "
+        "The default model (dirichlet_categorical, exact draws) stores no per-item draws: "
+        "its item table is that of 'ambppl score' (closed-form mean and sd, draws once per "
+        "distinct count vector) and the draws checked against the closed forms are those of "
+        "one item per distinct count vector (at most 2000), so millions of items fit in "
+        "memory; the page lists the 10,000 most ambiguous items.",
         epilog="examples:\n"
         '  ambppl report answers.csv --cant-solve "I can\'t tell" -o report.html\n'
         "  ambppl report answers.parquet --item question --rater worker --label answer \\\n"
@@ -1074,12 +1076,22 @@ def _add_report(subparsers: Any) -> argparse.ArgumentParser:
     _add_input_options(parser)
     _add_model_options(parser)
     _add_summary_options(parser)
-    parser.add_argument_group("report").add_argument(
+    group = parser.add_argument_group("report")
+    group.add_argument(
         "--top",
         type=_positive_int,
         default=15,
         help="items shown in the most-ambiguous and prior-sensitivity sections "
         "(default: %(default)s)",
+    )
+    group.add_argument(
+        "--mcse",
+        type=_open_prob,
+        default=0.005,
+        help="dirichlet_categorical with exact draws: the item table comes from draws made "
+        "once per distinct count vector, enough to bound the Monte Carlo standard error of "
+        "P(measure > threshold) by this; --draws and --chains then apply to the items whose "
+        "draws are checked against the closed forms (default: %(default)s)",
     )
     _add_output_options(parser, "the HTML file to write (default: %(default)s)", "report.html")
     parser.set_defaults(handler=_run_report)
@@ -1095,21 +1107,59 @@ def _run_report(args: argparse.Namespace) -> int:
         raise UsageError(f"the report is HTML: end the output name in .html, but got '{output}'")
     _check_output(output, args.force)
     method, params = _model_settings(args)
-    result = _fit(args, _read(args, _data_kind(args)), method, params)
-    _progress(args, "summarizing and drawing the figures")
-    html = render_report(
-        result,
-        measure=args.measure,
-        hdi_prob=args.hdi_prob,
-        threshold=args.threshold,
-        top=args.top,
-        random_seed=args.seed,
-        command=args.command_line,
-    )
+    if args.model == SCORE_REPORT_MODEL and method == "exact":
+        html = _score_report(args, _read(args, "counts"), params)
+    else:
+        result = _fit(args, _read(args, _data_kind(args)), method, params)
+        _progress(args, "summarizing and drawing the figures")
+        html = render_report(
+            result,
+            measure=args.measure,
+            hdi_prob=args.hdi_prob,
+            threshold=args.threshold,
+            top=args.top,
+            random_seed=args.seed,
+            command=args.command_line,
+        )
     with atomic_output(output, force=args.force) as tmp:
         tmp.write_text(html, encoding="utf-8")
     _progress(args, f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
     return 0
+
+
+#: The model whose report is built without per-item draws (:func:`ambppl.report.score_report`)
+#: when its method is exact.
+SCORE_REPORT_MODEL = "dirichlet_categorical"
+
+
+def _score_report(args: argparse.Namespace, counts: Any, params: dict[str, Any]) -> str:
+    """The report of the fixed-prior model from distinct count vectors (no per-item draws)."""
+    from ambppl.report import score_report
+
+    n_items, n_cat = counts.sizes["item"], counts.sizes["category"]
+    _progress(
+        args,
+        f"scoring {args.model} (exact; draws per distinct count vector, MCSE <= {args.mcse}) "
+        f"on {n_items} items x {n_cat} categories, checking {args.chains} x {args.draws} "
+        "exact draws of the distinct vectors",
+    )
+    start = time.perf_counter()
+    with _warnings_as_lines():
+        html = score_report(
+            counts,
+            measure=args.measure,
+            hdi_prob=args.hdi_prob,
+            threshold=args.threshold,
+            mcse=args.mcse,
+            top=args.top,
+            draws=args.draws,
+            chains=args.chains,
+            random_seed=args.seed,
+            command=args.command_line,
+            **params,
+        )
+    _progress(args, f"scored, checked and drawn in {time.perf_counter() - start:.1f} s")
+    return html
 
 
 def _nonnegative_int(text: str) -> int:

@@ -49,6 +49,9 @@ DEPTH_STATS = ("tree_depth", "depth")
 MAX_DEPTH_STATS = ("reached_max_treedepth", "maxdepth_reached")
 STEP_STATS = ("n_steps",)
 
+#: Rows of the sortable item table (the most ambiguous items): about 600 bytes of HTML each.
+TABLE_ROWS = 10_000
+
 _TEMPLATE = "report.html.j2"
 
 
@@ -363,9 +366,9 @@ def _convergence(result: Any, table: Any, variable: str) -> dict[str, Any]:
     )
     out.update(
         {
-            "r_hat_max": float(np.nanmax(r_hat)),
+            "r_hat_max": _nan_worst(r_hat, largest=True),
             "n_r_hat_bad": int(np.sum(r_hat > 1.01)),
-            "ess_min": float(np.nanmin(ess)),
+            "ess_min": _nan_worst(ess, largest=False),
             "n_ess_low": int(np.sum(ess < 100 * chains)),
             "ess_threshold": 100 * chains,
             "divergences": diverging,
@@ -377,9 +380,10 @@ def _convergence(result: Any, table: Any, variable: str) -> dict[str, Any]:
     out["variables"] = _variable_diagnostics(result, standard["variables"] if standard else [])
     out["energy"] = _energy(result)
     out["tree"] = _tree_depth(result)
+    # a NaN R-hat (one chain) is not a pass: nothing could be compared
     out["ok"] = bool(
-        np.nanmax(r_hat) <= 1.01
-        and np.nanmin(ess) >= 100 * chains
+        out["r_hat_max"] <= 1.01
+        and out["ess_min"] >= 100 * chains
         and diverging == 0
         and out["variables"]["n_failed"] == 0
         and (not out["energy"]["available"] or out["energy"]["n_low"] == 0)
@@ -767,6 +771,7 @@ def render_report(
     random_seed: Any = None,
     command: str | None = None,
     title: str | None = None,
+    max_rows: int = TABLE_ROWS,
 ) -> str:
     """Render the HTML diagnostics report of a fit.
 
@@ -793,6 +798,10 @@ def render_report(
         The command line that produced the report, shown in its header.
     title : str, optional
         Page title (default: "ambppl report: <source>").
+    max_rows : int, default TABLE_ROWS
+        Rows of the sortable item table: the ``max_rows`` most ambiguous items (the page
+        says how many were left out; :func:`ambppl.score` or ``ambppl score`` writes every
+        row).
 
     Returns
     -------
@@ -803,7 +812,7 @@ def render_report(
     ------
     ValueError
         For an unknown ``measure``, a bad ``hdi_prob`` or ``threshold`` (from
-        :func:`ambppl.summarize`) or a non-positive ``top``.
+        :func:`ambppl.summarize`) or a non-positive ``top`` or ``max_rows``.
     TypeError
         If ``result`` is not a fit result.
 
@@ -869,10 +878,7 @@ def render_report(
     """
     import xarray as xr
 
-    from ambppl import __version__
     from ambppl._checks import check_positive_int
-    from ambppl.fit import VARIABLES
-    from ambppl.report import figures
     from ambppl.summary import rank, summarize
 
     if not isinstance(result, xr.DataTree) or "posterior" not in result.children:
@@ -881,12 +887,55 @@ def render_report(
             f"but got {type(result).__name__}"
         )
     top = check_positive_int(top, "top")
+    max_rows = check_positive_int(max_rows, "max_rows")
     table = rank(summarize(result, measure=measure, hdi_prob=hdi_prob, threshold=threshold))
-    counts = result["observed_data"]["counts"]
+    return _render(
+        result,
+        table,
+        result["observed_data"]["counts"],
+        measure=measure,
+        hdi_prob=hdi_prob,
+        threshold=threshold,
+        top=top,
+        priors=priors,
+        random_seed=random_seed,
+        command=command,
+        title=title,
+        max_rows=max_rows,
+    )
+
+
+def _render(
+    result: Any,
+    table: Any,
+    counts: Any,
+    *,
+    measure: str,
+    hdi_prob: float | None,
+    threshold: float,
+    top: int,
+    priors: Sequence[float] | None,
+    random_seed: Any,
+    command: str | None,
+    title: str | None,
+    max_rows: int,
+    checked: Any = None,
+    scored: dict[str, Any] | None = None,
+) -> str:
+    """Fill the template. ``table`` is the ranked table of every item and ``counts`` their
+    counts; ``result`` holds the draws, of every item or (``checked``, its own summary table)
+    of a subset, which the convergence and closed-form sections then diagnose. ``scored``
+    describes a table from :func:`ambppl.score` (see :func:`ambppl.report.score_report`)."""
+    from ambppl import __version__
+    from ambppl.fit import VARIABLES
+    from ambppl.report import figures
+
+    if checked is None:
+        checked = table
     variable = VARIABLES.get(measure, measure)
     overview = _overview(counts)
-    convergence = _convergence(result, table, variable)
-    agreement = _agreement(result, table, measure)
+    convergence = _convergence(result, checked, variable)
+    agreement = _agreement(result, checked, measure)
     top_n = min(top, len(table))
     sensitivity = _sensitivity(
         result,
@@ -922,6 +971,7 @@ def render_report(
         }
         for k, item in enumerate(top_ids)
     ]
+    shown = table.iloc[:max_rows]
     item_rows = [
         {
             "rank": k + 1,
@@ -939,7 +989,7 @@ def render_report(
             "ess": getattr(row, "ess_bulk", None),
         }
         for k, (item, row) in enumerate(
-            zip(table.index, table.itertuples(index=False), strict=True)
+            zip(shown.index, shown.itertuples(index=False), strict=True)
         )
     ]
     prior = _fixed_prior(result) or []
@@ -986,6 +1036,8 @@ def render_report(
         },
         "has_mcmc_columns": "r_hat" in table.columns,
         "items": item_rows,
+        "n_items": len(table),
+        "scored": scored,
         "labels": labels,
         "top_rows": top_rows,
         "sensitivity": sensitivity,

@@ -1,0 +1,210 @@
+"""The report of a fixed-prior Dirichlet model without per-item draws.
+
+:func:`score_report` builds the page from :func:`ambppl.score` (closed-form means and sds,
+exact draws once per distinct count vector) and checks exact draws against the closed forms
+on one item per distinct count vector: memory and time grow with the number of distinct
+vectors, not of items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ambppl.report.writer import TABLE_ROWS
+
+#: Distinct count vectors (one item each) whose exact draws the report checks against the
+#: closed forms and the two-class density; beyond it a seeded random sample of them.
+CHECK_VECTORS = 2000
+
+#: The model and method :func:`score_report` reports: one fixed Dirichlet prior per item.
+MODEL = "dirichlet_categorical"
+
+
+def checked_items(
+    values: np.ndarray, top: np.ndarray, max_vectors: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Positions of the items whose draws the report checks, in the data's order.
+
+    The items at positions ``top`` (the most ambiguous, refitted in the prior-sensitivity
+    section) and one item (the first) of each other distinct count vector of ``values``, a
+    random sample of ``max_vectors - len(top)`` of them where there are more.
+    """
+    _, first, inverse = np.unique(values, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    others = np.setdiff1d(np.arange(first.size), inverse[top])
+    room = max(max_vectors - top.size, 0)
+    if others.size > room:
+        others = rng.choice(others, size=room, replace=False)
+    return np.union1d(top, first[others])
+
+
+def score_report(
+    data: Any,
+    *,
+    measure: str = "amb",
+    hdi_prob: float | None = None,
+    threshold: float = 0.4,
+    mcse: float = 0.005,
+    top: int = 15,
+    draws: int = 1000,
+    chains: int = 2,
+    check_vectors: int = CHECK_VECTORS,
+    max_rows: int = TABLE_ROWS,
+    priors: Sequence[float] | None = None,
+    random_seed: Any = None,
+    command: str | None = None,
+    title: str | None = None,
+    **kwargs: Any,
+) -> str:
+    """Render the HTML report of ``dirichlet_categorical`` without per-item draws.
+
+    The same page as :func:`ambppl.report.render_report` of an exact fit, built so that
+    memory and time grow with the number of distinct count vectors, not of items (what
+    ``ambppl report`` does for this model and method).
+
+    Parameters
+    ----------
+    data : xarray.DataArray, pandas.DataFrame, str, pathlib.Path or numpy.ndarray
+        Counts or annotations, as for :func:`ambppl.fit`.
+    measure : {"amb", "modified", "old", "entropy"}, default "amb"
+        The measure reported.
+    hdi_prob : float, optional
+        HDI probability (default :func:`ambppl.summarize`'s).
+    threshold : float, default 0.4
+        The table shows P(measure > threshold).
+    mcse : float, default 0.005
+        Bound on the Monte Carlo standard error of P(measure > threshold) in the item table
+        (:func:`ambppl.score`).
+    top : int, default 15
+        Items listed with their answer counts and refitted in the prior-sensitivity section.
+    draws, chains : int, default 1000, 2
+        Exact draws per chain of each checked item.
+    check_vectors : int, default CHECK_VECTORS
+        At most this many distinct count vectors (one item each, the ``top`` items always
+        among them) have their draws checked against the closed forms.
+    max_rows : int, default TABLE_ROWS
+        Rows of the sortable item table (the most ambiguous items).
+    priors : sequence of float, optional
+        Symmetric priors of the sensitivity section (default
+        :data:`ambppl.report.SENSITIVITY_PRIORS`).
+    random_seed : int or None
+        Seed: the same seed gives the same page (but for its time stamp).
+    command, title : str, optional
+        As for :func:`ambppl.report.render_report`.
+    **kwargs
+        The model's parameter ``prior`` and :func:`ambppl.read_annotations` options.
+
+    Returns
+    -------
+    str
+        One self-contained HTML document.
+
+    Raises
+    ------
+    ValueError
+        For bad data or settings (as :func:`ambppl.score` and
+        :func:`ambppl.report.render_report`), or non-positive ``draws``, ``chains``,
+        ``check_vectors`` or ``max_rows``.
+    TypeError
+        For a ``random_seed`` that is no int or None.
+
+    Notes
+    -----
+    Items with equal counts have the same posterior, ``Dirichlet(prior + counts)``. The item
+    table is :func:`ambppl.score`'s (closed-form mean and sd; P(measure > t) and the HDI from
+    exact draws made once per distinct count vector, each with its MCSE). The sections that
+    look at draws (the check of the draws against the closed-form moments and, for two proper
+    classes, the exact density; the prior sensitivity of the ``top`` items) use an exact fit
+    (:func:`ambppl.fit`) of the ``top`` items and of one item of each other distinct count
+    vector, a seeded random sample of ``check_vectors`` of them where there are more. Seeds of
+    the table, the sample and the fit are spawned from ``random_seed``
+    (:class:`numpy.random.SeedSequence`), so they are independent.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ambppl.report import score_report
+    >>> rng = np.random.default_rng(0)
+    >>> counts = rng.multinomial(10, [0.5, 0.3, 0.2], size=300)
+    >>> page = score_report(counts, cant_solve=2, top=3, draws=200, random_seed=1)
+    >>> page.startswith("<!DOCTYPE html>"), 'id="scored-statement"' in page
+    (True, True)
+    """
+    import pandas as pd
+
+    from ambppl._checks import check_positive_int
+    from ambppl.catalog import get_model
+    from ambppl.fit import VARIABLES, _as_counts, _split_kwargs, fit
+    from ambppl.report.writer import _render
+    from ambppl.scoring import score
+    from ambppl.summary import _measure_name, rank, summarize
+
+    top = check_positive_int(top, "top")
+    draws = check_positive_int(draws, "draws")
+    chains = check_positive_int(chains, "chains")
+    check_vectors = check_positive_int(check_vectors, "check_vectors")
+    max_rows = check_positive_int(max_rows, "max_rows")
+    if random_seed is not None and not isinstance(random_seed, int | np.integer):
+        raise TypeError(f"random_seed must be an int or None, but got {type(random_seed).__name__}")
+    measure = _measure_name(measure)
+    seed_table, seed_sample, seed_fit = np.random.SeedSequence(random_seed).spawn(3)
+    params, read_kwargs = _split_kwargs(get_model(MODEL), kwargs, data)
+    counts = _as_counts(data, read_kwargs)
+    table = score(
+        counts,
+        MODEL,
+        method="exact",
+        measure=measure,
+        threshold=threshold,
+        hdi_prob=hdi_prob,
+        mcse=mcse,
+        random_seed=seed_table,
+        **params,
+    )
+    ranked = rank(table)
+    top_n = min(top, len(ranked))
+    top_pos = pd.Index(counts["item"].values).get_indexer(ranked.index[:top_n])
+    keep = checked_items(counts.values, top_pos, check_vectors, np.random.default_rng(seed_sample))
+    subset = counts.isel(item=keep)
+    result = fit(
+        subset,
+        model=MODEL,
+        method="exact",
+        draws=draws,
+        chains=chains,
+        random_seed=int(seed_fit.generate_state(1)[0]),
+        var_names=[VARIABLES.get(measure, measure)],
+        log_likelihood=False,
+        **params,
+    )
+    hdi_prob = float(table.attrs["hdi_prob"])
+    checked = summarize(result, measure=measure, hdi_prob=hdi_prob, threshold=threshold)
+    sampled = table["draws"].to_numpy()
+    scored = {
+        "n_distinct": int(table.attrs["n_distinct"]),
+        "n_checked": int(keep.size),
+        "n_covered": len(np.unique(counts.values[keep], axis=0)),
+        "mcse": float(mcse),
+        "draws_max": int(sampled.max()),
+        "n_approx": int((table["approx_error"].to_numpy() > 0).sum()),
+        "p_above_mcse_max": float(table["p_above_mcse"].max()),
+    }
+    return _render(
+        result,
+        ranked,
+        counts,
+        measure=measure,
+        hdi_prob=hdi_prob,
+        threshold=threshold,
+        top=top_n,
+        priors=priors,
+        random_seed=random_seed,
+        command=command,
+        title=title,
+        max_rows=max_rows,
+        checked=checked,
+        scored=scored,
+    )
