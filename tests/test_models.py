@@ -338,6 +338,7 @@ def test_collapsed_route_matches_a_grid_posterior():
 
 
 @pytest.mark.slow
+@pytest.mark.mutation  # the one test of fit's collapsed route that mutation testing runs
 def test_collapsed_conditional_draws_and_log_likelihood():
     rng = np.random.default_rng(31)
     q = rng.dirichlet(4.0 * np.array([0.4, 0.4, 0.2]), size=40)
