@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -262,7 +263,12 @@ def test_read_long_canonical(long_df):
 
 
 def test_read_long_rejects_counts():
-    with pytest.raises(ValueError, match="count matrix cannot be turned into one row per answer"):
+    # reference: the whole message, which says why and names the function that takes counts
+    message = (
+        "a count matrix cannot be turned into one row per answer (which rater gave which "
+        "answer is unknown); use read_annotations for counts"
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         read_long(np.ones((2, 2)))
 
 
@@ -358,6 +364,25 @@ def test_missing_item_id(long_df):
         read_annotations(df)
 
 
+def test_missing_item_ids_are_counted_among_kept_answers(long_df):
+    """The message counts the kept answers without an item id (reference: the rows the test
+    blanks, 4 and 6; row 5's id is blanked too but its label is missing, so it is dropped,
+    not counted). Item 7, the first item, has answers too, so a count of the first item's
+    answers with the missing ones (6) would differ."""
+    df = long_df.astype({"task": "float64"})
+    df.loc[[4, 5, 6], "task"] = np.nan
+    assert df["label"].isna().tolist() == [False] * 5 + [True] + [False] * 3
+    assert (df["task"] == 7).sum() == 4  # answers on item 7, the first item
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "item column 'task' must have an id on every answer, but 2 answer(s) have none "
+            "(first at row 4); fill in or drop those rows"
+        ),
+    ):
+        read_annotations(df)
+
+
 @pytest.mark.parametrize(
     ("counts", "match"),
     [
@@ -397,7 +422,12 @@ def test_three_dimensional_dataarray():
 
 def test_single_category():
     df = pd.DataFrame({"task": [1, 2], "worker": [1, 1], "label": ["yes", "yes"]})
-    with pytest.raises(ValueError, match=r"at least 2 categories, but only \['yes'\] occurs"):
+    # reference: the whole message, which names the fix (list the answers nobody gave)
+    message = (
+        "the annotations must have at least 2 categories, but only ['yes'] occurs; "
+        "pass categories=[...] to list the answers nobody gave"
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         read_annotations(df)
     # listing the unused answer fixes it
     assert read_annotations(df, categories=["yes", "no"]).values.tolist() == [[1, 0], [1, 0]]

@@ -4,6 +4,8 @@ separators, wide tables without a header line, zarr stores, and messages in the 
 
 from __future__ import annotations
 
+import csv
+import re
 import warnings
 from pathlib import Path
 
@@ -106,6 +108,39 @@ def test_one_comment_line_read_as_the_header_is_caught(answers, tmp_path):
         read_annotations(path)
 
 
+def test_one_percent_comment_line_gets_the_comment_hint(answers, tmp_path):
+    """A text file whose first line (only) is a ``%`` comment, as MATLAB and Octave write:
+    the message says so and names ``comment='%'`` (``--comment %`` on the command line);
+    with that option the file reads to the counts of the table written into it (reference:
+    the same table read as a DataFrame)."""
+    path = tmp_path / "answers.txt"
+    path.write_text("% exported from MATLAB\n" + answers.to_csv(index=False))
+    with pytest.raises(ValueError, match=r"; it starts with comment lines: pass comment='%'; "):
+        read_annotations(path)
+    with command_line_messages(), pytest.raises(
+        ValueError, match=r"; it starts with comment lines: pass --comment %; "
+    ):
+        read_annotations(path)
+    counts = read_annotations(path, sep=",", comment="%", cant_solve="?")
+    np.testing.assert_array_equal(counts.values, read_annotations(answers, cant_solve="?").values)
+
+
+def test_quoted_numbers_on_the_first_line_look_like_data(tmp_path):
+    """A headerless file of numbers written with every field quoted ("1","7","2") still gets
+    the no-header hint: the quotes are not part of the values (reference: pandas reads the
+    quoted fields as the integers written)."""
+    df = pd.DataFrame({"worker": [1, 2, 1, 2], "task": [7, 7, 8, 8], "label": [2, 0, 1, 1]})
+    path = tmp_path / "answers.txt"
+    df.to_csv(path, header=False, index=False, quoting=csv.QUOTE_ALL)
+    assert path.read_text().splitlines()[0] == '"1","7","2"'
+    with pytest.raises(
+        ValueError, match=r"; its first line looks like data, not column names: pass header=None "
+    ):
+        read_annotations(path)
+    counts = read_annotations(path, sep=",", header=None, item=1, rater=0, label=2)
+    xr.testing.assert_identical(counts.drop_attrs(), read_annotations(df).drop_attrs())
+
+
 @pytest.mark.parametrize(
     ("options", "match"),
     [
@@ -134,6 +169,24 @@ def test_other_separators(answers, tmp_path):
     np.testing.assert_array_equal(counts.values, read_annotations(answers).values)
 
 
+@pytest.mark.parametrize(
+    ("sep", "joiners"), [("::", ("::", "::")), ("[;,]", (";", ","))], ids=["double-colon", "mixed"]
+)
+def test_regular_expression_separators_read_without_a_warning(answers, tmp_path, sep, joiners):
+    """A separator of more than one character is a regular expression: read by pandas' python
+    engine, chosen up front, so pandas does not warn that it falls back to it (reference: the
+    same table read as a DataFrame)."""
+    first, second = joiners
+    rows = [answers.columns.tolist(), *answers.to_numpy().tolist()]
+    path = tmp_path / "answers.csv"
+    path.write_text("".join(f"{w}{first}{t}{second}{lab}\n" for w, t, lab in rows))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pandas' ParserWarning about the python engine
+        counts = read_annotations(path, sep=sep, cant_solve="?")
+    reference = read_annotations(answers, cant_solve="?")
+    xr.testing.assert_identical(counts.drop_attrs(), reference.drop_attrs())
+
+
 def test_text_options_refused_for_binary_files(tmp_path):
     np.save(tmp_path / "c.npy", np.array([[1, 2], [3, 0]]))
     with pytest.raises(ValueError, match=r"sep= applies to text files .*'c.npy' is read as NPY"):
@@ -147,7 +200,10 @@ def test_text_options_refused_for_binary_files(tmp_path):
 def test_unknown_reader_option_is_a_type_error(answers, tmp_path):
     path = tmp_path / "a.csv"
     answers.to_csv(path, index=False)
-    with pytest.raises(TypeError, match=r"reader options \['colour'\] must be options of "):
+    with pytest.raises(
+        TypeError, match=r"reader options \['colour'\] must be options of pandas\.read_csv for "
+        r"'a\.csv' \(.*colour"
+    ):
         read_annotations(path, colour="red")
 
 
@@ -191,6 +247,31 @@ def test_headerless_wide_csv_is_refused_not_shortened(rng, tmp_path):
     expected = [[int(np.sum(row == c)) for c in ("neg", "pos", "?")] for row in cells]
     assert counts.values.tolist() == expected
     assert counts["item"].values.tolist() == list(range(len(cells)))
+
+
+@pytest.mark.parametrize(
+    ("text", "cells", "what"),
+    [
+        ("pos,neg,\nneg,,pos\n?,pos,\n", "['pos', 'neg']", "some are blank"),
+        ("pos,pos,neg\nneg,?,pos\n", "['pos', 'pos', 'neg']", "some repeat"),
+    ],
+    ids=["blank", "repeat"],
+)
+def test_headerless_wide_csv_message_says_blank_or_repeat(tmp_path, text, cells, what):
+    """A headerless wide file whose first line has a blank cell (pandas names it
+    ``Unnamed: 2``) or a repeated label (``pos.1``): the message (reference: written out in
+    full here) says which, and names both fixes."""
+    path = tmp_path / "wide.csv"
+    path.write_text(text)
+    message = (
+        f"the header of the wide table 'wide.csv' looks like answers, not rater names: its "
+        f"cells {cells} are answer labels and {what}; reading that line as the header would "
+        "drop its item's answers: pass header=None (items are then numbered by row from 0, or "
+        "give the id column's 0-based position item=<position>), or give the table a header "
+        "line of rater names"
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        read_annotations(path, format="wide")
 
 
 def test_wide_header_of_labels_without_blanks_warns(tmp_path):
@@ -249,6 +330,17 @@ def test_plain_zarr_array(tmp_path):
     counts = read_annotations(tmp_path / "c.zarr", categories=["x", "y"])
     assert counts.values.tolist() == [[1, 2], [0, 3]]
     assert counts["category"].values.tolist() == ["x", "y"]
+
+
+def test_reading_an_empty_folder_as_zarr_writes_nothing(tmp_path):
+    """A reader opens a zarr store read-only: an empty folder is an error and stays empty
+    (opened for appending, zarr would write a new empty group into it)."""
+    pytest.importorskip("zarr")
+    folder = tmp_path / "empty.zarr"
+    folder.mkdir()
+    with pytest.raises(ValueError, match=r"could not read 'empty.zarr' as ZARR"):
+        read_annotations(folder)
+    assert list(folder.iterdir()) == []
 
 
 def test_zarr_errors(counts, tmp_path):

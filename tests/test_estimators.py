@@ -405,3 +405,47 @@ def test_less_biased_with_counts_beyond_int64_products():
     n = 4_000_000_000
     got = estimate(np.array([[n, n, 0]]), "less_biased")
     np.testing.assert_allclose(got, [n / (2 * n - 1)], rtol=1e-12)
+
+
+def test_plugin_bias_when_cant_solve_is_nearly_certain():
+    """1 - q_cs**n for q_cs within 1e-12 of 1 is computed from the proper mass b (no
+    cancellation). Reference: 50-digit mpmath of -(1 - (1 - b)**n) / n * (1 - sum p_k**2)
+    (paper appendix B.1, ERRATA item 8) with b the sum of the proper entries."""
+    import mpmath
+
+    p = np.array([6e-13, 4e-13])
+    q = np.array([*p, 1.0 - p.sum()])
+    with mpmath.workdps(50):
+        b = mpmath.mpf(p[0]) + mpmath.mpf(p[1])
+        gini = 1 - sum((mpmath.mpf(x) / b) ** 2 for x in p)
+        refs = [-(1 - (1 - b) ** n) / n * gini for n in (3, 10, 1000)]
+    got = ambppl.plugin_bias(np.stack([q, q, q]), np.array([3, 10, 1000]))
+    np.testing.assert_allclose(got, [float(r) for r in refs], rtol=1e-10)
+
+
+def test_posterior_mean_with_cant_solve_anywhere():
+    """method="posterior_mean" takes the can't-solve position too. Reference: the same counts
+    with the can't-solve column moved last (a second route through the default position)."""
+    last = np.array([[5, 5, 5], [5, 0, 0], [1, 1, 0]])
+    ref = estimate(last, "posterior_mean")
+    for idx in (0, 1):
+        counts = np.roll(last, idx + 1, axis=1)  # can't-solve moved to position idx
+        np.testing.assert_allclose(
+            estimate(counts, "posterior_mean", cant_solve=idx), ref, rtol=1e-14
+        )
+
+
+@pytest.mark.parametrize(
+    ("method", "measure"),
+    [("plugin", "modified"), ("less_biased", "modified"), ("posterior_mean", "modified"),
+     ("plugin", "old"), ("posterior_mean", "old")],
+)
+def test_estimate_counts_the_proper_categories(method, measure):
+    """Two categories, the last can't-solve: one proper class, which the modified and old
+    measures refuse up front, naming estimate (not a later division by zero or another
+    function's check); without a can't-solve category the same counts have two."""
+    with pytest.raises(
+        ValueError, match=rf"^estimate\(measure='{measure}'\) needs at least 2 proper .* got 1"
+    ):
+        estimate(np.array([[3, 1]]), method, measure=measure)
+    assert np.isfinite(estimate(np.array([[3, 1]]), method, measure=measure, cant_solve=None))

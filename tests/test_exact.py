@@ -413,6 +413,19 @@ def test_sampling_pdf_is_the_histogram_of_the_right_bin():
     assert np.all(np.abs(mc.pdf(x) - share / width) <= 5 * se + 1e-12)
 
 
+def test_sampling_pdf_at_the_ends_of_the_support():
+    """x = 1 lies in the last bin (numpy's histogram closes its right edge); outside [0, 1]
+    the density is 0. Reference for the last bin: the route's empirical CDF (sorted draws,
+    not the histogram), (1 - F(1 - w)) / w with w = 1/256."""
+    mc = ambiguity_posterior((1.0, 1.0, 30.0), "amb", method="sampling", n_draws=20_000,
+                             random_seed=5)
+    w = 1.0 / 256
+    last = (1.0 - float(mc.cdf(1.0 - w))) / w
+    assert last > 0  # q_cs ~ Beta(30, 2): amb is near 1
+    np.testing.assert_allclose(mc.pdf([1.0, 1.0 - w / 2]), [last, last], rtol=1e-12)
+    np.testing.assert_array_equal(mc.pdf([-0.2, 1.3]), [0.0, 0.0])
+
+
 # ------------------------------------------------------------------- sampling route
 
 

@@ -12,6 +12,7 @@ import json
 import shutil
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 from conftest import write_long_model
@@ -62,6 +63,25 @@ def test_exact_layout(exact_fit, small_counts):
     assert post["item"].values.tolist() == ["clear", "mixed", "unsure"]
     assert post["category"].values.tolist() == ["yes", "no", "cs"]
     assert post.attrs["sample_dims"] == ["chain", "draw"]
+    # the groups' sample_dims as ArviZ's own converter writes them (arviz_base.from_dict):
+    # arviz_base.validate reads them to tell the sample dimensions of each group
+    import arviz_base
+
+    ref = arviz_base.from_dict(
+        {"posterior": {"x": np.ones((2, 3))}, "observed_data": {"y": np.ones(3)}}
+    )
+    for group in ("posterior", "observed_data"):
+        assert exact_fit[group].attrs["sample_dims"] == ref[group].attrs["sample_dims"]
+    ll_ref = arviz_base.from_dict({"log_likelihood": {"y": np.ones((2, 3))}})
+    assert exact_fit["log_likelihood"].attrs["sample_dims"] == ll_ref["log_likelihood"].attrs[
+        "sample_dims"
+    ]
+    # ArviZ's provenance keys (those from_dict writes) name ambppl and its installed version
+    import importlib.metadata
+
+    assert set(ref["posterior"].attrs) - {"sample_dims"} <= set(post.attrs)
+    assert post.attrs["creation_library"] == "ambppl"
+    assert post.attrs["creation_library_version"] == importlib.metadata.version("ambppl")
     observed = exact_fit["observed_data"]["counts"]
     xr.testing.assert_equal(observed, small_counts.rename("counts"))
     assert observed.attrs["cant_solve"] == "cs" and observed.attrs["source"] == "test"
@@ -546,6 +566,31 @@ def test_the_model_names_its_default_sampler(monkeypatch):
     assert _default_sampler(entry, "nuts") is None  # not installed: PyMC's choice
 
 
+def test_fit_hands_the_default_sampler_to_the_nuts_route(monkeypatch):
+    """fit(method="nuts") of a model whose info record names a sampler (rater_effects:
+    nutpie) passes that sampler to the NUTS route (the route is replaced by a recorder: no
+    compile)."""
+    fit_module = importlib.import_module("ambppl.fit")
+    seen = {}
+
+    class Recorded(Exception):
+        pass
+
+    def record(job):
+        seen["sampler"] = job.sampler
+        raise Recorded
+
+    monkeypatch.setitem(fit_module._ROUTES, "nuts", record)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())
+    answers = pd.DataFrame(
+        {"item": [1, 1, 2, 2], "rater": ["a", "b", "a", "b"], "label": ["x", "y", "x", "x"]}
+    )
+    with pytest.raises(Recorded):
+        ambppl.fit(answers, "rater_effects", method="nuts", item="item", rater="rater",
+                   label="label")
+    assert seen["sampler"] == "nutpie"
+
+
 def test_threaded_samplers_get_one_core_per_chain(small_counts, monkeypatch):
     """PyMC counts half the CPUs (2 cores -> 1, chains in turn); fit passes cores itself."""
     import importlib
@@ -715,6 +760,46 @@ def test_fit_refuses_draws_that_do_not_fit_in_memory(small_counts, monkeypatch):
     assert "3 items x 2 values per item: amb, log_likelihood" in str(info.value)
     monkeypatch.setattr(fit_module, "available_memory", lambda: 9600)
     assert ambppl.fit(small_counts, draws=100, chains=2, var_names=["amb"]) is not None
+
+
+def test_memory_refusal_states_the_sizes_in_gib(small_counts, monkeypatch):
+    """The message's sizes in GiB (2**30 bytes). Reference: by hand, 4 chains x 2**20 draws x
+    3 items x 2 values x 8 bytes = 3 x 2**26 x 8 = 0.1875 GiB, against 2**26 bytes = 0.0625."""
+    import importlib
+
+    fit_module = importlib.import_module("ambppl.fit")
+    monkeypatch.setattr(fit_module, "available_memory", lambda: 2**26)
+    with pytest.raises(ValueError, match=r"would store 0\.2 GiB .* more than the 0\.1 GiB"):
+        ambppl.fit(small_counts, draws=2**20, chains=4, var_names=["amb"])
+
+
+def test_default_chains_is_four(small_counts):
+    """fit's documented default (docstring: ``chains : int, default 4``)."""
+    result = ambppl.fit(small_counts, draws=5, var_names=["amb"], random_seed=1)
+    assert result["posterior"].sizes["chain"] == 4
+
+
+def test_attributes_netcdf_cannot_store_are_converted(small_counts, tmp_path):
+    """Bools become 0/1, dicts and lists holding None or mixed types JSON text: the netCDF
+    round trip (h5netcdf) is the reference that they can be stored, json.loads that nothing
+    was lost."""
+    import importlib
+
+    fit_module = importlib.import_module("ambppl.fit")
+    result = ambppl.fit(small_counts, draws=5, chains=1, var_names=["amb"], random_seed=1)
+    result.attrs.update(
+        {"flag": True, "np_flag": np.bool_(False), "record": {"a": 1, "b": None},
+         "mixed": ["x", 1], "holes": [1.0, None], "plain": [1, 2]}
+    )
+    fit_module._storable_attrs(result)
+    result.to_netcdf(tmp_path / "t.nc")
+    with xr.open_datatree(tmp_path / "t.nc") as back:
+        attrs = back.attrs
+        assert int(attrs["flag"]) == 1 and int(attrs["np_flag"]) == 0
+        assert json.loads(attrs["record"]) == {"a": 1, "b": None}
+        assert json.loads(attrs["mixed"]) == ["x", 1]
+        assert json.loads(attrs["holes"]) == [1.0, None]
+        assert list(attrs["plain"]) == [1, 2]
 
 
 def test_available_memory_reads_the_system():

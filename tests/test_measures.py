@@ -239,3 +239,45 @@ def test_one_vector_gives_a_scalar():
         assert np.ndim(one) == 0 and not isinstance(one, np.ndarray), func.__name__
         assert float(one) == pytest.approx(value, abs=1e-12)
         assert isinstance(func([q, q]), np.ndarray)
+
+
+def test_xarray_finds_the_category_dim_wherever_it_is():
+    """Without dim=, a DataArray's "category" dimension holds the categories even when it is
+    not the last; reference: the numpy function on the item-major array."""
+    q = np.array([row[0] for row in TABLE_C2])
+    da = xr.DataArray(q.T, dims=("category", "item"))  # categories first
+    for f in FUNCS.values():
+        np.testing.assert_array_equal(f(da).values, f(q))
+
+
+@pytest.mark.parametrize("f", [amb_modified, amb_old])
+def test_xarray_counts_the_proper_categories(f):
+    """Two categories, the last "can't solve": one proper class, refused as for numpy input;
+    with no can't-solve category the same DataArray has two proper classes and is fine."""
+    da = xr.DataArray(np.array([[0.4, 0.6]]), dims=("item", "category"))
+    with pytest.raises(ValueError, match=r"needs at least 2 proper categories.*but got 1"):
+        f(da)
+    np.testing.assert_array_equal(f(da, cant_solve=None).values, f(da.values, cant_solve=None))
+
+
+def test_xarray_dask_chunks_are_checked_when_computed():
+    """A dask-backed DataArray is checked chunk by chunk as it is computed: a row that is no
+    probability vector fails there with the numpy input's message."""
+    pytest.importorskip("dask")
+    q = np.full((20, 3), 1 / 3)
+    q[13] = [0.5, -0.1, 0.6]
+    lazy = amb(xr.DataArray(q, dims=("item", "category")).chunk({"item": 5}))
+    with pytest.raises(ValueError, match=r"q must be non-negative, but got minimum -0\.1"):
+        lazy.compute()
+
+
+def test_xarray_result_drops_the_attrs_of_q():
+    """The measure is not a probability vector: attributes describing q (units, its
+    can't-solve label) are not carried over to it (xarray's keep_attrs=False)."""
+    da = xr.DataArray(
+        np.array([[0.5, 0.3, 0.2]]),
+        dims=("item", "category"),
+        attrs={"units": "probability", "cant_solve": "cs"},
+    )
+    for f in FUNCS.values():
+        assert f(da).attrs == {}

@@ -365,6 +365,9 @@ def test_collapsed_conditional_draws_and_log_likelihood():
     )
     table = ambppl.summarize(result)
     assert {"ess_bulk", "r_hat"} <= set(table.columns) and table["exact_mean"].isna().all()
+    # NUTS's statistics of (mu, kappa) under ArviZ's group name, one per draw
+    stats = result["sample_stats"]
+    assert stats["diverging"].shape == (2, 500) and "energy" in stats
 
 
 @pytest.mark.slow

@@ -298,6 +298,28 @@ def test_summarize_counts_shares_draws_between_equal_count_vectors(small_counts,
     pd.testing.assert_series_equal(batched.loc["v"], batched.loc["x"], check_names=False)
 
 
+def test_summarize_counts_passes_cant_solve_draws_and_hdi_prob():
+    """The can't-solve label, the draws per vector and the HDI mass reach the fit and the
+    summaries. References: hand fractions; a share of 7 draws is a multiple of 1/7; the exact
+    two-class law (ambppl.ambiguity_posterior, C = 2: a CDF by quadrature) for the mass of
+    the HDI, tolerance 5 binomial standard errors of 4000 draws."""
+    counts = xr.DataArray(
+        np.array([[3, 2, 0], [1, 1, 3], [2, 2, 1]]),
+        dims=("item", "category"),
+        coords={"item": list("abc"), "category": ["yes", "no", "cs"]},
+        attrs={"cant_solve": "cs"},
+    )
+    table = ambppl.summarize_counts(counts, draws=4000, hdi_prob=0.5, random_seed=8)
+    np.testing.assert_allclose(table["cs_share"], [0 / 5, 3 / 5, 1 / 5], rtol=1e-15)
+    for item, row in zip("abc", counts.values, strict=True):
+        law = ambppl.ambiguity_posterior(1.0 + row, "amb")
+        mass = float(law.cdf(table.loc[item, "hdi_upper"]) - law.cdf(table.loc[item, "hdi_lower"]))
+        assert abs(mass - 0.5) <= 5 * np.sqrt(0.25 / 4000)
+    seven = ambppl.summarize_counts(counts, draws=7, threshold=0.5, random_seed=9)
+    np.testing.assert_allclose(seven["p_above"] * 7, np.round(seven["p_above"] * 7), atol=1e-9)
+    assert ((seven["p_above"] > 0) & (seven["p_above"] < 1)).any()
+
+
 def test_summarize_counts_reads_annotations_and_checks_arguments():
     frame = pd.DataFrame({"task": [1, 1, 2, 2], "worker": list("abab"), "label": list("xyxx")})
     table = ambppl.summarize_counts(frame, measure="entropy", draws=100, random_seed=1)
