@@ -426,6 +426,44 @@ def test_sampling_pdf_at_the_ends_of_the_support():
     np.testing.assert_array_equal(mc.pdf([-0.2, 1.3]), [0.0, 0.0])
 
 
+def test_sampling_cdf_counts_the_draws_equal_to_x():
+    """The sampling route's CDF is P(X <= x) over the draws (right-continuous): at the
+    smallest draw (ppf(0), numpy's quantile at 0) it is 1/n, at the largest (ppf(1)) it is 1.
+    Reference: the definition of a distribution function."""
+    n = 5000
+    mc = ambiguity_posterior((3.0, 2.0, 1.0, 1.5), "amb", method="sampling", n_draws=n,
+                             random_seed=12)
+    assert float(mc.cdf(mc.ppf(0.0))) == 1 / n
+    assert float(mc.cdf(mc.ppf(1.0))) == 1.0
+
+
+def test_one_quadrature_per_distinct_point_and_alpha(monkeypatch):
+    """sf(0.4) of 40 items with 2 distinct alphas evaluates the exact route at 2 (x, alpha)
+    pairs, not 40 (the documented cost of _pairwise); the values equal item-by-item ones."""
+    import importlib
+
+    exact_module = importlib.import_module("ambppl.exact")
+    real = exact_module._exact_cdf_sf
+    sizes = []
+
+    def counting(measure, x, alpha, *args, **kwargs):
+        sizes.append(np.size(x))
+        return real(measure, x, alpha, *args, **kwargs)
+
+    alphas = np.array([[3.0, 2.0, 1.0], [1.0, 4.0, 2.0]] * 20)
+    post = ambiguity_posterior(alphas, "amb")
+    monkeypatch.setattr(exact_module, "_exact_cdf_sf", counting)
+    got = post.sf(0.4)
+    assert sizes == [2]
+    # two equal alphas are one distribution: one evaluation for both
+    sizes.clear()
+    twin = ambiguity_posterior(alphas[[0, 2]], "amb").sf(0.4)
+    assert sizes == [1] and twin[0] == twin[1]
+    monkeypatch.setattr(exact_module, "_exact_cdf_sf", real)
+    one = [float(ambiguity_posterior(a, "amb").sf(0.4)) for a in alphas[:2]]
+    np.testing.assert_allclose(got, one * 20, rtol=1e-14)
+
+
 # ------------------------------------------------------------------- sampling route
 
 
