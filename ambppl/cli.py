@@ -1112,15 +1112,7 @@ def _run_report(args: argparse.Namespace) -> int:
     else:
         result = _fit(args, _read(args, _data_kind(args)), method, params)
         _progress(args, "summarizing and drawing the figures")
-        html = render_report(
-            result,
-            measure=args.measure,
-            hdi_prob=args.hdi_prob,
-            threshold=args.threshold,
-            top=args.top,
-            random_seed=args.seed,
-            command=args.command_line,
-        )
+        html = render_report(result, **_report_settings(args))
     with atomic_output(output, force=args.force) as tmp:
         tmp.write_text(html, encoding="utf-8")
     _progress(args, f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
@@ -1130,6 +1122,18 @@ def _run_report(args: argparse.Namespace) -> int:
 #: The model whose report is built without per-item draws (:func:`ambppl.report.score_report`)
 #: when its method is exact.
 SCORE_REPORT_MODEL = "dirichlet_categorical"
+
+
+def _report_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords every report takes from the command line."""
+    return {
+        "measure": args.measure,
+        "hdi_prob": args.hdi_prob,
+        "threshold": args.threshold,
+        "top": args.top,
+        "random_seed": args.seed,
+        "command": args.command_line,
+    }
 
 
 def _score_report(args: argparse.Namespace, counts: Any, params: dict[str, Any]) -> str:
@@ -1147,15 +1151,10 @@ def _score_report(args: argparse.Namespace, counts: Any, params: dict[str, Any])
     with _warnings_as_lines():
         html = score_report(
             counts,
-            measure=args.measure,
-            hdi_prob=args.hdi_prob,
-            threshold=args.threshold,
             mcse=args.mcse,
-            top=args.top,
             draws=args.draws,
             chains=args.chains,
-            random_seed=args.seed,
-            command=args.command_line,
+            **_report_settings(args),
             **params,
         )
     _progress(args, f"scored, checked and drawn in {time.perf_counter() - start:.1f} s")
