@@ -90,8 +90,9 @@ def score_report(
     priors : sequence of float, optional
         Symmetric priors of the sensitivity section (default
         :data:`ambppl.report.SENSITIVITY_PRIORS`).
-    random_seed : int or None
-        Seed: the same seed gives the same page (but for its time stamp).
+    random_seed : int, numpy.random.Generator or None
+        Seed (as for :func:`ambppl.score`): the same seed gives the same page (but for its
+        time stamp).
     command, title : str, optional
         As for :func:`ambppl.report.render_report`.
     **kwargs
@@ -109,7 +110,7 @@ def score_report(
         :func:`ambppl.report.render_report`), or non-positive ``draws``, ``chains``,
         ``check_vectors`` or ``max_rows``.
     TypeError
-        For a ``random_seed`` that is no int or None.
+        For a ``random_seed`` that is no int, Generator or None.
 
     Notes
     -----
@@ -139,7 +140,7 @@ def score_report(
     from ambppl.catalog import get_model
     from ambppl.fit import VARIABLES, _as_counts, _split_kwargs, fit
     from ambppl.report.writer import _render
-    from ambppl.scoring import score
+    from ambppl.scoring import _seed_sequence, score
     from ambppl.summary import _measure_name, rank, summarize
 
     top = check_positive_int(top, "top")
@@ -147,10 +148,8 @@ def score_report(
     chains = check_positive_int(chains, "chains")
     check_vectors = check_positive_int(check_vectors, "check_vectors")
     max_rows = check_positive_int(max_rows, "max_rows")
-    if random_seed is not None and not isinstance(random_seed, int | np.integer):
-        raise TypeError(f"random_seed must be an int or None, but got {type(random_seed).__name__}")
     measure = _measure_name(measure)
-    seed_table, seed_sample, seed_fit = np.random.SeedSequence(random_seed).spawn(3)
+    seed_table, seed_sample, seed_fit = _seed_sequence(random_seed).spawn(3)
     params, read_kwargs = _split_kwargs(get_model(MODEL), kwargs, data)
     counts = _as_counts(data, read_kwargs)
     table = score(
