@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "loo": "ambppl.comparison",
     "compare": "ambppl.comparison",
     "prior_sensitivity": "ambppl.sensitivity",
+    "hyperprior_sensitivity": "ambppl.sensitivity",
     "ConvergenceWarning": "ambppl.convergence",
     "expected_posterior_sd": "ambppl.planning",
     "expected_posterior_var": "ambppl.planning",
@@ -72,7 +73,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         next_batch,
     )
     from ambppl.scoring import score
-    from ambppl.sensitivity import prior_sensitivity
+    from ambppl.sensitivity import hyperprior_sensitivity, prior_sensitivity
     from ambppl.summary import rank, select, stratify, summarize, summarize_counts
 
 __all__ = [  # noqa: RUF022 - plain sorted() order, as tests/test_package.py checks
@@ -95,6 +96,7 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, as tests/test_package.py che
     "expected_posterior_var",
     "fit",
     "get_model",
+    "hyperprior_sensitivity",
     "less_biased_bias",
     "list_models",
     "loo",

@@ -15,6 +15,11 @@ import numpy as np
 #: Absolute tolerance on ``|sum(q) - 1|`` accepted for probability vectors.
 SUM_TOL = 1e-6
 
+#: The largest count, and the largest number of answers of one item (a row's sum), taken:
+#: float64 holds every whole number up to 2**53 exactly, and int64 sums of such rows cannot
+#: overflow (2**62 + 2**62 wrapped to a negative total before this bound).
+MAX_COUNT = 2**53
+
 
 def _describe(x: Any) -> str:
     """Short description of an offending value for error messages."""
@@ -128,8 +133,50 @@ def check_alpha(alpha: Any, name: str = "alpha") -> np.ndarray:
     return arr
 
 
-def check_counts(counts: Any, name: str = "counts") -> np.ndarray:
-    """Check a count array: finite, non-negative, integer-valued; returns int64."""
+def _number(value: Any) -> str:
+    """A count for a message: integers in full, huge floats in short (``1e+300``)."""
+    if isinstance(value, np.integer | int):
+        return str(int(value))
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e16 else f"{value:.4g}"
+
+
+def _where(bad: np.ndarray, items: Any = None, categories: Any = None, first_row: int = 0) -> str:
+    """Where the first True of ``bad`` is: `` (row 3, column 1)``, or with labels
+    `` (item 'a', category 'neg')``; positions are 0-based, rows counted from ``first_row``."""
+    index = np.unravel_index(int(np.argmax(bad)), bad.shape)
+
+    def label(labels: Any, i: int) -> str:
+        value = labels[i]
+        return repr(value.item() if isinstance(value, np.generic) else value)
+
+    if categories is not None and len(categories) != bad.shape[-1]:
+        categories = None
+    if items is not None and (bad.ndim != 2 or len(items) != bad.shape[0]):
+        items = None
+    if bad.ndim == 1:
+        column = int(index[0])
+        if categories is not None:
+            return f" (category {label(categories, column)})"
+        return f" (position {column})"
+    row, column = int(index[0]), int(index[-1])
+    rows = f"item {label(items, row)}" if items is not None else f"row {first_row + row}"
+    cols = f"column {column}" if categories is None else f"category {label(categories, column)}"
+    return f" ({rows}, {cols})" if bad.ndim == 2 else f" (at {tuple(int(i) for i in index)})"
+
+
+def check_counts(
+    counts: Any,
+    name: str = "counts",
+    *,
+    items: Any = None,
+    categories: Any = None,
+    first_row: int = 0,
+) -> np.ndarray:
+    """Check a count array: finite, non-negative, integer-valued, each row summing to at most
+    :data:`MAX_COUNT`; returns int64. Messages say where the first bad count is: by
+    ``items`` / ``categories`` labels when given (a 2-D array), else by 0-based row (counted
+    from ``first_row``) and column."""
     arr = as_float_array(counts, name)
     if arr.ndim == 0:
         raise ValueError(f"{name} must be an array with a category axis, but got a scalar")
@@ -137,13 +184,60 @@ def check_counts(counts: Any, name: str = "counts") -> np.ndarray:
         raise ValueError(
             f"{name} must have at least 2 categories on its last axis, but got {arr.shape[-1]}"
         )
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, but got NaN or inf")
+
+    def where(bad: np.ndarray) -> str:
+        return _where(bad, items, categories, first_row)
+
+    finite = np.isfinite(arr)
+    if not np.all(finite):
+        bad = arr[~finite][0]
+        what = "missing (NaN: an empty cell or a null)" if np.isnan(bad) else f"{bad}"
+        raise ValueError(
+            f"{name} must be finite, but got NaN or inf: a count is {what}{where(~finite)}; "
+            "fill in or remove that row"
+        )
     if np.any(arr < 0):
-        raise ValueError(f"{name} must be non-negative, but got minimum {float(arr.min())!r}")
-    if np.any(arr != np.round(arr)):
-        bad = arr[arr != np.round(arr)]
-        raise ValueError(f"{name} must be whole numbers, but got {_describe(bad[:5])}")
+        raise ValueError(
+            f"{name} must be non-negative, but got minimum {float(arr.min())!r}{where(arr < 0)}"
+        )
+    whole = arr == np.round(arr)
+    if not np.all(whole):
+        bad = arr[~whole]
+        raise ValueError(
+            f"{name} must be whole numbers, but got {_describe(bad[:5])}{where(~whole)}"
+        )
+    # checked on the integers themselves (float64 rounds 2**53 + 1 down to 2**53) and before
+    # the sums, which could overflow to inf
+    raw = np.asarray(counts)
+    integers = raw.dtype.kind in "iu"
+    huge = (raw if integers else arr) > MAX_COUNT
+    totals = None
+    if not np.any(huge):  # each count <= 2**53: int64 sums of fewer than 1024 cannot overflow
+        exact = integers and arr.shape[-1] < 1024
+        totals = (raw if integers else arr).sum(axis=-1, dtype=np.int64 if exact else np.float64)
+    if totals is not None and np.any(totals > MAX_COUNT):
+        row = np.unravel_index(int(np.argmax(totals > MAX_COUNT)), totals.shape)
+        if arr.ndim == 1:
+            at = ""
+        elif arr.ndim == 2 and items is not None and len(items) == arr.shape[0]:
+            value = items[row[0]]
+            at = f" (item {value.item() if isinstance(value, np.generic) else value!r})"
+        else:
+            at = f" (at {tuple(int(i) for i in row)})"
+            if arr.ndim == 2:
+                at = f" (row {first_row + int(row[0])})"
+        raise ValueError(
+            f"{name} must sum to at most 2**53 = {MAX_COUNT} answers per item (beyond, float64 "
+            f"loses whole numbers and int64 totals overflow), but a row sums to "
+            f"{_number(totals[row])}{at}; check that the data hold counts of answers"
+        )
+    if np.any(huge):
+        raise ValueError(
+            f"{name} must be at most 2**53 = {MAX_COUNT} answers per item (beyond, float64 "
+            f"loses whole numbers and int64 totals overflow), but got "
+            f"{_number((raw if integers else arr)[huge][0])}{where(huge)}; check that the data "
+            "hold counts of answers"
+        )
     return arr.astype(np.int64)
 
 
@@ -199,7 +293,32 @@ def check_prior(prior: Any, n_categories: int, name: str = "prior") -> np.ndarra
             f"{name} must be strictly positive and finite (Dirichlet concentrations), "
             f"but got {_describe(prior)}"
         )
+    check_prior_total(arr, name)
     return arr
+
+
+#: Largest total of a Dirichlet prior over the categories: draws and closed forms add the
+#: concentrations up (plus the counts), which overflows float64 at 1.8e308 (--prior 1e308
+#: with 3 categories scored every item's mean as 1.0 with sd 0, the true value being 0.667).
+MAX_PRIOR_TOTAL = 1e300
+
+
+def check_prior_total(arr: np.ndarray, name: str = "prior") -> None:
+    """Refuse a prior whose concentrations (last axis) sum to more than
+    :data:`MAX_PRIOR_TOTAL`."""
+    with np.errstate(over="ignore"):
+        total = float(np.max(np.sum(arr, axis=-1, dtype=np.float64)))
+    if not total <= MAX_PRIOR_TOTAL:
+        if name == "prior":  # the ambppl command's option inside command_line_messages()
+            from ambppl.data import _say
+
+            name = _say("prior", "--prior")
+        raise ValueError(
+            f"{name} must sum to at most {MAX_PRIOR_TOTAL:g} over the categories (the "
+            f"concentrations plus the counts must stay below float64's 1.8e308), but got "
+            f"{_describe(arr)}, summing to {total:g}; a prior that strong already pins "
+            "every posterior to the prior's mean"
+        )
 
 
 def cant_solve_position(label: Any, categories: Any, name: str = "cant_solve") -> int | None:

@@ -378,12 +378,78 @@ def expected_correct_decision(
     alpha = counts_arr.reshape(-1, k) + prior_vec
     m = _check_extra(extra, alpha.shape[0])
     out = np.empty(alpha.shape[0])
-    sizes = np.array([_n_vectors(int(mi), k) for mi in m], dtype=np.int64)
+    sizes = np.array([min(_n_vectors(int(mi), k), 10**300) for mi in m], dtype=np.float64)
     if method is None and route == "exact":
         big = sizes > ENUMERATION_LIMIT
         route_rows = {"exact": ~big, "beta": big}
     else:
         route_rows = {route: np.ones(alpha.shape[0], bool)}
+    from ambppl.planning import _guard
+
+    with _guard("extra", "--extra", extra if np.ndim(extra) == 0 else None):
+        _check_enumeration(route_rows, sizes, k, idx, method)
+        return _g_by_route(route_rows, sizes, alpha, m, idx, measure, t, out, single)
+
+
+#: Seconds per enumerated new count vector (measured on one core of the development machine):
+#: the exact route with a can't-solve category (a quadrature per distinct posterior), and the
+#: others (closed forms).
+_SECONDS_PER_VECTOR = {"exact_cs": 2e-4, "other": 3e-5}
+
+#: Bytes held per enumerated new count vector and category (the vectors, the posteriors, their
+#: weights and probabilities, with numpy's temporaries).
+_BYTES_PER_VECTOR_ENTRY = 64
+
+
+def _check_enumeration(
+    route_rows: dict, sizes: np.ndarray, k: int, idx: int | None, method: Any
+) -> None:
+    """Refuse up front an enumeration beyond the memory or time guard."""
+    from ambppl._limits import check_memory, option
+    from ambppl.planning import _WORK
+
+    seconds, vectors = 0.0, 0.0
+    for name, sel in route_rows.items():
+        enum = sel if name == "exact" else sel & (sizes <= ENUMERATION_LIMIT)
+        count = float(sizes[enum].sum())
+        vectors += count
+        rate = "exact_cs" if name == "exact" and idx is not None else "other"
+        seconds += count * _SECONDS_PER_VECTOR[rate]
+    if vectors == 0:
+        return
+    work = _WORK.get()
+    name = option(work.python, work.command_line)
+    hint = (
+        ", or method=None (the Beta approximation beyond ENUMERATION_LIMIT new count vectors "
+        "per item)"
+        if method == "exact" and work.python == "extra"
+        else ""
+    )
+    what = (
+        f"the expected probability of a right decision enumerates C(m + K - 1, K - 1) new "
+        f"count vectors per item and m ({vectors:.3g} in all here, about "
+        f"{1e6 * _SECONDS_PER_VECTOR['exact_cs']:.0f} us each on the exact route with a "
+        "can't-solve category)"
+    )
+    check_memory(
+        vectors * k * _BYTES_PER_VECTOR_ENTRY, what[0].upper() + what[1:], f"pass a smaller "
+        f"{name}{hint}"
+    )
+    work.charge_seconds(seconds, what, hint)
+
+
+def _g_by_route(
+    route_rows: dict,
+    sizes: np.ndarray,
+    alpha: np.ndarray,
+    m: np.ndarray,
+    idx: int | None,
+    measure: str,
+    t: float,
+    out: np.ndarray,
+    single: bool,
+) -> Any:
+    """g of every row by its route (see :func:`expected_correct_decision`)."""
     for name, sel in route_rows.items():
         if not sel.any():
             continue

@@ -21,7 +21,10 @@ rounding (tested to 1e-8 relative against ``arviz.rhat`` / ``arviz.ess`` in
   ``tau >= 1 / log10(N)``; a constant input (range below float resolution) gives ``N``;
 * tail ESS: the smaller ESS of the indicators ``x <= quantile(x, p)`` for
   ``p = sorted((prob, 1 - prob))`` (numpy's linear quantile over all draws); ArviZ's default
-  ``prob`` is ``rcParams["stats.ci_prob"]`` (0.89, so the 11 % and 89 % quantiles).
+  ``prob`` is ``rcParams["stats.ci_prob"]`` (0.89, so the 11 % and 89 % quantiles);
+* ESS of the mean (``arviz.ess(method="mean")``): the ESS of the split chains of the draws
+  themselves (no ranks), and the Monte Carlo standard error of the mean
+  (``arviz.mcse(method="mean")``): ``sd(ddof=1) / sqrt(ESS of the mean)``.
 
 Fewer than 4 draws or any NaN gives NaN; a scalar with infinite draws is handed to
 arviz-stats' own per-scalar function. Where ArviZ divides 0 by 0 (a constant scalar's R-hat)
@@ -54,7 +57,19 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["BLOCK_ELEMENTS", "N_THREADS", "diagnose", "ess_bulk", "ess_tail", "rhat"]
+__all__ = [
+    "BLOCK_ELEMENTS",
+    "N_THREADS",
+    "diagnose",
+    "ess_bulk",
+    "ess_mean",
+    "ess_tail",
+    "mcse_mean",
+    "rhat",
+]
+
+#: The diagnostics :func:`diagnose` computes.
+DIAGNOSTICS = ("r_hat", "ess_bulk", "ess_tail", "ess_mean")
 
 #: The most draws (chain x draw x scalars) in flight at once, over all threads: 2**21 values
 #: (16 MB of float64), so that the blocks and their temporaries (sort orders, FFTs) stay
@@ -140,6 +155,62 @@ def ess_tail(ary: np.ndarray, prob: float | Sequence[float] | None = None) -> np
     return diagnose(ary, what=("ess_tail",), prob=prob)["ess_tail"]
 
 
+def ess_mean(ary: np.ndarray) -> np.ndarray:
+    """Effective sample size of the mean of every scalar, as ``arviz.ess(method="mean")``.
+
+    Parameters
+    ----------
+    ary : array_like, shape (chain, draw, ...)
+        The draws.
+
+    Returns
+    -------
+    numpy.ndarray, shape ``ary.shape[2:]``
+        The ESS of the split chains of the draws (not rank-normalized); NaN with fewer than
+        4 draws or any NaN.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> bool(abs(float(ess_mean(rng.normal(size=(4, 1000)))) - 4000) < 400)
+    True
+    """
+    return diagnose(ary, what=("ess_mean",))["ess_mean"]
+
+
+def mcse_mean(ary: np.ndarray) -> np.ndarray:
+    """Monte Carlo standard error of the mean of every scalar, as ``arviz.mcse(method="mean")``.
+
+    Parameters
+    ----------
+    ary : array_like, shape (chain, draw, ...)
+        The draws.
+
+    Returns
+    -------
+    numpy.ndarray, shape ``ary.shape[2:]``
+        ``sd(ddof=1) / sqrt(ess_mean)`` over all draws of each scalar; NaN with fewer than 4
+        draws or any NaN.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(4, 1000, 2))
+    >>> bool(np.all(np.abs(mcse_mean(x) * np.sqrt(4000) - 1) < 0.15))  # iid: sd / sqrt(N)
+    True
+    """
+    ary = np.asarray(ary)
+    if not np.issubdtype(ary.dtype, np.floating):
+        ary = ary.astype(np.float64)
+    ess = diagnose(ary, what=("ess_mean",))["ess_mean"]
+    if ary.ndim < 2 or ary.shape[0] * ary.shape[1] < 2:
+        return np.full(ary.shape[2:], np.nan)
+    flat = ary.reshape(ary.shape[0] * ary.shape[1], -1)
+    with np.errstate(invalid="ignore"):
+        sd = flat.std(axis=0, ddof=1).reshape(ary.shape[2:])
+        return sd / np.sqrt(ess)
+
+
 def diagnose(
     ary: np.ndarray,
     what: Sequence[str] = ("r_hat", "ess_bulk", "ess_tail"),
@@ -151,8 +222,8 @@ def diagnose(
     ----------
     ary : array_like, shape (chain, draw, ...)
         The draws.
-    what : sequence of {"r_hat", "ess_bulk", "ess_tail"}, default all three
-        The diagnostics to compute.
+    what : sequence of {"r_hat", "ess_bulk", "ess_tail", "ess_mean"}, default the first three
+        The diagnostics to compute (``ess_mean``: the ESS of the mean, :func:`ess_mean`).
     prob : float or (float, float), optional
         The tail ESS's quantiles (see :func:`ess_tail`).
 
@@ -171,7 +242,7 @@ def diagnose(
     True
     """
     what = tuple(what)
-    unknown = set(what) - {"r_hat", "ess_bulk", "ess_tail"}
+    unknown = set(what) - set(DIAGNOSTICS)
     if unknown:
         raise ValueError(f"unknown diagnostics {sorted(unknown)}")
     ary = np.asarray(ary)
@@ -258,6 +329,8 @@ def _diagnose_block(x: np.ndarray, what: tuple[str, ...], probs) -> dict[str, np
             for p in probs
         )
         out["ess_tail"] = np.where(high < low, high, low)  # Python's min(low, high)
+    if "ess_mean" in what:  # the draws themselves, split
+        out["ess_mean"] = _ess(split)
     for v in out.values():
         v[has_nan] = np.nan
     if infinite.any():
@@ -267,10 +340,12 @@ def _diagnose_block(x: np.ndarray, what: tuple[str, ...], probs) -> dict[str, np
             "r_hat": array_stats._rhat_rank,
             "ess_bulk": array_stats._ess_bulk,
             "ess_tail": lambda a: array_stats._ess_tail(a, list(probs)),
+            "ess_mean": array_stats._ess_mean,
         }
-        for i in np.flatnonzero(infinite):
-            for k, v in out.items():
-                v[i] = funcs[k](x_in[i])
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: ArviZ's NaN, quietly
+            for i in np.flatnonzero(infinite):
+                for k, v in out.items():
+                    v[i] = funcs[k](x_in[i])
     return out
 
 

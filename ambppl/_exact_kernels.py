@@ -243,6 +243,16 @@ def _log_half_pm_r(r: np.ndarray, far_x: Any) -> tuple[np.ndarray, np.ndarray]:
     return l_lo, l_hi
 
 
+def _log_v_near_one(direct: np.ndarray, log_1mv: np.ndarray) -> np.ndarray:
+    """``log V``: ``log1p(-(1 - V))`` where ``1 - V < 1/2`` (exact relative to ``1 - V``),
+    the ``direct`` value elsewhere."""
+    near = log_1mv < -LOG2
+    if not np.any(near):
+        return direct
+    with np.errstate(invalid="ignore"):
+        return np.where(near, np.log1p(-np.exp(np.minimum(log_1mv, -LOG2))), direct)
+
+
 def _sinh_cosh(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``sinh w`` and ``cosh w`` for ``w >= 0`` from one ``expm1``; sinh exact for tiny w."""
     em = np.expm1(w)
@@ -271,8 +281,10 @@ def amb_above(kind: str):
         l_lo, l_hi = _log_half_pm_r(r, far_x)
         l1p = np.log1p(4.0 * r * r)
         log_1mv = p["le"] + 2.0 * lch - l1p  # 1 - V = (4 r^2 + e) / (1 + 4 r^2)
-        # V = (1 - e) / (1 + 4 r^2), 1 - e = 2 (1 - a) exact for a > 1/2
-        log_v = p["log2y"] - l1p
+        # V = (1 - e) / (1 + 4 r^2), 1 - e = 2 (1 - a) exact for a > 1/2; where V > 1/2 its
+        # log from 1 - V instead (log V ~ -(1 - V) to 1e-16 of itself: V**(b - 1) with
+        # b ~ 1e6 and the complement of a tail need that)
+        log_v = _log_v_near_one(p["log2y"] - l1p, log_1mv)
         out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv)
         out = out + p["lse"] - LOG2 + lch  # dr/dw
         if kind == "pdf":
@@ -301,12 +313,12 @@ def amb_below(kind: str):
         l_lo, l_hi = _log_half_pm_r(r, far_x)
         r2 = 4.0 * r * r
         l1p = np.log1p(r2)
-        if kind == "pdf":  # 1 - V = 4 r0^2 sinh^2 w / (1 + 4 r^2) <= 1/2: log V exact
-            log_v = np.log1p(-p["e0"] * (sh * sh) / (1.0 + r2))
-        else:  # the tails need V to 1e-16 relative, which the direct form gives
-            log_v = p["log2y"] - l1p
         lsh = np.log(sh)
         log_1mv = 2.0 * (p["lr0"] + LOG2 + lsh) - l1p
+        # 1 - V = 4 r0^2 sinh^2 w / (1 + 4 r^2) <= 1/2: log V from it is exact (the direct
+        # log(2 y) - log1p(4 r^2) lost 1e-16 absolute, 2.5e-9 of the complement 1 - V**b
+        # for the amb cdf of (1, 7.3e5, 1) at 4.1e-8)
+        log_v = _log_v_near_one(p["log2y"] - l1p, log_1mv)
         out = log_pi_pair(p, l_lo, l_hi) + _log_v_factor(p, kind, log_v, log_1mv)
         out = out + p["lr0"] + lsh  # dr/dw
         if kind == "pdf":

@@ -252,7 +252,12 @@ def measure_moments(
     sign = np.array([(-1.0) ** r for r in range(order + 1)])[:, None]
     central = np.stack([m[0] + m[1] for m in central_w]) * sign
     var = central[2]
-    rel_err = 8.0 * EPS_DD * np.maximum(scale_w, scale_y) / np.maximum(var, 1e-300) ** (order / 2)
+    # var**(order/2) underflows for a concentrated law (a prior of 1e20 or more): the error
+    # bound is then inf (the moments do not fix the shape), not a divide-by-zero warning
+    with np.errstate(divide="ignore", over="ignore"):
+        rel_err = (
+            8.0 * EPS_DD * np.maximum(scale_w, scale_y) / np.maximum(var, 1e-300) ** (order / 2)
+        )
     return one_minus[0] + one_minus[1], central, rel_err
 
 
@@ -387,8 +392,9 @@ def dirichlet_moments(
             np.ascontiguousarray(a), a_cs, measure, order
         )
     var = central[2]
-    skewness = central[3] / var**1.5
-    kurtosis = central[4] / (var * var) - 3.0
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # var 0 or negative:
+        skewness = central[3] / var**1.5  # beyond float64 (huge alpha): NaN or inf, no warning
+        kurtosis = central[4] / (var * var) - 3.0
 
     def shaped(x: np.ndarray) -> Any:
         out = x.reshape(batch)

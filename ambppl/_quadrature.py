@@ -64,10 +64,15 @@ PEAK_POINTS = 4
 PEAK_ITERS = 30
 #: The peak search stops once ``log f`` varies by less than this across its bracket.
 PEAK_DROP = 0.25
-#: ... or once the bracket lies this close (fraction of the interval) to an end, where
-#: ``integrate_log`` makes no cut (a cut point's distance to the far end would lose
-#: digits to rounding).
+#: ... or once a bracket that reaches an end of the interval (the integrand rises towards
+#: it) lies this close to it (fraction of the interval); ``integrate_log`` makes no cut this
+#: close to an end, except at a peak with a finite width:
 EDGE = 1e-3
+#: a narrow interior peak at least PEAK_SIDE widths and EDGE_PEAK of the interval away from
+#: both ends is cut at wherever it lies (a peak 20 widths from the end but 3.6e-4 of the
+#: interval away was missed entirely: the modified cdf of (459, 2.2e5, 9.2) at 1 - 1e-10
+#: came out as 1.7e-53).
+EDGE_PEAK = 1e-12
 #: Besides the peak, cut at peak +- PEAK_SIDE widths: the flanks of a narrow peak then
 #: span whole pieces instead of a sliver next to an end of a long piece.
 PEAK_SIDE = 7.0
@@ -157,8 +162,9 @@ def find_peak(
     active = rows
     for _ in range(PEAK_ITERS):
         ac = active
-        settled = (fx[ac] - np.minimum(fa[ac], fb[ac]) < PEAK_DROP) | (b[ac] < EDGE)
-        settled |= (a[ac] > 1.0 - EDGE) | ~np.isfinite(fx[ac])
+        settled = (fx[ac] - np.minimum(fa[ac], fb[ac]) < PEAK_DROP)
+        settled |= ((b[ac] < EDGE) & (a[ac] == 0.0)) | ((a[ac] > 1.0 - EDGE) & (b[ac] == 1.0))
+        settled |= ~np.isfinite(fx[ac])
         active = ac[~settled]
         if active.size == 0:
             break
@@ -220,7 +226,7 @@ def _row_logsumexp(values: np.ndarray) -> np.ndarray:
     return np.where(np.isposinf(top), np.inf, out)
 
 
-def _tol(rtol: float, log_value: np.ndarray) -> np.ndarray:
+def _tol(rtol: Any, log_value: np.ndarray) -> np.ndarray:
     """``rtol`` raised to the rounding floor of integrands of size ``exp(log_value)``: a log
     density of -1.6e5 is itself uncertain by ~1e-11 (relative) in float64, so levels
     cannot agree more closely than that."""
@@ -241,7 +247,7 @@ def _gauss_legendre(
     off_lo: np.ndarray,
     off_hi: np.ndarray,
     width: np.ndarray,
-    rtol: float,
+    rtol: Any,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Gauss-Legendre of orders GL_ORDERS[0] and [1] over the pieces; converged where the two
     agree to ``rtol`` (the higher order is then far more accurate still). For pieces away
@@ -268,10 +274,11 @@ def _integrate_pieces(
     off_lo: np.ndarray,
     off_hi: np.ndarray,
     width: np.ndarray,
-    rtol: float,
+    rtol: Any,
     atol: float = 0.0,
     owner: np.ndarray | None = None,
     known: np.ndarray | None = None,
+    accept: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Tanh-sinh over pieces [lo + off_lo, hi - off_hi] of width ``width``.
 
@@ -283,13 +290,20 @@ def _integrate_pieces(
     (``owner``: the integral of each piece; ``known``: the log of mass each integral has
     from elsewhere), or below ``atol`` absolutely.
 
-    Returns (log of the integral, converged flag) per piece.
+    A piece still open after LEVEL_MAX counts as converged where its last change was at
+    most ``accept`` relative to its whole integral (the integrand's own rounding can keep
+    levels from agreeing to ``rtol``: changes of 1e-12 back and forth from level 5 to 9).
+
+    Returns (log of the integral, converged flag) per piece (``rtol``: one, or one per
+    piece).
     """
     n = width.shape[0]
+    rtol = np.broadcast_to(np.asarray(rtol, dtype=float), (n,))
     log_width = np.log(width)
     mx = np.full(n, -np.inf)  # running maximum of log(f * w)
     tot = np.zeros(n)  # sum of exp(log(f * w) - mx)
     prev = np.full(n, np.nan)
+    last = np.full(n, np.inf)  # log of the last change relative to the whole integral
     result = np.full(n, -np.inf)
     done = np.zeros(n, dtype=bool)
     t_lo = np.full(n, -np.inf)
@@ -373,13 +387,18 @@ def _integrate_pieces(
             log_total = _group_logsumexp(result, owner, n_own)
             if known is not None:
                 log_total = np.logaddexp(log_total, known)
-            minor = np.log(diff) + cur - log_total[owner[active]] <= math.log(MINOR * rtol)
-            ok = both_zero | tiny | (diff <= _tol(rtol, cur)) | minor | (np.isinf(cur) & (cur > 0))
+            rt = rtol[active]
+            share = np.log(diff) + cur - log_total[owner[active]]  # change / whole integral
+            last[active] = share
+            minor = share <= np.log(MINOR * rt)
+            ok = both_zero | tiny | (diff <= _tol(rt, cur)) | minor | (np.isinf(cur) & (cur > 0))
             done[active[ok]] = True
             prev[active] = cur
             active = active[~ok]
             if active.size == 0:
                 break
+    if accept > 0.0:
+        done |= last <= math.log(accept)
     return result, done
 
 
@@ -390,8 +409,12 @@ def integrate_log(
     *,
     split: bool = True,
     flanks: bool = False,
-    rtol: float = 1e-8,
+    rtol: Any = 1e-8,
     atol: float = 0.0,
+    gaps: tuple[np.ndarray, np.ndarray] | None = None,
+    log_extra: np.ndarray | None = None,
+    cuts: np.ndarray | None = None,
+    accept: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Log of ``int_0^length exp(logf) dx`` for each element, by tanh-sinh with step halving.
 
@@ -414,7 +437,24 @@ def integrate_log(
         parameters. (For the cdf integrands, a density times a smooth step, it costs
         more than it saves.)
     rtol, atol : float
-        Target relative and absolute error (see :func:`_integrate_pieces`).
+        Target relative and absolute error (see :func:`_integrate_pieces`); ``rtol`` may be
+        one per element (the rounding floor of its integrand).
+    gaps : (lower, upper) arrays of shape ``(n,)``, optional
+        Stretches at the two ends of each interval that the rule leaves out (0: none): the
+        caller integrates them in closed form (an end-point singularity ``x**(k - 1)`` with a
+        tiny ``k`` holds most of its mass closer to the end than any float distance the rule
+        reaches, see ``ambppl._exact_route``). Far smaller than the interval.
+    log_extra : array of shape ``(n,)``, optional
+        Log of mass the caller adds to each integral (the stretches left out): counted as
+        settled mass by the stopping rule and added to the result.
+    cuts : array of shape ``(n, k)``, optional
+        More points (distances from the lower end; NaN: none) to cut each interval at, e.g.
+        where a factor of the integrand steps from 0 to 1 on a scale far below the
+        interval's; used where they lie more than ``EDGE_PEAK`` of the interval from its ends.
+    accept : float
+        Where ``rtol`` is not reached by the last level, a change of at most ``accept``
+        (relative to the whole integral) between the last two levels still counts as
+        converged (see :func:`_integrate_pieces`).
 
     Returns
     -------
@@ -430,7 +470,17 @@ def integrate_log(
         peak_cuts[:, [0, 2]] = np.where(np.isfinite(width)[:, None], peak_cuts[:, [0, 2]], np.nan)
     frac = peak_cuts / length[:, None]
     with np.errstate(invalid="ignore"):
-        inside = np.where((frac > EDGE) & (frac < 1.0 - EDGE), peak_cuts, np.nan)
+        ok = (frac > EDGE) & (frac < 1.0 - EDGE)
+        if split:  # a narrow peak next to an end: cut there too (EDGE_PEAK)
+            clear = (m - PEAK_SIDE * width > EDGE_PEAK * length) & (
+                m + PEAK_SIDE * width < (1.0 - EDGE_PEAK) * length
+            )
+            ok |= clear[:, None] & (frac > EDGE_PEAK) & (frac < 1.0 - EDGE_PEAK)
+        inside = np.where(ok, peak_cuts, np.nan)
+        if cuts is not None:
+            more = cuts / length[:, None]
+            more = np.where((more > EDGE_PEAK) & (more < 1.0 - EDGE_PEAK), cuts, np.nan)
+            inside = np.concatenate([inside, more], axis=1)
     bounds = np.sort(np.concatenate([np.zeros((n, 1)), inside, length[:, None]], axis=1))
     lo, hi = bounds[:, :-1], bounds[:, 1:]  # NaN (absent cuts) sort last
     with np.errstate(invalid="ignore"):
@@ -438,25 +488,37 @@ def integrate_log(
     plo, phi = lo[elem, k], hi[elem, k]
     off_hi = length[elem] - phi
     off_hi[phi == length[elem]] = 0.0
+    if gaps is not None:  # the end pieces start (end) a gap away from the interval's ends
+        first, last = plo == 0.0, phi == length[elem]
+        plo = np.where(first, gaps[0][elem], plo)
+        off_hi = np.where(last, gaps[1][elem], off_hi)
+        phi = np.where(last, length[elem] - off_hi, phi)
     # the flanks of a narrow peak, [m - K w, m] and [m, m + K w], with no other cut inside
     c = inside[elem]
     flank = ((plo == c[:, 0]) & (phi == c[:, 1])) | ((plo == c[:, 1]) & (phi == c[:, 2]))
     piece_params = {key: v[elem] for key, v in params.items()}
+    piece_rtol = np.broadcast_to(np.asarray(rtol, dtype=float), (n,))[elem]
     logs = np.full(elem.size, -np.inf)
     ok = np.zeros(elem.size, dtype=bool)
     # smooth pieces between two cuts (the flanks of a narrow peak): Gauss-Legendre first
     gl = np.flatnonzero(flank)
     if gl.size:
         sub = {key: v[gl] for key, v in piece_params.items()}
-        logs[gl], ok[gl] = _gauss_legendre(logf, sub, plo[gl], off_hi[gl], phi[gl] - plo[gl], rtol)
+        logs[gl], ok[gl] = _gauss_legendre(
+            logf, sub, plo[gl], off_hi[gl], phi[gl] - plo[gl], piece_rtol[gl]
+        )
     known = _group_logsumexp(logs[ok], elem[ok], n)  # log mass already settled
+    if log_extra is not None:
+        known = np.logaddexp(known, log_extra)
     ts = np.flatnonzero(~ok)
     if ts.size:
         sub = {key: v[ts] for key, v in piece_params.items()}
         logs[ts], ok[ts] = _integrate_pieces(
-            logf, sub, plo[ts], off_hi[ts], phi[ts] - plo[ts], rtol, atol,
-            owner=elem[ts], known=known,
+            logf, sub, plo[ts], off_hi[ts], phi[ts] - plo[ts], piece_rtol[ts], atol,
+            owner=elem[ts], known=known, accept=accept,
         )
     out = _group_logsumexp(logs, elem, n)
+    if log_extra is not None:
+        out = np.logaddexp(out, log_extra)
     conv = np.bincount(elem, ~ok, minlength=n) == 0
     return out, conv

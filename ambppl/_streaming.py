@@ -40,12 +40,26 @@ def radix(maxima: np.ndarray) -> np.ndarray | None:
     return np.cumprod([1, *bases[:-1]]).astype(np.int64)
 
 
+def checked_block(
+    block: np.ndarray, name: str, categories: list[str] | None = None, first_row: int = 0
+) -> np.ndarray:
+    """A block of counts as int64, checked as :func:`ambppl._checks.check_counts` does (a
+    missing, fractional, negative or huge count, or a row summing past 2**53, is refused
+    with where it is); an int64 block that passes is returned without a copy."""
+    from ambppl._checks import MAX_COUNT, check_counts
+
+    if block.dtype == np.int64 and block.min() >= 0:  # the usual case, checked cheaply
+        if block.sum(axis=1, dtype=np.float64).max() <= MAX_COUNT:
+            return block
+    return check_counts(block, name, categories=categories, first_row=first_row)
+
+
 def unique_rows(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of a count block and how often each occurs."""
     block = np.asarray(block)
     if block.shape[0] == 0:
         return np.empty((0, block.shape[1]), dtype=np.int64), np.empty(0, dtype=np.int64)
-    block = block.astype(np.int64, copy=False)
+    block = checked_block(block, "counts (rows counted within a chunk of items)")
     mult = radix(block.max(axis=0))
     if mult is None:  # a huge key space: numpy's row-wise unique (slower, any size)
         rows, freq = np.unique(block, axis=0, return_counts=True)
@@ -303,6 +317,7 @@ def open_lazy(path: Path, ftype: str, *, item: Any, chunk_items: int) -> LazyCou
     # chunks of whole row groups, about chunk_items items each; sizes from the metadata
     # (nothing is read before the passes)
     value_parts, item_parts = [], []
+    first_row = 0  # of the chunk, counted over all files (for messages about a bad count)
     for file, meta in zip(files, metas, strict=True):
         groups: list[int] = []
         rows = 0
@@ -313,7 +328,9 @@ def open_lazy(path: Path, ftype: str, *, item: Any, chunk_items: int) -> LazyCou
                 if rows:
                     value_parts.append(
                         da.from_delayed(
-                            dask.delayed(read_counts)(file, list(groups), categories),
+                            dask.delayed(read_counts)(
+                                file, list(groups), categories, first_row=first_row
+                            ),
                             shape=(rows, len(categories)),
                             dtype=np.int64,
                         )
@@ -326,20 +343,40 @@ def open_lazy(path: Path, ftype: str, *, item: Any, chunk_items: int) -> LazyCou
                                 dtype=item_dtype,
                             )
                         )
+                first_row += rows
                 groups, rows = [], 0
+    if not value_parts:
+        raise ValueError(f"{path.name!r} has no rows (no items); give the file with the counts")
+    if len(categories) < 2:
+        raise ValueError(
+            f"{path.name!r} must have at least 2 category columns (one count per category), but "
+            f"its columns besides the item column are {categories!r}"
+        )
     values = da.concatenate(value_parts, axis=0)
     items = da.concatenate(item_parts) if item_parts else None
     return LazyCounts(values, items, [str(c) for c in categories])
 
 
-def read_counts(file: Path, groups: list[int], columns: list[str]) -> np.ndarray:
-    """Row groups of a Parquet file of counts: an int64 block (rows x categories)."""
+def read_counts(
+    file: Path, groups: list[int], columns: list[str], *, first_row: int = 0
+) -> np.ndarray:
+    """Row groups of a Parquet file of counts: an int64 block (rows x categories), checked
+    as :func:`ambppl._checks.check_counts` does (a null cell, a fraction, a negative or huge
+    count is refused with its row, counted from ``first_row``, and column)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pq.ParquetFile(file).read_row_groups(groups, columns=columns)
-    return np.column_stack(
-        [table.column(name).to_numpy(zero_copy_only=False) for name in columns]
-    ).astype(np.int64, copy=False)
+    for name in columns:
+        kind = table.schema.field(name).type
+        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            raise TypeError(
+                f"counts in {Path(file).name!r} must be numbers, but column {name!r} holds "
+                f"{kind}; give one integer column per category (and the item column)"
+            )
+    # a null cell comes out as NaN (float), which check_counts names
+    block = np.column_stack([table.column(n).to_numpy(zero_copy_only=False) for n in columns])
+    return checked_block(block, f"counts in {Path(file).name!r}", columns, first_row)
 
 
 def read_items(file: Path, groups: list[int], column: str) -> np.ndarray:

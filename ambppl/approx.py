@@ -448,12 +448,19 @@ def approximate_distribution(
     idx = check_cant_solve(cant_solve, k)
     has_cs = idx is not None
     lo, hi = support(measure, k - has_cs, has_cs)
-    beta = fit_beta(moments.mean, moments.var, lo, hi)
-    pear, ok = fit_pearson(moments.mean, moments.var, moments.skewness, moments.excess_kurtosis)
-    pear = tuple(np.where(ok, p, q) for p, q in zip(pear, beta, strict=True))
-    mapped = _lookup(measure, has_cs, k, np.asarray(np.sum(arr, axis=-1), dtype=float))
-    mismatch = {"beta": moment_mismatch(beta, moments.central)}
-    mismatch["pearson"] = np.where(ok, moment_mismatch(pear, moments.central), mismatch["beta"])
+    # rows too concentrated for float64 moments (alpha_0 of 1e10 or more, far outside the
+    # map: never trusted) give NaN and inf below, and so an error of inf, without warnings
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        beta = fit_beta(moments.mean, moments.var, lo, hi)
+        pear, ok = fit_pearson(
+            moments.mean, moments.var, moments.skewness, moments.excess_kurtosis
+        )
+        pear = tuple(np.where(ok, p, q) for p, q in zip(pear, beta, strict=True))
+        mapped = _lookup(measure, has_cs, k, np.asarray(np.sum(arr, axis=-1), dtype=float))
+        mismatch = {"beta": moment_mismatch(beta, moments.central)}
+        mismatch["pearson"] = np.where(
+            ok, moment_mismatch(pear, moments.central), mismatch["beta"]
+        )
     # a family's error for a row: the mapped error where its mismatch passes, else inf
     err = {f: np.where(mismatch[f] <= MISMATCH_MAX[f], mapped[f], np.inf) for f in mapped}
     if method == "auto":

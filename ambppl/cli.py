@@ -8,20 +8,27 @@ Errors raised by the library for bad input (``ValueError``, ``TypeError``,
 ``FileNotFoundError``) and bad command lines are reported as one line
 ``ambppl: error: <message>`` on stderr with exit status 2, never as a traceback. Warnings of
 the fit (an :class:`ambppl.ConvergenceWarning` when NUTS missed the convergence standard) are
-printed as one line ``warning: <message>`` on stderr and the run goes on (exit status 0).
-Output files are written atomically (a temporary file in the same directory, then
-:func:`os.replace`) and an existing file is only replaced with ``--force``.
+printed as one line ``warning: <message>`` on stderr and the run goes on (exit status 0);
+so is any other warning shown while a command runs (never with a source line).
+Output files are checked before any work (the folder takes a new file; the output is not
+the input; an existing one is replaced only with ``--force`` and only when writable, keeping
+its permissions) and written atomically (a temporary file in the same directory, then
+:func:`os.replace`); Ctrl-C, SIGTERM and SIGHUP remove the temporary file.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import re
 import shlex
+import signal
+import stat
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -179,6 +186,33 @@ def _open_prob(text: str) -> float:
     return value
 
 
+#: The largest ``--seed``: numpy's classic seed range (0 to 2**32 - 1), which every sampler
+#: behind the command accepts.
+SEED_MAX = 2**32 - 1
+
+
+def _seed(text: str) -> int:
+    """Parse ``--seed``: a whole number from 0 to :data:`SEED_MAX`."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from 0 to {SEED_MAX}, e.g. --seed 7, but got {text!r}"
+        )
+    return value
+
+
+def _measure_option(text: str) -> str:
+    """Parse ``--measure``: a measure name (``modified``) or its variable (``amb_modified``)."""
+    from ambppl.measures import VARIABLES
+
+    if text in VARIABLES or text in VARIABLES.values():
+        return text
+    raise argparse.ArgumentTypeError(f"must be one of {', '.join(VARIABLES)}, but got {text!r}")
+
+
 def _input_path(text: str) -> Path:
     """Check that the input file exists and is a file (or a folder holding a zarr store)."""
     from ambppl.data import _is_zarr_store
@@ -206,6 +240,30 @@ def _separator(text: str) -> str:
     return sep
 
 
+def _encoding(text: str) -> str:
+    """Parse ``--encoding``: a text encoding Python knows."""
+    import codecs
+
+    try:
+        codecs.lookup(text)
+    except LookupError:
+        raise argparse.ArgumentTypeError(
+            f"must be a text encoding such as utf-8, latin-1, cp1252 or utf-16, but got {text!r}"
+        ) from None
+    return text
+
+
+def _na_values(text: str) -> list[str]:
+    """Parse ``--na-values``: comma-separated answers that mean 'no answer'."""
+    values = [v for v in text.split(",") if v != ""]
+    if not values:
+        raise argparse.ArgumentTypeError(
+            f"must name the answers that mean 'no answer', e.g. --na-values N/A,NA, but got "
+            f"{text!r}"
+        )
+    return values
+
+
 def _comment_char(text: str) -> str:
     """Parse ``--comment``: one character."""
     if len(text) != 1:
@@ -215,9 +273,19 @@ def _comment_char(text: str) -> str:
     return text
 
 
-def _check_output(path: Path, force: bool, folder: bool = False) -> None:
-    """Refuse to replace an existing file without ``--force``; the folder must exist.
+def _check_output(
+    path: Path, force: bool, folder: bool = False, source: str | Path | None = None
+) -> None:
+    """Check, before any work, that the output can be written: it is not the input
+    ``source`` (nor inside it, nor a folder holding it), it does not exist (or ``force``
+    and it is writable), and its folder exists and takes a new file.
     ``folder``: the output is a folder (a Parquet dataset), which ``--force`` may replace."""
+    if source is not None and _overlaps(path, Path(source)):
+        raise UsageError(
+            f"output '{path}' is the input '{source}' (or holds it, or lies inside it): "
+            "writing it would destroy the annotations; choose another name with -o (--force "
+            "does not allow this)"
+        )
     if path.is_dir() and not folder:
         raise UsageError(f"output '{path}' is a folder; give a file name, e.g. -o {path}/out")
     if path.exists() and not force:
@@ -225,8 +293,45 @@ def _check_output(path: Path, force: bool, folder: bool = False) -> None:
             f"output file '{path}' exists already; pass --force to replace it or choose "
             "another name with -o"
         )
-    if not path.parent.is_dir():
+    parent = path.parent
+    if not parent.is_dir():
+        if parent.exists() or any(p.is_file() for p in parent.parents):
+            raise UsageError(
+                f"the folder of output '{path}' is not a folder (a file is in the way); "
+                "choose another name with -o"
+            )
         raise UsageError(f"the folder of output '{path}' does not exist; create it first")
+    if path.exists() and _read_only(path):
+        raise UsageError(
+            f"output '{path}' is read-only; --force replaces only writable files: make it "
+            f"writable (chmod u+w {shlex.quote(str(path))}) or choose another name with -o"
+        )
+    try:  # the robust test of "can we write here": what the writer will do
+        fd, name = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".check")
+    except OSError as err:
+        raise UsageError(
+            f"cannot write output '{path}': its folder '{parent}' does not take new files "
+            f"({err.strerror or err}); choose a writable folder with -o"
+        ) from err
+    os.close(fd)
+    os.unlink(name)
+
+
+def _overlaps(output: Path, source: Path) -> bool:
+    """Whether ``output`` is ``source`` (by any path: ``./``, a symbolic or hard link), a
+    folder holding it, or a path inside it (a zarr store)."""
+    if output.exists() and source.exists():
+        with contextlib.suppress(OSError):
+            if os.path.samefile(output, source):
+                return True
+    out, src = output.resolve(), source.resolve()
+    return out == src or out in src.parents or src in out.parents
+
+
+def _read_only(path: Path) -> bool:
+    """Whether an existing output is read-only: no write permission bit at all (also for
+    root, who may write anyway) or none for this user."""
+    return not path.stat().st_mode & 0o222 or not os.access(path, os.W_OK)
 
 
 @contextlib.contextmanager
@@ -254,12 +359,16 @@ def atomic_output(path: Path, *, force: bool, folder: bool = False) -> Iterator[
     Raises
     ------
     UsageError
-        If ``path`` exists and ``force`` is false, is a folder, or its folder is missing.
+        If ``path`` exists and ``force`` is false, is a folder, is read-only, or its folder is
+        missing or takes no new file; or if writing fails for want of permission or space.
 
     Notes
     -----
     The temporary file lives in the same folder so that the final rename is atomic on POSIX
-    file systems; its permissions follow the umask like a normally created file.
+    file systems; its permissions follow the umask like a normally created file, or are
+    those of the file it replaces. After an exception (Ctrl-C, or SIGTERM / SIGHUP in
+    :func:`main`) the temporary file is removed, and again at exit in case a dask worker
+    thread was still writing it.
 
     References
     ----------
@@ -276,21 +385,81 @@ def atomic_output(path: Path, *, force: bool, folder: bool = False) -> Iterator[
     """
     _check_output(path, force, folder)
     if folder:
-        yield from _atomic_folder(path, force)
+        with _write_errors(path):
+            yield from _atomic_folder(path, force)
         return
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    with _write_errors(path):
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     os.close(fd)
     tmp = Path(name)
     try:
-        yield tmp
-        _check_output(path, force)  # a file may have appeared while we worked
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
+        with _write_errors(path):
+            yield tmp
+            _check_output(path, force)  # a file may have appeared while we worked
+            os.chmod(tmp, _output_mode(path, 0o666))
+            os.replace(tmp, path)
+    except BaseException:
+        _discard(tmp)
+        raise
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def _discard(tmp: Path) -> None:
+    """Remove a temporary output after an error, Ctrl-C or SIGTERM, now and once more when
+    Python exits: a dask task still running in a worker thread may write to it after the main
+    thread gave up (Python joins those threads at exit, before :mod:`atexit` handlers)."""
+    import atexit
+    import shutil
+
+    def remove(path: Path = tmp) -> None:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+    remove()
+    atexit.register(remove)
+
+
+#: ``errno`` values of a failed write that are the output's problem (not a bug): no
+#: permission, a read-only file system, a full disk or quota.
+_WRITE_ERRNOS = frozenset(
+    getattr(errno, name)
+    for name in ("EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT", "EFBIG")
+    if hasattr(errno, name)
+)
+
+
+@contextlib.contextmanager
+def _write_errors(path: Path) -> Iterator[None]:
+    """Report a write that failed for the output's sake (permission, disk full) as one
+    line naming the output instead of a traceback."""
+    try:
+        yield
+    except OSError as err:
+        name = err.filename
+        elsewhere = isinstance(name, str | bytes) and path.parent.resolve() not in (
+            Path(os.fsdecode(name)).resolve().parents
+        )  # e.g. the input, read while the output is written
+        if err.errno not in _WRITE_ERRNOS or elsewhere:
+            raise
+        raise UsageError(
+            f"cannot write output '{path}' ({err.strerror or err}); nothing was written: "
+            "choose a writable folder with free space with -o"
+        ) from err
+
+
+def _output_mode(path: Path, default: int) -> int:
+    """Permission bits of a new output: those of the file it replaces (``--force`` keeps
+    them), else ``default`` less the umask, as for a normally created file."""
+    if path.exists():
+        return stat.S_IMODE(path.stat().st_mode)
+    umask = os.umask(0)
+    os.umask(umask)
+    return default & ~umask
 
 
 def _atomic_folder(path: Path, force: bool) -> Iterator[Path]:
@@ -300,17 +469,24 @@ def _atomic_folder(path: Path, force: bool) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part"))
     tmp.rmdir()  # the writer creates it
     try:
-        yield tmp
+        try:
+            yield tmp
+        except BaseException:
+            _discard(tmp)
+            raise
         _check_output(path, force, folder=True)
+        mode = _output_mode(path, 0o777) if path.is_dir() else None
         if path.exists():
             if path.is_dir():
                 shutil.rmtree(path)
             else:
                 path.unlink()
+        if mode is not None and tmp.is_dir():
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
-            shutil.rmtree(tmp)
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -382,6 +558,22 @@ def _add_input_options(parser: argparse.ArgumentParser, *, optional: bool = Fals
         "--label then take 0-based column positions, e.g. --item 1 --rater 0 --label 2",
     )
     group.add_argument(
+        "--na-values",
+        metavar="TEXT",
+        type=_na_values,
+        action="extend",
+        default=None,
+        help="answers that mean 'no answer', comma-separated or repeated, e.g. --na-values "
+        "N/A,NA (default: only an empty cell; NA, N/A, None, null are labels otherwise)",
+    )
+    group.add_argument(
+        "--encoding",
+        type=_encoding,
+        default=None,
+        help="text files: the encoding, e.g. latin-1 or cp1252 (default: UTF-8; a byte-order "
+        "mark, UTF-16 and gzip are recognised)",
+    )
+    group.add_argument(
         "--cant-solve",
         metavar="LABEL",
         default=None,
@@ -436,13 +628,33 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--chains", type=_positive_int, default=4, help="chains (default: %(default)s)"
     )
-    group.add_argument("--seed", type=int, default=None, help="random seed (default: random)")
+    group.add_argument(
+        "--tune",
+        type=_nonnegative_int,
+        default=None,
+        help="NUTS methods (nuts, collapsed): warm-up steps per chain; more when R-hat is "
+        "above 1.01 (default: PyMC's, 1000)",
+    )
+    group.add_argument(
+        "--target-accept",
+        type=_open_prob,
+        default=None,
+        help="NUTS methods: the step size's target acceptance rate; higher (e.g. 0.95) for "
+        "smaller steps when there are divergent transitions (default: PyMC's, 0.8)",
+    )
+    group.add_argument(
+        "--seed",
+        type=_seed,
+        default=None,
+        help=f"random seed, a whole number from 0 to {SEED_MAX} (default: random)",
+    )
 
 
 def _add_summary_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("summary")
     group.add_argument(
         "--measure",
+        type=_measure_option,
         default="amb",
         help="ambiguity measure: amb, modified, old or entropy (default: %(default)s)",
     )
@@ -503,6 +715,10 @@ def _read(args: argparse.Namespace, data: str = "counts") -> Any:
         options["comment"] = args.comment
     if args.no_header:
         options["header"] = None
+    if args.encoding is not None:
+        options["encoding"] = args.encoding
+    if args.na_values:
+        options["na_values"] = args.na_values
     try:
         with command_line_messages(), _warnings_as_lines():
             if data != "long":
@@ -603,7 +819,27 @@ def _model_settings(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
             f"--method {method}: model {args.model!r} offers the methods "
             f"{', '.join(offered)} (default {offered[0]}); choose one of them"
         )
+    from ambppl.fit import NUTS_METHODS
+
+    nuts_options = _nuts_options(args)
+    if nuts_options and method not in NUTS_METHODS:
+        given = " and ".join(f"--{k.replace('_', '-')}" for k in nuts_options)
+        nuts = [m for m in offered if m in NUTS_METHODS]
+        fix = f"choose --method {' or '.join(nuts)}" if nuts else "leave them out"
+        raise UsageError(
+            f"{given} tune NUTS, but --method {method} of model {args.model!r} draws without "
+            f"it; drop {given} or {fix}"
+        )
     return method, params
+
+
+def _nuts_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``--tune`` and ``--target-accept`` as ``pymc.sample`` keywords (those given)."""
+    pairs = (
+        ("tune", getattr(args, "tune", None)),
+        ("target_accept", getattr(args, "target_accept", None)),
+    )
+    return {key: value for key, value in pairs if value is not None}
 
 
 def _data_kind(args: argparse.Namespace) -> str:
@@ -641,10 +877,17 @@ def _fit(args: argparse.Namespace, counts: Any, method: str, params: dict[str, A
             "cant_solve": counts.attrs.get("cant_solve"),
             "categories": list(counts["label"].cat.categories),
         }
+    nuts_options = _nuts_options(args)  # checked against the method by _model_settings
+    if nuts_options:
+        params = {**params, "sample_kwargs": nuts_options}
     what = f"{args.model} ({method}, {args.chains} x {args.draws} draws)"
     _progress(args, f"fitting {what} to {shape}")
     start = time.perf_counter()
-    with _warnings_as_lines():
+    from ambppl.data import command_line_messages
+    from ambppl.fit import SUMMARY_COPIES, _after_fit
+
+    # the memory check counts the summary made next, and names the command's options
+    with command_line_messages(), _after_fit(SUMMARY_COPIES), _warnings_as_lines():
         result = fit(
             counts,
             model=args.model,
@@ -665,7 +908,9 @@ def _warnings_as_lines() -> Iterator[None]:
     """Print the warnings raised inside as one line ``warning: ...`` each; the run goes on.
 
     ambppl's own warnings are meant for the user: each is shown once, as one line (a
-    :class:`ambppl.ConvergenceWarning` with the option that helps).
+    :class:`ambppl.ConvergenceWarning` names the worst parameter and the option that helps:
+    ``--draws`` for a small ESS, ``--tune`` for R-hat, ``--target-accept`` or the model's
+    parameters for divergent transitions).
     """
     from ambppl.convergence import ConvergenceWarning
 
@@ -674,10 +919,17 @@ def _warnings_as_lines() -> Iterator[None]:
         warnings.simplefilter("always", ConvergenceWarning)
         yield
     for caught_warning in caught:
-        message = _one_line(str(caught_warning.message))
-        if issubclass(caught_warning.category, ConvergenceWarning):
-            message += " (on the command line: raise --draws)"
-        print(f"warning: {message}", file=sys.stderr, flush=True)
+        shown = caught_warning.message
+        if isinstance(shown, ConvergenceWarning) and shown.record is not None:
+            # the same message with the command's options (--draws, --tune, ...) as advice
+            from ambppl.convergence import convergence_message
+
+            text = convergence_message(
+                shown.record, what=shown.what, model=shown.model, command_line=True
+            )
+        else:
+            text = str(shown)
+        print(f"warning: {_one_line(text)}", file=sys.stderr, flush=True)
 
 
 def _summarize(args: argparse.Namespace, result: Any) -> Any:
@@ -829,7 +1081,8 @@ def _run_score(args: argparse.Namespace) -> int:
     if output is not None:
         write = _table_writer(output)
         dataset = streaming and output.suffix.lower() in (".parquet", ".pq")
-        _check_output(output, args.force, folder=dataset)  # fail before the expensive part
+        # fail before the expensive part
+        _check_output(output, args.force, folder=dataset, source=args.annotations)
     with _scheduler(args):
         if streaming:
             return _score_streaming(args, output, method, params)
@@ -863,15 +1116,115 @@ def _scheduler(args: argparse.Namespace) -> Iterator[None]:
             "--scheduler ADDRESS needs dask.distributed: pip install 'ambppl[dask]'"
         ) from err
     _progress(args, f"connecting to the dask scheduler at {name}")
+    start = time.monotonic()
+    _probe_scheduler(name, SCHEDULER_TIMEOUT)
+    left = max(SCHEDULER_TIMEOUT - (time.monotonic() - start), 1.0)
     try:
-        client = Client(name, timeout="10s")
+        client = Client(name, timeout=left)
     except (OSError, TimeoutError, ValueError) as err:
-        raise UsageError(
-            f"--scheduler: cannot reach a dask scheduler at {name!r} ({_one_line(str(err))}); "
-            "give the address it prints (e.g. tcp://10.0.0.5:8786), or threads / processes"
-        ) from err
+        raise UsageError(_scheduler_message(name, _one_line(str(err)))) from err
     with client, dask.config.set(scheduler=client):
         yield
+
+
+#: Seconds that ``--scheduler ADDRESS`` waits for a dask scheduler to answer, connection and
+#: handshake together (a wrong address is reported within about this time).
+SCHEDULER_TIMEOUT = 8.0
+
+
+def _scheduler_message(name: str, reason: str) -> str:
+    return (
+        f"--scheduler: cannot reach a dask scheduler at {name!r}: {reason}; give the address "
+        "the scheduler prints (e.g. tcp://10.0.0.5:8786; 8787 is its dashboard), or threads, "
+        "processes or synchronous for a local scheduler"
+    )
+
+
+def _probe_scheduler(name: str, timeout: float) -> None:
+    """Check within ``timeout`` seconds that a dask scheduler answers at ``name``.
+
+    ``distributed.Client``'s timeout bounds only the connection: a peer that accepts it and
+    then never answers (an HTTP server, a silent listener) hangs the handshake, and one that
+    answers in another protocol (an SSH banner) is read as a frame of exabytes. So first a
+    plain TCP connection (refused or unreachable at once), then dask's own handshake and an
+    ``identity`` request, in a thread with a deadline: the peer must say it is a scheduler.
+
+    Raises
+    ------
+    UsageError
+        One line naming ``--scheduler`` and what went wrong.
+    """
+    import asyncio
+    import socket
+    import threading
+
+    from distributed.comm import connect, parse_address, parse_host_port
+    from distributed.security import Security
+
+    deadline = time.monotonic() + timeout
+    try:
+        scheme, location = parse_address(name)
+        if scheme in ("tcp", "tls"):
+            host, port = parse_host_port(location)
+    except (ValueError, TypeError) as err:
+        raise UsageError(_scheduler_message(name, f"not an address ({err})")) from err
+    if scheme in ("tcp", "tls"):
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                pass
+        except ConnectionRefusedError as err:
+            raise UsageError(_scheduler_message(name, "nothing listens there")) from err
+        except TimeoutError as err:
+            raise UsageError(
+                _scheduler_message(name, f"no connection within {timeout:g} s")
+            ) from err
+        except (OSError, OverflowError, ValueError) as err:
+            raise UsageError(_scheduler_message(name, _one_line(str(err)))) from err
+
+    async def identify() -> Any:
+        comm = await connect(name, timeout=timeout, **Security().get_connection_args("client"))
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        left = max(deadline - time.monotonic(), 0.1)
+        try:
+            outcome["identity"] = asyncio.run(asyncio.wait_for(identify(), left))
+        except BaseException as err:  # reported below as one line, whatever the peer did
+            outcome["error"] = err
+
+    thread = threading.Thread(target=run, name="ambppl-scheduler-probe", daemon=True)
+    thread.start()
+    thread.join(max(deadline - time.monotonic(), 0.1) + 1.0)
+    error = outcome.get("error")
+    if "identity" not in outcome and (error is None or isinstance(error, TimeoutError)):
+        raise UsageError(
+            _scheduler_message(
+                name,
+                f"the server there did not answer in dask's protocol within {timeout:g} s "
+                "(is it another service, e.g. the dashboard or a web server?)",
+            )
+        )
+    if error is not None:
+        detail = (
+            "its first bytes read as a message of impossible size"
+            if isinstance(error, MemoryError)
+            else f"{type(error).__name__}: {_one_line(str(error))[:120]}"
+        )
+        raise UsageError(
+            _scheduler_message(name, f"the server there does not speak dask's protocol ({detail})")
+        )
+    identity = outcome["identity"]
+    kind = identity.get("type") if isinstance(identity, dict) else None
+    if kind != "Scheduler":
+        raise UsageError(
+            _scheduler_message(name, f"it is a dask {kind or 'server'}, not the scheduler")
+        )
 
 
 def _chunked_counts(args: argparse.Namespace) -> bool:
@@ -909,13 +1262,20 @@ def _score_long_in_chunks(args: argparse.Namespace, method: str, params: dict[st
 
     path = _input_path(args.annotations)
     _progress(args, f"counting the answers in {path} with dask, block by block")
-    options: dict[str, Any] = {"item": args.item, "label": args.label}
+    columns = _columns(args)  # names, or 0-based positions with --no-header
+    options: dict[str, Any] = {"item": columns["item"], "label": columns["label"]}
     if args.cant_solve is not None:
         options["cant_solve"] = args.cant_solve
     if args.sep is not None:
         options["sep"] = args.sep
     if args.comment is not None:
         options["comment"] = args.comment
+    if args.no_header:
+        options["header"] = None
+    if args.encoding is not None:
+        options["encoding"] = args.encoding
+    if args.na_values:
+        options["na_values"] = args.na_values
     fmt = "+".join(part for part in ("long", args.format) if part)
     start = time.perf_counter()
     with command_line_messages(), _warnings_as_lines():
@@ -1017,8 +1377,10 @@ def _score_conjugate(
         f"scoring {counts.sizes['item']} items x {counts.sizes['category']} categories with "
         f"{args.model} ({method}; exact draws per distinct count vector, MCSE <= {args.mcse})",
     )
+    from ambppl.data import command_line_messages
+
     start = time.perf_counter()
-    with _warnings_as_lines():
+    with command_line_messages(), _warnings_as_lines():
         table = score(
             counts,
             args.model,
@@ -1055,7 +1417,9 @@ def _add_report(subparsers: Any) -> argparse.ArgumentParser:
         "report",
         help="self-contained HTML diagnostics report",
         description="Fit the model and write one HTML file (figures embedded, no network "
-        "access needed) with the data overview, the model and prior, convergence "
+        "access needed) with, first for a fit that runs NUTS, whether it met the convergence "
+        "standard (if not: the worst parameters, their rank plots and what to do), then the "
+        "data overview, the model and prior, convergence "
         "diagnostics, the check of the draws against the closed-form moments, the "
         "distribution of item ambiguity, a sortable ranked item table, the most ambiguous "
         "items with their answer counts and the sensitivity to the prior; for a learned "
@@ -1105,14 +1469,26 @@ def _run_report(args: argparse.Namespace) -> int:
     output = Path(args.output)
     if output.suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"the report is HTML: end the output name in .html, but got '{output}'")
-    _check_output(output, args.force)
+    _check_output(output, args.force, source=args.annotations)
     method, params = _model_settings(args)
     if args.model == SCORE_REPORT_MODEL and method == "exact":
         html = _score_report(args, _read(args, "counts"), params)
     else:
         result = _fit(args, _read(args, _data_kind(args)), method, params)
-        _progress(args, "summarizing and drawing the figures")
-        html = render_report(result, **_report_settings(args))
+        start = time.perf_counter()
+
+        def step(message: str) -> None:  # the report's long steps, with the time so far
+            _progress(args, f"report: {message} ({time.perf_counter() - start:.0f} s)")
+
+        with _warnings_as_lines():
+            # the file's name, also for models fitted to its rows (their counts say DataFrame)
+            html = render_report(
+                result,
+                source=str(args.annotations),
+                progress=step,
+                **_report_settings(args),
+            )
+        _progress(args, f"report drawn in {time.perf_counter() - start:.1f} s")
     with atomic_output(output, force=args.force) as tmp:
         tmp.write_text(html, encoding="utf-8")
     _progress(args, f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
@@ -1147,8 +1523,10 @@ def _score_report(args: argparse.Namespace, counts: Any, params: dict[str, Any])
         f"on {n_items} items x {n_cat} categories, checking {args.chains} x {args.draws} "
         "exact draws of the distinct vectors",
     )
+    from ambppl.data import command_line_messages
+
     start = time.perf_counter()
-    with _warnings_as_lines():
+    with command_line_messages(), _warnings_as_lines():
         html = score_report(
             counts,
             mcse=args.mcse,
@@ -1162,11 +1540,18 @@ def _score_report(args: argparse.Namespace, counts: Any, params: dict[str, Any])
 
 
 def _nonnegative_int(text: str) -> int:
-    """Parse a whole number >= 0 (e.g. ``--budget``)."""
+    """Parse a whole number >= 0 (e.g. ``--budget``), also written as ``1e6``."""
+    from decimal import Decimal, InvalidOperation
+
     try:
         value = int(text)
     except ValueError:
-        value = -1
+        try:  # 1e6, 2.5e3: exact when the decimal value is whole
+            number = Decimal(text.strip())
+            whole = number.is_finite() and number.adjusted() <= 30 and number == int(number)
+            value = int(number) if whole else -1
+        except (InvalidOperation, ValueError, OverflowError):
+            value = -1
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 0, but got {text!r}")
     return value
@@ -1199,6 +1584,7 @@ def _add_plan(subparsers: Any) -> argparse.ArgumentParser:
     )
     group.add_argument(
         "--objective",
+        choices=("variance", "decision"),
         default="variance",
         help="what to make small: variance (the total expected posterior variance of the "
         "measure) or decision (the chance of getting 'measure > --threshold' wrong, where "
@@ -1238,7 +1624,8 @@ def _plan_table(args: argparse.Namespace, counts: Any) -> Any:
     import numpy as np
     import pandas as pd
 
-    from ambppl.planning import expected_posterior_sd, next_batch
+    from ambppl.data import command_line_messages
+    from ambppl.planning import _guard, expected_posterior_sd, next_batch
 
     values = np.asarray(counts.values)
     cant_solve = -1 if counts.attrs.get("cant_solve") is not None else None
@@ -1249,16 +1636,18 @@ def _plan_table(args: argparse.Namespace, counts: Any) -> Any:
         f"allocating {args.budget} answers over {values.shape[0]} items "
         f"(objective {args.objective})",
     )
-    extra = np.asarray(next_batch(values, args.budget, **options, **model), dtype=np.int64)
-    table = pd.DataFrame(
-        {
-            "n_answers": values.sum(axis=1).astype(np.int64),
-            "extra": extra,
-            "sd_now": expected_posterior_sd(values, 0, **model),
-            "sd_after": expected_posterior_sd(values, extra, **model),
-        },
-        index=pd.Index(counts["item"].values, name="item"),
-    )
+    # one time guard for the allocation and the sd after it; refusals name --budget
+    with command_line_messages(), _guard("budget", "--budget", args.budget):
+        extra = np.asarray(next_batch(values, args.budget, **options, **model), dtype=np.int64)
+        table = pd.DataFrame(
+            {
+                "n_answers": values.sum(axis=1).astype(np.int64),
+                "extra": extra,
+                "sd_now": expected_posterior_sd(values, 0, **model),
+                "sd_after": expected_posterior_sd(values, extra, **model),
+            },
+            index=pd.Index(counts["item"].values, name="item"),
+        )
     return table.sort_values("extra", ascending=False, kind="stable")
 
 
@@ -1268,7 +1657,7 @@ def _run_plan(args: argparse.Namespace) -> int:
     write = None
     if output is not None:
         write = _table_writer(output)
-        _check_output(output, args.force)
+        _check_output(output, args.force, source=args.annotations)
     table = _plan_table(args, _read(args))
     return _emit(args, output, write, table)
 
@@ -1281,24 +1670,35 @@ def _add_validate(subparsers: Any) -> argparse.ArgumentParser:
         description="Without a file: fit every stored reference case (models/reference) and "
         "check the draws against its reference posterior, the closed-form moments, the exact "
         "two-class law and posterior predictive replications. With an annotations file: fit "
-        "it (same options as 'score') and run the closed-form, exact-density and predictive "
-        "checks that apply to the model. Prints one verdict line per check; exit status 0 "
-        "when every check passes, 1 when one fails, 2 for bad input.",
+        "it (same options as 'score') and run the closed-form, exact-density, predictive and "
+        "(after NUTS) convergence checks that apply to the model: one verdict line per check, "
+        "then each predictive statistic (observed, predicted interval, verdict), what a "
+        "failure means and the catalog model that addresses it (--compare fits those). Exit "
+        "status 0 when every check passes, 1 when one fails, 2 for bad input.",
         epilog="examples:\n"
         "  ambppl validate\n"
         "  ambppl validate --method nuts --draws 500\n"
         '  ambppl validate answers.csv --cant-solve "I can\'t tell"\n'
         '  ambppl validate answers.csv --cant-solve "I can\'t tell" --model '
-        "hierarchical_dirichlet",
+        "hierarchical_dirichlet\n"
+        '  ambppl validate answers.csv --cant-solve "I can\'t tell" --compare',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_input_options(parser, optional=True)
     _add_model_options(parser)
-    parser.add_argument_group("checks").add_argument(
+    checks = parser.add_argument_group("checks")
+    checks.add_argument(
         "--alpha",
         type=_open_prob,
         default=0.01,
         help="family-wise false-alarm rate of each check (default: %(default)s)",
+    )
+    checks.add_argument(
+        "--compare",
+        action="store_true",
+        help="with a file: also fit each model suggested for a failed check (with its "
+        "defaults and --draws/--chains/--seed), check it the same way and print a table of "
+        "which pass; the exit status stays that of --model's fit",
     )
     group = parser.add_argument_group("output")
     group.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
@@ -1312,85 +1712,95 @@ def _run_validate(args: argparse.Namespace) -> int:
     from ambppl import validation
 
     start = time.perf_counter()
-    if args.annotations is None:
-        if args.model != "dirichlet_categorical" or args.param or args.prior is not None:
-            raise UsageError(
-                "the reference cases carry their own model and prior: give an annotations "
-                "file to validate --model/--param/--prior, or leave them out"
-            )
-        _progress(args, "fitting the reference cases")
-        cases = validation.run_reference_cases(
-            method=args.method or "exact",
-            draws=args.draws,
-            chains=args.chains,
-            random_seed=args.seed,
-            alpha=args.alpha,
+    if args.annotations is not None:
+        return _validate_file(args, start)
+    if args.compare:
+        raise UsageError(
+            "--compare fits other models to an annotations file: give the file, or leave "
+            "--compare out to run the reference cases"
         )
-        rows = cases.table
-        verdict = pd.DataFrame(
-            {
-                "case": rows["case"],
-                "check": rows["check"],
-                "verdict": [
-                    ("pass" if ok else "FAIL") + ("" if decided else " *")
-                    for ok, decided in zip(rows["passed"], rows["in_decision"], strict=True)
-                ],
-                "statistic": rows["statistic"],
-                "p_value": rows["p_value"],
-                "flagged": rows["n_flagged"],
-            }
+    if args.model != "dirichlet_categorical" or args.param or args.prior is not None:
+        raise UsageError(
+            "the reference cases carry their own model and prior: give an annotations "
+            "file to validate --model/--param/--prior, or leave them out"
         )
-        passed = cases.passed
-        footnote = (
-            "* not part of the verdict: the predictive check tests whether the model fits "
-            "the data, and the reference cases are edge cases chosen to be unlike it"
-        )
-    else:
-        footnote = None
-        _input_path(args.annotations)
-        method, params = _model_settings(args)
-        result = _fit(args, _read(args, _data_kind(args)), method, params)
-        checks = [
-            ("moments", validation.check_moments),
-            ("density", validation.check_density),
-            ("predictive", validation.check_predictive),
-        ]
-        records = []
-        for name, check in checks:
-            _progress(args, f"check {name}")
-            try:
-                kwargs = {"random_seed": args.seed} if name == "predictive" else {}
-                out = check(result, alpha=args.alpha, **kwargs)
-            except ValueError as err:  # the check does not apply to this model
-                records.append({"check": name, "verdict": "skipped", "note": _one_line(str(err))})
-                continue
-            if len(out.table) == 0:  # nothing to test (e.g. no two-class item)
-                records.append({"check": name, "verdict": "skipped", "note": out.description})
-                continue
-            records.append(
-                {
-                    "check": name,
-                    "verdict": "pass" if out.passed else "FAIL",
-                    "statistic": out.statistic,
-                    "p_value": out.p_value,
-                    "flagged": f"{out.n_flagged} of {len(out.table)}",
-                }
-            )
-        verdict = pd.DataFrame(records)
-        passed = all(r["verdict"] != "FAIL" for r in records)
-    notes = verdict.pop("note").dropna() if "note" in verdict else pd.Series(dtype=str)
+    _progress(args, "fitting the reference cases")
+    cases = validation.run_reference_cases(
+        method=args.method or "exact",
+        draws=args.draws,
+        chains=args.chains,
+        random_seed=args.seed,
+        alpha=args.alpha,
+    )
+    rows = cases.table
+    verdict = pd.DataFrame(
+        {
+            "case": rows["case"],
+            "check": rows["check"],
+            "verdict": [
+                ("pass" if ok else "FAIL") + ("" if decided else " *")
+                for ok, decided in zip(rows["passed"], rows["in_decision"], strict=True)
+            ],
+            "statistic": rows["statistic"],
+            "p_value": rows["p_value"],
+            "flagged": rows["n_flagged"],
+        }
+    )
+    passed = cases.passed
     with pd.option_context("display.max_rows", None, "display.width", 200):
         shown = verdict.astype(object).map(
             lambda x: f"{x:.3g}" if isinstance(x, float) and x == x else "" if x != x else x
         )
         print(shown.to_string(index=False))
-    for k in notes.index:
-        print(f"{verdict.loc[k, 'check']} skipped: {notes[k]}")
-    if footnote:
-        print(footnote)
+    print(
+        "* not part of the verdict: the predictive check tests whether the model fits "
+        "the data, and the reference cases are edge cases chosen to be unlike it"
+    )
     word = "all checks passed" if passed else "a check FAILED"
     print(f"{word} (level {args.alpha:g} each; {time.perf_counter() - start:.1f} s)")
     return 0 if passed else 1
+
+
+def _validate_file(args: argparse.Namespace, start: float) -> int:
+    """``validate FILE``: read, fit, :func:`ambppl.validation.check_fit`, print its text."""
+    from ambppl import validation
+
+    _input_path(args.annotations)
+    method, params = _model_settings(args)
+    data = _read(args, _data_kind(args))
+    answers = data if not hasattr(data, "sizes") else None
+    if args.compare and answers is None and _names_raters(args):
+        try:  # rater_effects, if suggested, fits the answers with their rater ids
+            answers = _read(args, "long")
+        except UsageError:
+            answers = None
+    result = _fit(args, data, method, params)
+    _progress(args, "checking the fit")
+    with _warnings_as_lines():
+        check = validation.check_fit(
+            result,
+            answers=answers,
+            alpha=args.alpha,
+            random_seed=args.seed,
+            compare=args.compare,
+            draws=args.draws,
+            chains=args.chains,
+            progress=lambda message: _progress(args, message),
+        )
+    print(check.text(command_line=True))
+    word = "all checks passed" if check.passed else "a check FAILED"
+    print(f"{word} (level {args.alpha:g} each; {time.perf_counter() - start:.1f} s)")
+    return 0 if check.passed else 1
+
+
+def _names_raters(args: argparse.Namespace) -> bool:
+    """Whether the command line names a rater column of an answers file (not counts)."""
+    from ambppl.data import _SUFFIXES, COUNT_TYPES
+
+    file_type = args.format or _SUFFIXES.get(Path(args.annotations).suffix.lower())
+    if args.layout == "counts" or file_type in COUNT_TYPES:
+        return False
+    return _columns(args)["rater"] is not None
 
 
 @subcommand("models")
@@ -1436,6 +1846,74 @@ def _run_models(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------------------------
 # entry point
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C, so that no temporary output is left.
+
+    A ``BaseException`` (as :class:`KeyboardInterrupt`) that no library's ``except Exception``
+    swallows, and not a ``KeyboardInterrupt`` that a sampler may take for "stop early and
+    keep the draws so far"."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+#: Signals after which the command cleans up and exits with status 128 + the signal number.
+TERMINATION_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+@contextlib.contextmanager
+def _termination_signals() -> Iterator[None]:
+    """Within the block SIGTERM and SIGHUP raise :class:`_Terminated` in the main thread, so
+    that the temporary ``.part`` files and folders of :func:`atomic_output` are removed as
+    after Ctrl-C; a second signal during the cleanup ends the process at once (the previous
+    handlers are back). Outside the main thread (no signal handlers there) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in TERMINATION_SIGNALS}
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+    def stop(signum: int, frame: Any) -> None:
+        restore()
+        raise _Terminated(signum)
+
+    for sig in TERMINATION_SIGNALS:
+        signal.signal(sig, stop)
+    try:
+        yield
+    finally:
+        restore()
+
+
+@contextlib.contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    """Within the block every warning that is shown at all is one line ``warning: ...`` on
+    stderr, without the source line Python adds (a user of the command has no use for it)."""
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
+        print(f"warning: {_one_line(str(message))}", file=sys.stderr, flush=True)
+
+    saved = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = saved
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1496,7 +1974,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         The exit status: 0 on success, 2 for bad usage or bad input, 130 after Ctrl-C,
-        141 when the reader of stdout went away (``| head``).
+        143 after SIGTERM and 129 after SIGHUP (128 + the signal number, as a shell reports
+        it; the temporary output is removed first), 141 when the reader of stdout went away
+        (``| head``).
 
     Raises
     ------
@@ -1528,13 +2008,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(done.code or 0)
     args.command_line = shlex.join([PROG, *argv])
     try:
-        return int(args.handler(args))
+        with _termination_signals(), _one_line_warnings():
+            return int(args.handler(args))
     except (UsageError, ValueError, TypeError, FileNotFoundError, NotImplementedError) as err:
         print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; no output was written", file=sys.stderr)
         return 130
+    except _Terminated as stop:
+        name = signal.Signals(stop.signum).name
+        print(f"{PROG}: stopped by {name}; no output was written", file=sys.stderr)
+        return 128 + stop.signum  # what a shell reports for a process ended by the signal
     except BrokenPipeError:  # e.g. `ambppl score ... -o - | head`: the reader left early
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes at exit

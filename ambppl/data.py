@@ -7,15 +7,24 @@ zarr stores).
 
 Conventions (kept for every source):
 
-* Items keep their original ids, in order of first appearance.
-* Category labels become strings (``3`` and ``3.0`` both become ``"3"``; ``"007"`` stays
-  ``"007"``). Their order is explicit and stable: ``categories=`` fixes it; otherwise labels
-  read from long or wide tables are sorted (numerically when every label is a number, else
-  as text) while count matrices keep their column order. The can't-solve label, if any, is
-  always moved last, which is what ``cant_solve=-1`` in :mod:`ambppl.measures` expects.
+* Items keep their original ids, in order of first appearance. Text files (CSV, TSV) are
+  read with every column as text, so ids are kept exactly as written (``"007"`` and ``"7"``
+  are two items, ``"1e3"`` is not ``1000``); an id column whose every id is a plain integer
+  (``7``, ``-3``: no sign ``+``, no leading zero, no point) is given as int64, which prints
+  the same. Frames and Parquet files keep their ids as they are typed.
+* Category labels become strings. Text is kept exactly as written (``"2"`` and ``"2.0"`` in a
+  file are two categories, ``"007"`` stays ``"007"``); a number (in a frame or a typed Parquet
+  column) becomes its canonical text (``3`` and ``3.0`` both become ``"3"``, ``0.5`` becomes
+  ``"0.5"``). Their order is explicit and stable: ``categories=`` fixes it; otherwise labels
+  read from long or wide tables are sorted (numerically when every label is a number, ties
+  by text; else as text) while count matrices keep their column order. The can't-solve label,
+  if any, is always moved last, which is what ``cant_solve=-1`` in :mod:`ambppl.measures`
+  expects.
 * Repeated answers by one rater on one item are kept: each is one answer.
-* Missing labels (NaN, None, empty or blank strings) are dropped and counted in
-  ``attrs["n_dropped"]``; an item left with no answer at all is an error.
+* Missing labels are empty cells only (NaN, None, empty or blank strings); ``"NA"``,
+  ``"N/A"``, ``"None"`` and ``"null"`` are labels like any other unless ``na_values=`` names
+  them. Missing labels are dropped and counted in ``attrs["n_dropped"]``; an item left with
+  no answer at all is an error.
 
 All work is vectorized (``pandas.factorize`` and one ``numpy.bincount`` over combined codes),
 so millions of answers are counted in about a second.
@@ -23,6 +32,7 @@ so millions of answers are counted in about a second.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import numbers
 import re
@@ -32,6 +42,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +83,7 @@ _TEXT_OPTIONS = {
     "header": "--no-header",
     "names": None,
     "skiprows": None,
+    "encoding": "--encoding",
 }
 _UNNAMED = re.compile(r"^Unnamed: \d+$")  # pandas' name for a blank header cell
 _MANGLED = re.compile(r"^(?P<base>.+)\.\d+$")  # pandas' name for a repeated header cell
@@ -80,6 +92,37 @@ _MANGLED = re.compile(r"^(?P<base>.+)\.\d+$")  # pandas' name for a repeated hea
 _COMMAND_LINE: ContextVar[bool] = ContextVar("ambppl_data_command_line", default=False)
 _COMPRESSION = (".gz", ".bz2", ".zip", ".xz", ".zst")
 _SHOW = 5  # how many offending values an error message lists
+#: A number as written in a text file: ``7``, ``-2.5``, ``.5``, ``1e3`` (labels that are all
+#: numbers sort numerically).
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE](?P<exp>[+-]?[0-9]+))?")
+#: An id written as a plain integer, read as int64: no sign ``+``, no leading zero, no point.
+_PLAIN_INTEGER = re.compile(r"0|-?[1-9][0-9]*")
+#: Where :func:`_read_file` notes what it saw of a text file (``DataFrame.attrs``).
+_READ_NOTE = "ambppl_read"
+#: Compressed files, told by their first bytes (the suffix may say otherwise).
+_MAGIC = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"PK\x03\x04", "zip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+)
+#: Byte-order marks and the encoding they announce (UTF-32's before UTF-16's: same start).
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+#: Header cells of a long table (lower case, without ``_``, ``-`` and spaces): a first row of
+#: such names read with ``header=None`` is a header line, not an answer.
+_COLUMN_NAMES = frozenset(
+    "task taskid item itemid id question questionid example sample image imageid doc "
+    "document docid text tweet tweetid unit unitid worker workerid rater raterid annotator "
+    "annotatorid user userid judge coder labeler labeller participant label labels answer "
+    "response class category annotation judgment judgement rating choice value emotion "
+    "sentiment target gold y".split()
+)
 
 
 @dataclass(frozen=True)
@@ -158,8 +201,65 @@ def _label_str(value: Any) -> str:
     return str(value)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+def _as_number(label: str) -> Decimal | None:
+    """The value of a label that is a number as written (``"2"``, ``"2.0"``, ``"1e3"``),
+    exactly; None for other text."""
+    text = label.strip()
+    match = _NUMBER.fullmatch(text)
+    if match is None or (match["exp"] and abs(int(match["exp"])) > 100_000):
+        return None  # not a number (or an exponent beyond what compares exactly)
+    return Decimal(text)
+
+
+def _plain_integer_ids(values: np.ndarray) -> np.ndarray:
+    """Ids read as text, as int64 when every one is a plain integer that fits (``"7"``,
+    ``"-3"``; which print the same, so no two ids merge); otherwise unchanged. Missing ids
+    (NaN) keep the text."""
+    if values.dtype != object or len(values) == 0:
+        return values
+    if not all(isinstance(v, str) and _PLAIN_INTEGER.fullmatch(v) for v in values):
+        return values
+    try:
+        return np.array([int(v) for v in values], dtype=np.int64)
+    except OverflowError:  # more than 19 digits: kept as text
+        return values
+
+
+def _text_id_column(values: Any) -> np.ndarray:
+    """A whole id column read as text (e.g. the rater ids kept by :func:`read_long`) under
+    the rule of :func:`_plain_integer_ids`, converted through its distinct values."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
+    if np.any(codes < 0):
+        return np.asarray(values, dtype=object)
+    converted = _plain_integer_ids(np.asarray(uniques, dtype=object))
+    if converted.dtype == object:
+        return np.asarray(values, dtype=object)
+    return converted[codes]
+
+
+def _check_na_values(na_values: Any) -> frozenset[str]:
+    """Validate ``na_values=``: label texts that mean "no answer" (besides empty cells)."""
+    if na_values is None:
+        return frozenset()
+    if isinstance(na_values, str | numbers.Real) and not isinstance(na_values, bool):
+        na_values = [na_values]
+    option = _say("na_values", "--na-values")
+    if isinstance(na_values, bytes) or not hasattr(na_values, "__iter__"):
+        raise TypeError(
+            f"{option} must be a list of label texts that mean 'no answer', such as "
+            f"['N/A', 'NA'], but got {na_values!r}"
+        )
+    out = []
+    for value in na_values:
+        if isinstance(value, bool) or not isinstance(value, str | numbers.Real):
+            raise TypeError(
+                f"{option} must list label texts such as 'N/A', but got {value!r} in "
+                f"{na_values!r}"
+            )
+        out.append(_label_str(value))
+    return frozenset(out)
 
 
 def _check_categories(categories: Any) -> list[str] | None:
@@ -184,13 +284,15 @@ def _check_categories(categories: Any) -> list[str] | None:
 
 def _order(
     found: list[str],
-    raw: dict[str, Any],
     categories: list[str] | None,
     cant_solve: Any,
     *,
     sort: bool,
 ) -> tuple[list[str], str | None]:
-    """Final category order (can't-solve last) and the can't-solve label as a string."""
+    """Final category order (can't-solve last) and the can't-solve label as a string.
+
+    ``sort``: labels sorted numerically when every one is a number as written (ties, such as
+    ``"2"`` and ``"2.0"``, by their text), else as text."""
     if categories is not None:
         extra = [c for c in found if c not in categories]
         if extra:
@@ -200,8 +302,8 @@ def _order(
             )
         order = list(categories)
     elif sort:
-        values = [raw.get(c, c) for c in found]
-        if all(_is_number(v) for v in values):
+        values = [_as_number(c) for c in found]
+        if all(v is not None for v in values):
             order = [c for _, c in sorted(zip(values, found, strict=True))]
         else:
             order = sorted(found)
@@ -235,6 +337,14 @@ def _check_column(df: pd.DataFrame, name: Any, arg: str, hint: str = "") -> None
         raise ValueError(
             f"{arg} column {name!r} is not in the data; the columns present are "
             f"{list(df.columns)!r}: pass {fix}{hint}{_first_line_hint(df)}"
+        )
+    copies = df.attrs.get(_READ_NOTE, {}).get("duplicates", {}).get(name)
+    copies = copies or int(np.sum(np.asarray(df.columns == name)))
+    if copies > 1:
+        raise ValueError(
+            f"{arg} column {name!r} occurs {copies} times in the header, so which one holds "
+            f"the {arg}s is ambiguous; rename the copies (or remove the extra ones) so that "
+            "each column has its own name"
         )
 
 
@@ -331,15 +441,16 @@ def _is_zarr_store(path: Path) -> bool:
 
 
 def _head_lines(path: Path, n_bytes: int = 8192) -> list[str]:
-    """The first non-empty lines of a text file (empty for binary or unreadable files)."""
+    """The first non-empty lines of a text file (decompressed when its first bytes say so;
+    empty for binary or unreadable files)."""
     try:
-        with path.open("rb") as handle:
-            head = handle.read(n_bytes)
-    except OSError:
+        head, _ = _peek(path, n_bytes)
+    except (OSError, ValueError):
         return []
-    if b"\x00" in head:
+    encoding = next((enc for bom, enc in _BOMS if head.startswith(bom)), None)
+    if encoding is None and b"\x00" in head:
         return []
-    text = head.decode("utf-8", errors="replace")
+    text = head.decode(encoding or "utf-8", errors="replace")
     lines = [line for line in text.splitlines() if line.strip()]
     return lines[:-1] if len(head) == n_bytes and len(lines) > 1 else lines
 
@@ -377,6 +488,139 @@ def _sniff_hint(path: Path, ftype: str | None = None) -> str:
     return "; " + "; ".join(hints) if hints else ""
 
 
+def _compression(head: bytes) -> str | None:
+    """The compression of a file told by its first bytes (None: not compressed)."""
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    if head[:3] == b"BZh" and head[3:4] in b"123456789" and head[4:10] in (
+        b"\x31\x41\x59\x26\x53\x59",  # a block
+        b"\x17\x72\x45\x38\x50\x90",  # the end of the stream (an empty file)
+    ):
+        return "bz2"
+    return None
+
+
+def _peek(path: Path, n_bytes: int = 8192) -> tuple[bytes, str | None]:
+    """The first ``n_bytes`` of a file, decompressed when its first bytes say that it is
+    compressed (gzip, bz2, xz, zip), and that compression (None for a plain file)."""
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+    import zlib
+
+    with path.open("rb") as handle:
+        head = handle.read(n_bytes)
+    kind = _compression(head)
+    if kind is None or kind == "zstd":  # zstd needs the zstandard package: pandas says so
+        return (head if kind is None else b""), kind
+    try:
+        if kind == "zip":
+            with zipfile.ZipFile(path) as archive:
+                names = [n for n in archive.namelist() if not n.endswith("/")]
+                if len(names) != 1:
+                    raise ValueError(
+                        f"{path.name!r} is a zip archive of {len(names)} files; give a zip "
+                        "holding one CSV or TSV file, or that file itself"
+                    )
+                with archive.open(names[0]) as inner:
+                    return inner.read(n_bytes), kind
+        opener = {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}[kind]
+        with opener(path, "rb") as inner:
+            return inner.read(n_bytes), kind
+    except (OSError, EOFError, lzma.LZMAError, zipfile.BadZipFile, zlib.error) as err:
+        raise ValueError(
+            f"{path.name!r} starts like a {kind}-compressed file but does not decompress "
+            f"({_first_line(err)}); check that the file is whole"
+        ) from err
+
+
+def _first_line(err: BaseException) -> str:
+    """The first line of an exception's message (its type when it has none)."""
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    """``"utf-16-le"`` or ``"utf-16-be"`` when the bytes read as UTF-16 text without a
+    byte-order mark (every other byte NUL, as in mostly-ASCII text), else None."""
+    head = head[: len(head) - len(head) % 2]
+    if len(head) < 4:
+        return None
+    even, odd = head[0::2], head[1::2]
+    for encoding, zeros, chars in (("utf-16-le", odd, even), ("utf-16-be", even, odd)):
+        if zeros.count(0) >= 0.9 * len(zeros) and chars.count(0) == 0:
+            try:
+                codecs.getincrementaldecoder(encoding)().decode(head, final=False)
+            except UnicodeDecodeError:
+                return None
+            return encoding
+    return None
+
+
+def _not_encoded(err: UnicodeDecodeError, encoding: str | None) -> str:
+    """What to say about text that does not decode."""
+    byte = err.object[err.start : err.start + 1].hex() if err.object else "?"
+    fix = _say("encoding='latin-1'", "--encoding latin-1")
+    if encoding is None or codecs.lookup(encoding).name == "utf-8":
+        return (
+            f"it is not UTF-8 text (its byte 0x{byte} does not decode as UTF-8); if it is "
+            f"Latin-1 or Windows-1252 text pass {fix}, else the encoding it was saved in"
+        )
+    return f"it is not {encoding} text ({_first_line(err)}); pass the encoding it was saved in"
+
+
+def _text_options(path: Path, ftype: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The options that let :func:`pandas.read_csv` read a text file: the compression told
+    by its first bytes (whatever the suffix), the encoding a byte-order mark (UTF-8, UTF-16,
+    UTF-32) or the NUL bytes of UTF-16 text announce; refuses, saying what the file is, a
+    Parquet or ``.npy`` file, binary data, text that is not UTF-8 and JSON."""
+    n_bytes = 8192
+    head, compression = _peek(path, n_bytes)
+    kwargs = dict(kwargs)
+    kwargs.setdefault("compression", compression)
+    if "encoding" in kwargs or not head:
+        return kwargs
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            kwargs["encoding"] = encoding
+            return kwargs
+
+    def refuse(what: str) -> ValueError:
+        return ValueError(f"could not read {path.name!r} as {ftype.upper()}: {what}")
+
+    if head.startswith(b"PAR1"):
+        fix = _say("pass format='parquet'", "pass --format parquet")
+        raise refuse(f"it is a Parquet file, not text; {fix} or name it *.parquet")
+    if head.startswith(b"\x93NUMPY"):
+        fix = _say("pass format='npy'", "pass --format npy")
+        raise refuse(f"it is a NumPy .npy file (a count matrix), not text; {fix}")
+    if b"\x00" in head:
+        utf16 = _utf16_without_bom(head)
+        if utf16 is not None:
+            kwargs["encoding"] = utf16
+            return kwargs
+        raise refuse(
+            "it is not a text file (it holds binary data: NUL bytes); give the CSV or TSV file "
+            "of answers"
+        )
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=len(head) < n_bytes)
+    except UnicodeDecodeError as err:
+        raise refuse(_not_encoded(err, None)) from None
+    start = text.lstrip()
+    if start.startswith("{") or re.match(r"\[\s*[\[{\"\]]", start):
+        first = start.splitlines()[0].strip() if start else ""
+        lines = ", lines=True" if first.startswith("{") and first.endswith("}") else ""
+        raise refuse(
+            "it holds JSON, which is not read; convert it to a CSV file of answers first, "
+            f"e.g. with pandas: pandas.read_json('{path.name}'{lines}).to_csv('answers.csv', "
+            "index=False)"
+        )
+    return kwargs
+
+
 def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
     """Read one file into a DataFrame (an ndarray for ``.npy``, a DataArray or ndarray for a
     zarr store) with clear errors."""
@@ -407,16 +651,40 @@ def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
     sep = kwargs.get("sep", kwargs.get("delimiter"))
     if isinstance(sep, str) and len(sep) > 1 and sep != r"\s+":
         kwargs.setdefault("engine", "python")  # a regular expression: pandas' python engine
+    if ftype in TEXT_TYPES:
+        encoding = kwargs.get("encoding")
+        if encoding is not None:
+            try:
+                codecs.lookup(encoding)
+            except (LookupError, TypeError):
+                raise ValueError(
+                    f"{_say('encoding', '--encoding')} must be a text encoding such as 'utf-8', "
+                    f"'latin-1' or 'utf-16', but got {encoding!r}"
+                ) from None
+        kwargs = _text_options(path, ftype, kwargs)
+        # every cell as text, exactly as written; only an empty cell is missing
+        kwargs = {"dtype": str, "keep_default_na": False, "na_values": [""], **kwargs}
+        if ftype == "tsv":
+            kwargs.setdefault("sep", "\t")
+    if ftype == "npy":
+        with path.open("rb") as handle:
+            magic = handle.read(6)
+        if magic != b"\x93NUMPY":
+            as_text = _say("pass format='csv' or 'tsv'", "pass --format csv or tsv")
+            text = f"; it looks like text: {as_text}" if _head_lines(path) else ""
+            raise ValueError(
+                f"could not read {path.name!r} as NPY: it is not a NumPy .npy file (those "
+                f"start with the bytes \\x93NUMPY, as numpy.save writes them){text}"
+            )
     try:
         if ftype == "zarr":
             return _read_zarr(path, kwargs)
-        if ftype == "csv":
-            return pd.read_csv(path, **kwargs)
-        if ftype == "tsv":
-            return pd.read_csv(path, **{"sep": "\t", **kwargs})
-        if ftype == "parquet":
-            return pd.read_parquet(path, **kwargs)
-        return np.load(path, allow_pickle=False, **kwargs)
+        if ftype in TEXT_TYPES:
+            frame = _read_text(path, kwargs)
+        elif ftype == "parquet":
+            frame = pd.read_parquet(path, **kwargs)
+        else:
+            return np.load(path, allow_pickle=False, **kwargs)
     except TypeError as err:  # an option the reader does not take
         reader = {"npy": "numpy.load", "parquet": "pandas.read_parquet"}.get(ftype)
         reader = reader or ("xarray.open_zarr" if ftype == "zarr" else "pandas.read_csv")
@@ -424,7 +692,24 @@ def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
             f"reader options {sorted(read_kwargs)!r} must be options of {reader} for "
             f"{path.name!r} ({err})"
         ) from err
-    except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError) as err:
+    except UnicodeDecodeError as err:  # non-UTF-8 bytes after the first 8 KiB
+        raise ValueError(
+            f"could not read {path.name!r} as {ftype.upper()}: "
+            f"{_not_encoded(err, kwargs.get('encoding'))}"
+        ) from err
+    except pd.errors.EmptyDataError as err:
+        comments = " or comment lines" if read_kwargs.get("comment") else ""
+        raise ValueError(
+            f"could not read {path.name!r} as {ftype.upper()}: it is empty (no header line "
+            f"and no answers, only blank{comments} lines); give the file of answers"
+        ) from err
+    except (ValueError, OSError, pd.errors.ParserError) as err:
+        if ftype == "npy" and "allow_pickle" in str(err):
+            raise ValueError(
+                f"could not read {path.name!r} as NPY: it holds Python objects (a pickled "
+                "object array), not numbers; save the counts as an integer array, e.g. "
+                "numpy.save(path, counts.astype('int64'))"
+            ) from err
         hint = {
             "csv": "check that every row has the same number of fields and the delimiter ("
             + _say("pass format='tsv'", "pass --format tsv")
@@ -443,6 +728,94 @@ def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
         raise ValueError(
             f"could not read {path.name!r} as {ftype.upper()} ({msg}); {hint}"
         ) from err
+    if ftype in TEXT_TYPES and not isinstance(frame.index, pd.RangeIndex):
+        frame = _without_implicit_index(path, ftype, frame, kwargs)
+    if len(frame) == 0:
+        if ftype in TEXT_TYPES:
+            raise ValueError(
+                f"{path.name!r} has no answers: it holds only a header line "
+                f"{_show(frame.columns)}; give the file with the answers"
+            )
+        raise ValueError(f"{path.name!r} has no rows; give the file with the data")
+    text = ftype in TEXT_TYPES
+    frame.attrs[_READ_NOTE] = {
+        "text": text,
+        "headerless": text and "header" in kwargs and kwargs["header"] is None,
+        "duplicates": _duplicate_header_cells(path, frame, kwargs) if text else {},
+    }
+    return frame
+
+
+#: Options with which pandas' pyarrow engine reads a text file as its C engine does, only
+#: about four times faster (strings are made in C++, on several threads).
+_ARROW_OPTIONS = frozenset(
+    {"sep", "delimiter", "header", "dtype", "keep_default_na", "na_values", "encoding",
+     "compression"}
+)
+
+
+def _read_text(path: Path, kwargs: dict[str, Any]) -> pd.DataFrame:
+    """:func:`pandas.read_csv` of a text file: by the pyarrow engine where the options allow
+    (one-character separator, no comment), else, and whenever that engine fails (a ragged
+    row, a quoted line break it does not take, a bad byte), by the C engine, whose result or
+    message the reader's checks then use."""
+    import pandas as pd
+
+    sep = kwargs.get("sep", kwargs.get("delimiter", ","))
+    simple = set(kwargs) <= _ARROW_OPTIONS and kwargs.get("header", "infer") in ("infer", 0, None)
+    if simple and isinstance(sep, str) and len(sep) == 1:
+        try:
+            return pd.read_csv(path, engine="pyarrow", **kwargs)
+        except Exception:  # read again below: the C engine's result or message says why
+            pass
+    return pd.read_csv(path, **kwargs)
+
+
+def _without_implicit_index(
+    path: Path, ftype: str, frame: pd.DataFrame, kwargs: dict[str, Any]
+) -> pd.DataFrame:
+    """A text file whose first row has one field more than its header line: pandas takes the
+    first column for the index and shifts every column name one to the right (``task``
+    naming the raters). Read again without an index when the extra fields are empty (a
+    delimiter at the end of each line); refused otherwise."""
+    import pandas as pd
+
+    if "index_col" in kwargs or "names" in kwargs:
+        return frame  # the caller chose
+    last = frame.columns[-1]
+    if not frame[last].isna().all():
+        names = [str(c) for c in frame.columns]
+        raise ValueError(
+            f"could not read {path.name!r} as {ftype.upper()}: its first row has "
+            f"{len(names) + 1} fields but the header line names {len(names)} ({names!r}), so "
+            "every column would shift by one; give the extra column a name in the header line, "
+            f"or remove it{_first_line_hint(frame)}"
+        )
+    with warnings.catch_warnings():  # "... leads to a loss of data": only empty fields here
+        warnings.simplefilter("ignore", pd.errors.ParserWarning)
+        return pd.read_csv(path, index_col=False, **kwargs)
+
+
+def _duplicate_header_cells(
+    path: Path, frame: pd.DataFrame, kwargs: dict[str, Any]
+) -> dict[str, int]:
+    """Header cells that occur more than once in a text file, and how often (pandas renames
+    the copies ``label.1``, ...); read from the header line only when such a name occurs."""
+    import pandas as pd
+
+    names = [c for c in frame.columns if isinstance(c, str)]
+    if kwargs.get("header", "infer") is None or "names" in kwargs:
+        return {}
+    if not any((m := _MANGLED.match(c)) and m["base"] in names for c in names):
+        return {}
+    skip = ("header", "names", "nrows", "usecols", "index_col", "dtype", "chunksize")
+    options = {k: v for k, v in kwargs.items() if k not in skip}
+    try:
+        line = pd.read_csv(path, header=None, nrows=1, dtype=str, **options)
+    except (ValueError, OSError, pd.errors.ParserError):  # pragma: no cover - read once already
+        return {}
+    cells = [str(c) for c in line.iloc[0].tolist() if isinstance(c, str)]
+    return {c: n for c, n in Counter(cells).items() if n > 1}
 
 
 def _read_zarr(path: Path, read_kwargs: dict[str, Any]) -> Any:
@@ -508,6 +881,10 @@ def _load(source: Any, format: Any, read_kwargs: dict[str, Any]) -> tuple[Any, s
             f"{type(source).__name__}, not a path; pass format= 'long', 'wide' or 'counts'"
         )
     if isinstance(source, pd.DataFrame):
+        if len(source) == 0:
+            raise ValueError(
+                f"the DataFrame has no rows (columns {list(source.columns)!r}); give the answers"
+            )
         return source, layout or "long", "DataFrame"
     if isinstance(source, np.ndarray | xr.DataArray):
         if layout not in (None, "counts"):
@@ -534,6 +911,9 @@ def _parse_long(
     label: Any,
     cant_solve: Any,
     categories: list[str] | None,
+    *,
+    na_values: frozenset[str] = frozenset(),
+    desc: str = "DataFrame",
 ) -> _Parsed:
     """Factorize items and labels of a long table (one row per answer)."""
     import pandas as pd
@@ -543,27 +923,30 @@ def _parse_long(
     if rater is not None:
         no_rater = _say("rater=None", "--no-rater")
         _check_column(df, rater, "rater", f" (or {no_rater} if the data have no rater ids)")
+    note = df.attrs.get(_READ_NOTE, {})
+    if note.get("headerless"):
+        _check_first_row_is_data(df, item, rater, label, desc)
 
     codes, uniques = pd.factorize(df[label], use_na_sentinel=True)
-    raw_uniques = list(uniques)
-    strs = [_label_str(u) for u in raw_uniques]
-    blank = np.array([s.strip() == "" for s in strs] + [True], dtype=bool)  # last: NaN (-1)
+    strs = [_label_str(u) for u in uniques]
+    # last: NaN (-1); blank strings and the texts na_values names are missing too
+    blank = np.array([s.strip() == "" or s in na_values for s in strs] + [True], dtype=bool)
     missing = blank[codes]
     kept = ~missing
     n_dropped = int(missing.sum())
 
     str_codes, str_uniques = pd.factorize(np.array(strs, dtype=object))
-    found = [s for s in str_uniques.tolist() if s.strip() != ""]
-    raw = {}
-    for s, r in zip(strs, raw_uniques, strict=True):
-        raw.setdefault(s, r)
-    order, cs = _order(found, raw, categories, cant_solve, sort=True)
+    found = [s for s in str_uniques.tolist() if s.strip() != "" and s not in na_values]
+    order, cs = _order(found, categories, cant_solve, sort=True)
     position = {c: i for i, c in enumerate(order)}
     remap = np.array([position.get(s, -1) for s in str_uniques.tolist()], dtype=np.int64)
     label_codes = remap[str_codes[codes[kept]]]
 
     item_codes_all, items = pd.factorize(df[item], use_na_sentinel=True)
     item_codes = item_codes_all[kept].astype(np.int64)
+    items = np.asarray(items)
+    if note.get("text"):  # ids as written; plain integers as int64
+        items = _plain_integer_ids(np.asarray(items, dtype=object))
     if np.any(item_codes < 0):
         first = int(np.flatnonzero(kept)[np.argmax(item_codes < 0)])
         raise ValueError(
@@ -584,6 +967,90 @@ def _parse_long(
         n_dropped=n_dropped,
         cant_solve=cs,
     )
+
+
+def _check_first_row_is_data(
+    df: pd.DataFrame, item: Any, rater: Any, label: Any, desc: str
+) -> None:
+    """Refuse a header line read as an answer (``header=None`` on a file that has one).
+
+    The first row is taken for a header line when its label occurs nowhere else in the label
+    column and either its item or rater cell is text while those of the other rows (the first
+    1000) are all numbers, or one of its cells is a usual column name (``task``, ``worker``,
+    ``label``, ``answer``, ...; case, ``_``, ``-`` and spaces aside).
+    """
+    import pandas as pd
+
+    if len(df) < 2:
+        return
+    columns = {"item": item, "rater": rater, "label": label}
+    first: dict[str, str] = {}
+    for role, column in columns.items():
+        if column is None:
+            continue
+        value = df[column].iloc[0]
+        if pd.isna(value) or not str(value).strip():
+            return  # a header line has a name in every column used
+        first[role] = str(value)
+    if bool(np.any(df[label].iloc[1:].to_numpy(dtype=object) == first["label"])):
+        return  # the label is an answer given elsewhere too
+    rest = df.iloc[1:1001]
+    numeric = [
+        role
+        for role in ("item", "rater")
+        if role in first
+        and _as_number(first[role]) is None
+        and pd.to_numeric(rest[columns[role]].dropna(), errors="coerce").notna().all()
+        and rest[columns[role]].notna().any()
+    ]
+    named = [
+        role
+        for role, cell in first.items()
+        if re.sub(r"[\s_\-]", "", cell.lower()) in _COLUMN_NAMES
+    ]
+    if not numeric and not named:
+        return
+    if named:
+        why = f"its cells {[first[r] for r in named]!r} are column names"
+    else:
+        why = (
+            f"its {numeric[0]} cell {first[numeric[0]]!r} is text where every other row has a "
+            "number"
+        )
+    python = ", ".join(f"{role}={cell!r}" for role, cell in first.items())
+    command = " ".join(f"--{role} {_quote(cell)}" for role, cell in first.items())
+    raise ValueError(
+        f"the first line of {desc!r} looks like a header line, not an answer: {why}, and its "
+        f"label {first['label']!r} occurs nowhere else; drop "
+        + _say("header=None", "--no-header")
+        + f" and name the columns ({_say(python, command)})"
+    )
+
+
+def _check_wide_layout(df: pd.DataFrame, item: Any, rater: Any, label: Any, desc: str) -> None:
+    """Refuse a table read as wide (items x raters) that is not one: a long table (it has the
+    rater and label columns of the long layout, which would be counted as answers), or a
+    column of ids (20 or more values, all different) that would be taken for a rater."""
+    if rater is not None and label is not None and rater != item and label != item:
+        if rater in df.columns and label in df.columns:
+            raise ValueError(
+                f"the table {desc!r} read as wide (one column per rater) has the columns "
+                f"{rater!r} and {label!r} of a long table (one row per answer), whose rater ids "
+                "would be counted as answers; leave out "
+                + _say("format='wide'", "--layout wide")
+                + " to read one row per answer"
+            )
+    for column in df.columns:
+        if column == item:
+            continue
+        values = df[column].dropna()
+        if len(values) >= 20 and values.nunique() == len(values):
+            fix = _say(f"item={column!r}", f"--item {_quote(str(column))}")
+            raise ValueError(
+                f"column {column!r} of the wide table {desc!r} holds {len(values)} different "
+                "values, one per row, like ids rather than one rater's answers; if it holds the "
+                f"item ids pass {fix}, else remove it"
+            )
 
 
 def _check_wide_header(df: pd.DataFrame, item: Any, desc: str) -> None:
@@ -654,13 +1121,17 @@ def _wide_to_long(df: pd.DataFrame, item: Any) -> pd.DataFrame:
             f"data have only the columns {list(df.columns)!r}"
         )
     n, m = table.shape
-    return pd.DataFrame(
+    out = pd.DataFrame(
         {
             "item": np.repeat(ids, m),
             "rater": np.tile(np.asarray(table.columns, dtype=object), n),
             "label": table.to_numpy(dtype=object).ravel(),
         }
     )
+    note = df.attrs.get(_READ_NOTE)
+    if note is not None:  # ids as written in a text file (the header check is the wide one's)
+        out.attrs[_READ_NOTE] = {**note, "headerless": False, "duplicates": {}}
+    return out
 
 
 def _counts_array(parsed: _Parsed, source: str, layout: str) -> xr.DataArray:
@@ -687,6 +1158,52 @@ def _counts_array(parsed: _Parsed, source: str, layout: str) -> xr.DataArray:
             "format": layout,
         },
     )
+
+
+def _numeric_counts(table: pd.DataFrame, ids: np.ndarray, text: bool) -> np.ndarray:
+    """The count columns of a frame as one numpy array: int64 when every column holds whole
+    numbers without a gap, else float64 (a missing cell NaN, which
+    :func:`ambppl._checks.check_counts` names). ``text``: the columns of a CSV/TSV file,
+    read as text; a cell that is not a number is refused. Integers above 2**53 are refused
+    here, before float64 could round them (2**53 + 1 to 2**53)."""
+    import pandas as pd
+
+    from ambppl._checks import MAX_COUNT
+
+    def at(row: int) -> str:
+        item = ids[row].item() if isinstance(ids[row], np.generic) else ids[row]
+        return f"(item {item!r}, category {column!r})"
+
+    out = []
+    for column in table.columns:
+        cells = table[column]
+        numbers = pd.to_numeric(cells, errors="coerce") if text else cells
+        if text:
+            bad = numbers.isna().to_numpy() & cells.notna().to_numpy()
+            if np.any(bad):
+                raise ValueError(
+                    f"counts must be numbers, but got {cells.iloc[int(np.argmax(bad))]!r} "
+                    f"{at(int(np.argmax(bad)))}; fix that cell, or pass the layout of a table "
+                    "of answers"
+                )
+        if numbers.dtype.kind not in "iuf":
+            return table.to_numpy()  # not numbers: check_counts says so
+        if numbers.dtype.kind in "iu":
+            large = (numbers > MAX_COUNT).to_numpy(dtype=bool, na_value=False)
+            if np.any(large):
+                row = int(np.argmax(large))
+                raise ValueError(
+                    f"counts must be at most 2**53 = {MAX_COUNT} answers per item (beyond, "
+                    f"float64 loses whole numbers and int64 totals overflow), but got "
+                    f"{numbers.iloc[row]} {at(row)}; check that the data hold counts of answers"
+                )
+            if not numbers.isna().any():
+                out.append(numbers.to_numpy(dtype=np.int64))
+                continue
+        out.append(numbers.to_numpy(dtype=np.float64, na_value=np.nan))
+    if not out:
+        return np.empty((len(table), 0))
+    return np.column_stack(out)
 
 
 def _from_counts(
@@ -716,11 +1233,14 @@ def _from_counts(
             cant_solve = obj.attrs.get("cant_solve")
         source = attrs.pop("source", source)
     elif isinstance(obj, pd.DataFrame):
+        text = obj.attrs.get(_READ_NOTE, {}).get("text", False)
         if item in obj.columns:
             obj = obj.set_index(item)
         ids = obj.index.to_numpy()
         labels = obj.columns.tolist()
-        values = obj.to_numpy()
+        if text:  # a CSV/TSV of counts, read as text: ids as written, counts as numbers
+            ids = _plain_integer_ids(np.asarray(ids, dtype=object))
+        values = _numeric_counts(obj, ids, text)
     else:
         values = np.asarray(obj)
         if values.ndim != 2:
@@ -729,7 +1249,10 @@ def _from_counts(
             )
         ids = np.arange(values.shape[0])
         labels = None
-    arr = check_counts(values, "counts")
+    named = labels is not None and len(labels) == np.shape(values)[-1]
+    arr = check_counts(
+        values, "counts", items=np.asarray(ids), categories=labels if named else categories
+    )
     if labels is None:
         if categories is not None and len(categories) != arr.shape[1]:
             raise ValueError(
@@ -746,7 +1269,7 @@ def _from_counts(
                 f"counts must have distinct category labels, but {_show(dupes)} repeat"
             )
         found = columns
-    order, cs = _order(found, {}, categories, cant_solve, sort=False)
+    order, cs = _order(found, categories, cant_solve, sort=False)
     where = {c: j for j, c in enumerate(columns)}
     out = np.zeros((arr.shape[0], len(order)), dtype=np.int64)
     for j, c in enumerate(order):
@@ -782,6 +1305,7 @@ def read_long(
     cant_solve: Any = None,
     categories: Any = None,
     format: str | None = None,
+    na_values: Any = None,
     **read_kwargs: Any,
 ) -> pd.DataFrame:
     """Read annotations into a canonical long table (one row per kept answer).
@@ -804,6 +1328,9 @@ def read_long(
     format : str, optional
         ``"long"`` (default), ``"wide"``, a file type ``"csv"``, ``"tsv"``, ``"parquet"``
         (default: from the file suffix), or both joined by ``+`` (``"wide+tsv"``).
+    na_values : str or list of str, optional
+        Label texts that mean "no answer" besides an empty cell, as in
+        :func:`read_annotations`.
     **read_kwargs
         Passed to :func:`pandas.read_csv` / :func:`pandas.read_parquet` for paths, e.g.
         ``sep=``, ``comment="#"`` and ``header=None`` for text files, as in
@@ -859,13 +1386,17 @@ def read_long(
             "answer is unknown); use read_annotations for counts"
         )
     cats = _check_categories(categories)
+    missing = _check_na_values(na_values)
     if layout == "wide":
+        _check_wide_layout(obj, item, rater, label, desc)
         _check_wide_header(obj, item, desc)
         obj = _wide_to_long(obj, item)
         item, rater, label = "item", "rater", "label"
-    parsed = _parse_long(obj, item, rater, label, cant_solve, cats)
+    parsed = _parse_long(obj, item, rater, label, cant_solve, cats, na_values=missing, desc=desc)
     _counts_array(parsed, desc, layout)  # same checks (e.g. empty items) as read_annotations
     rater_values = obj[rater].to_numpy()[parsed.kept] if rater is not None else pd.NA
+    if rater is not None and obj.attrs.get(_READ_NOTE, {}).get("text"):
+        rater_values = _text_id_column(rater_values)  # as written; plain integers as int64
     out = pd.DataFrame(
         {
             "item": parsed.items[parsed.item_codes],
@@ -892,6 +1423,7 @@ def read_annotations(
     cant_solve: Any = None,
     categories: Any = None,
     format: str | None = None,
+    na_values: Any = None,
     **read_kwargs: Any,
 ) -> xr.DataArray:
     """Read annotations from any supported source into per-item category counts.
@@ -922,6 +1454,11 @@ def read_annotations(
         suffix, also behind ``.gz``/``.zip`` etc.; a folder with zarr metadata is zarr; a
         ``sep=`` makes other suffixes such as ``.txt`` text); or both joined by ``+``, e.g.
         ``"wide+tsv"``.
+    na_values : str or list of str, optional
+        Label texts that mean "no answer" besides an empty cell, e.g. ``["N/A", "NA"]``:
+        such answers are dropped and counted in ``attrs["n_dropped"]``. By default only an
+        empty (or blank) cell is missing: ``"NA"``, ``"N/A"``, ``"None"`` and ``"null"`` are
+        labels like any other. For tables of answers only (long or wide).
     **read_kwargs
         Passed to :func:`pandas.read_csv`, :func:`pandas.read_parquet`,
         :func:`numpy.load` or :func:`xarray.open_zarr` for paths. For text files (CSV, TSV
@@ -951,7 +1488,14 @@ def read_annotations(
         without a header line), which would silently lose that line's item; text options
         (``sep``, ``comment``, ``header``) for a Parquet, ``.npy`` or zarr source; a
         ``comment`` that is not one character; a zarr store without one 2-D array (or one
-        named ``counts``).
+        named ``counts``); with ``header=None`` a first row that looks like a header line
+        (usual column names, or text ids where every other row has numbers, and a label found
+        nowhere else); a table read as wide that has the long layout's ``rater`` and
+        ``label`` columns, or a column of 20 or more values all different (ids); an item,
+        rater or label column whose name occurs twice; a file that is empty, only a header
+        line, not UTF-8 text (the message says ``encoding=``), JSON, binary, Parquet or
+        ``.npy`` read as text, or not ``.npy`` read as ``.npy``; counts summing past 2**53
+        per item.
     TypeError
         For an unsupported ``source`` type, non-numeric counts, or a reader option the
         reader does not take.
@@ -974,8 +1518,13 @@ def read_annotations(
     The counts ``n_i`` are the sufficient statistic of the multinomial likelihood
     ``n_i ~ Multinomial(N_i, q_i)`` of the paper (Section "Model"); repeated answers by one
     rater on one item are kept as separate answers. Labels become strings so that the
-    category coordinate has one type for every source; numeric labels are sorted
-    numerically (``"2"`` before ``"10"``). Use ``counts["item"]`` for the item ids:
+    category coordinate has one type for every source: text exactly as written (every cell
+    of a CSV/TSV file is read as text), numbers (typed frame or Parquet columns) as their
+    canonical text (``3.0`` -> ``"3"``); labels that are all numbers are sorted numerically
+    (``"2"`` before ``"10"``). Text ids are kept as written (``"007"`` is not ``"7"``), as
+    int64 when all are plain integers. Text files are read as UTF-8 unless a byte-order
+    mark or ``encoding=`` says otherwise; gzip, bz2, xz and zip files are told by their
+    first bytes. Use ``counts["item"]`` for the item ids:
     ``counts.item`` is the DataArray method that returns a scalar.
 
     References
@@ -999,13 +1548,20 @@ def read_annotations(
     """
     obj, layout, desc = _load(source, format, read_kwargs)
     cats = _check_categories(categories)
+    missing = _check_na_values(na_values)
     if layout == "counts":
+        if missing:
+            raise ValueError(
+                f"{_say('na_values', '--na-values')} names missing answers, but {desc!r} holds "
+                "counts (items x categories), not answers; leave it out"
+            )
         return _from_counts(obj, item, cant_solve, cats, desc)
     if layout == "wide":
+        _check_wide_layout(obj, item, rater, label, desc)
         _check_wide_header(obj, item, desc)
         obj = _wide_to_long(obj, item)
         item, rater, label = "item", "rater", "label"
-    parsed = _parse_long(obj, item, rater, label, cant_solve, cats)
+    parsed = _parse_long(obj, item, rater, label, cant_solve, cats, na_values=missing, desc=desc)
     return _counts_array(parsed, desc, layout)
 
 

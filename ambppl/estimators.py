@@ -33,6 +33,7 @@ from ambppl._checks import (
     check_n_proper,
     check_option,
     check_positive_scalar,
+    check_prior_total,
     check_probabilities,
 )
 from ambppl._labels import is_dataarray, over_categories
@@ -83,7 +84,9 @@ def _check_items_answered(total: np.ndarray, method: str) -> None:
 
 def _check_prior(prior: Any, n_categories: int) -> Any:
     if np.ndim(prior) == 0:
-        return check_positive_scalar(prior, "prior")
+        value = check_positive_scalar(prior, "prior")
+        check_prior_total(np.full(n_categories, value), "prior")
+        return value
     arr = as_float_array(prior, "prior")
     if arr.shape[-1] != n_categories:
         raise ValueError(
@@ -96,6 +99,7 @@ def _check_prior(prior: Any, n_categories: int) -> Any:
             if arr.size <= 8
             else "prior must contain finite, strictly positive concentrations"
         )
+    check_prior_total(arr, "prior")
     return arr
 
 

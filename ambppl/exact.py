@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ambppl._checks import (
+    MAX_PRIOR_TOTAL,
     as_float_array,
     check_alpha,
     check_cant_solve,
@@ -46,6 +47,7 @@ from ambppl._exact_route import (
     _exact_ppf,
     _mean,
     _var,
+    exact_refusal,
 )
 
 __all__ = ["EXACT_MEASURES", "AmbiguityPosterior", "ambiguity_posterior"]
@@ -57,6 +59,35 @@ METHODS: tuple[str, ...] = ("auto", "exact", "sampling")
 #: Default number of Dirichlet draws of the sampling route, and its histogram bins.
 N_DRAWS = 100_000
 N_BINS = 256
+
+def _sampling_doubles(n_distinct: int, n_cat: int) -> int:
+    """Peak memory of the sampling route per draw, in doubles: the sorted draws of every
+    distinct alpha row, plus (one row at a time) the Dirichlet draws and the measure's
+    temporaries, about three values per category (tracemalloc: 15.2 doubles per draw for
+    K = 4 and one row, 33.0 for K = 10 and three rows)."""
+    return n_distinct + 3 * n_cat + 3
+
+
+#: Seconds per Dirichlet draw and category on the sampling route (a gamma variate, the
+#: measure and the sort; 100-150 ns measured on one core of the development machine).
+SECONDS_PER_VARIATE = 1e-7
+
+
+def _check_sampling_size(n_distinct: int, n_draws: int, n_cat: int) -> None:
+    """Refuse up front ``n_draws`` whose draws cannot be held or take too long."""
+    from ambppl._limits import as_count, check_memory, check_time, option
+
+    name = option("n_draws", "--n-draws")
+    what = (
+        f"{name}={as_count(n_draws)} for {n_distinct} distinct alpha row(s) of {n_cat} "
+        "categories (sampling route)"
+    )
+    fix = (
+        f"pass a smaller {name} (the Monte Carlo error of cdf is at most 0.5 / "
+        "sqrt(n_draws): 10**6 draws give 5e-4)"
+    )
+    check_memory(8.0 * n_draws * _sampling_doubles(n_distinct, n_cat), what, fix)
+    check_time(float(n_draws) * n_distinct * n_cat * SECONDS_PER_VARIATE, what, fix)
 
 
 # ------------------------------------------------------------------------------ the object
@@ -99,6 +130,7 @@ class AmbiguityPosterior:
         # (self._flat) and broadcast back through self._inv (batch position -> distinct row).
         self._flat, self._inv = _distinct_rows(alpha.reshape(-1, alpha.shape[-1]))
         if method == "sampling":
+            _check_sampling_size(self._flat.shape[0], int(n_draws), alpha.shape[-1])
             self._draws = self._sample(n_draws, random_seed)  # sorted, (n_distinct, n_draws)
             self._n_bins = n_bins
             sd = self._draws.std(axis=1, ddof=1)
@@ -355,7 +387,9 @@ def ambiguity_posterior(
     cant_solve : int, default -1
         Position of the "can't solve" category on the last axis (moved to the end).
     method : {"auto", "exact", "sampling"}, default "auto"
-        "exact" needs two proper categories plus "can't solve" (3 entries); "auto" takes it
+        "exact" needs two proper categories plus "can't solve" (3 entries) and alphas that
+        double precision resolves (entries at least 1e-100 and ``|log B(a1, a2)| +
+        |log B(a1 + a2, a_cs)|`` at most 2.5e7: about ``alpha_0 <= 1e7``); "auto" takes it
         there and "sampling" otherwise.
     n_draws : int, default 100000
         Dirichlet draws per distribution for the sampling route.
@@ -373,9 +407,10 @@ def ambiguity_posterior(
     Raises
     ------
     ValueError
-        If ``measure`` or ``method`` is unknown, ``alpha`` is not positive and finite,
-        ``cant_solve`` is out of range or None, there are fewer than 2 proper categories, or
-        ``method="exact"`` is asked for other than 3 categories.
+        If ``measure`` or ``method`` is unknown, ``alpha`` is not positive and finite or
+        sums to more than 1e300, ``cant_solve`` is out of range or None, there are fewer
+        than 2 proper categories, or ``method="exact"`` is asked for other than 3 categories
+        or for an alpha it cannot resolve (see ``method``).
     TypeError
         If ``alpha`` is not numeric.
 
@@ -390,7 +425,14 @@ def ambiguity_posterior(
     HDIs are exact up to root finding. Both are computed by tanh-sinh quadrature after a
     change of variables that removes the ``1/sqrt`` singularities (ERRATA 6), with relative
     pdf error below 1e-10 and absolute CDF error below 1e-12 against 50-digit mpmath for
-    alpha entries in [0.2, 1e4] (``tests/test_exact.py``). At the ends of [0, 1] ``pdf``
+    alpha entries in [0.2, 1e4] (``tests/test_exact.py``). Beyond: the first and last 1e-30
+    of every integral are added in closed form (a Beta factor with a parameter of 1e-3 has
+    half its mass below the smallest double), below ``a = 1e-60`` the density and CDF are
+    their two-term expansion at 0, and the CDF's absolute error is 1e-12 plus 4e-17 times
+    the size of the log-densities' terms (1.4e-10 at alpha = (1e6, 1e6, 1e6)); quantiles
+    are solved for ``logit(x)`` to 1e-14 of ``x`` and ``1 - x``, and HDI ends move out by
+    whole floats until the interval holds its mass (``tests/test_exact_properties.py``:
+    entries in [1e-3, 1e6]). At the ends of [0, 1] ``pdf``
     returns the limits (ERRATA 4: ``inf`` at 1 for "modified"; for "amb" 0 at 1 iff
     ``a_1 + a_2 > 1``, and ``inf`` at 1/2 when ``a_cs <= 1/2``).
 
@@ -448,6 +490,23 @@ def ambiguity_posterior(
             "method='exact' needs alpha with exactly 3 entries (alpha_1, alpha_2, alpha_cs), "
             f"but got {n_cat}; use method='auto' or 'sampling' for more categories"
         )
+    with np.errstate(over="ignore"):
+        total = float(np.max(np.sum(arr, axis=-1))) if arr.size else 0.0
+    if not total <= MAX_PRIOR_TOTAL:
+        raise ValueError(
+            f"alpha must sum to at most {MAX_PRIOR_TOTAL:g} over the categories (Dirichlet "
+            f"draws and moments add the concentrations up, and float64 overflows at "
+            f"1.8e308), but a row sums to {total:g}"
+        )
+    if method != "sampling" and n_cat == 3:
+        reason = exact_refusal(np.asarray(arr, dtype=float))
+        if reason is not None:
+            if method == "exact":
+                raise ValueError(
+                    f"method='exact' cannot serve this alpha: {reason}; use "
+                    "method='sampling' (or 'auto', which does)"
+                )
+            method = "sampling"
     if method == "auto":
         method = "exact" if n_cat == 3 else "sampling"
     if method == "sampling":

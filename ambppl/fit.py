@@ -24,11 +24,13 @@ as soon as anything imports ``ambppl.fit``.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import importlib.util
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -162,10 +164,13 @@ def fit(
         For an unknown model, method or sampler, a method the model does not list, a
         parameter of another model, bad parameter values (e.g. a prior that is not
         positive), non-positive draws/chains, unknown var_names, or bad data; and up front,
-        before any sampling, when the draws to store (``8 x chains x draws x items x``
-        the values per item of ``var_names`` and the log likelihood) exceed the memory
-        available (:func:`available_memory`): the message names :func:`ambppl.score`, which
-        summarizes conjugate models without per-item draws, and the options that store less.
+        before any sampling, when the fit's peak memory (:func:`memory_needed`: the draws to
+        store, ``8 x chains x draws x items x`` the values per item of ``var_names``, the
+        log likelihood, plus the sampler's working chunks) exceeds
+        :data:`ambppl._limits.MEMORY_FRACTION` (80%) of the memory available
+        (:func:`available_memory`): the message names :func:`ambppl.score`, which summarizes
+        conjugate models without per-item draws, and the options that store less (on the
+        command line: ``--draws``, ``--chains``, ``ambppl score``).
     ImportError
         If the requested NUTS sampler is not installed.
 
@@ -241,7 +246,8 @@ def fit(
     measures = list(measures_for(n_categories - (cs is not None)))
     available = ["q", *(VARIABLES[m] for m in measures)]
     names = _check_var_names(var_names, available)
-    _check_memory(chains, draws, values.shape[0], n_categories, names, log_likelihood)
+    per_draw = method in ("collapsed", "nuts") and bool(entry.hyperparameters)
+    _check_memory(chains, draws, values.shape[0], n_categories, names, log_likelihood, per_draw)
     job = _Job(
         entry=entry,
         counts=counts,
@@ -332,7 +338,7 @@ class _Job:
 
 
 #: Options of read_annotations / read_long besides the pandas options for files.
-_READ_OPTIONS = ("item", "rater", "label", "cant_solve", "categories", "format")
+_READ_OPTIONS = ("item", "rater", "label", "cant_solve", "categories", "format", "na_values")
 
 
 def _split_kwargs(entry: ModelEntry, kwargs: dict[str, Any], data: Any) -> tuple[dict, dict]:
@@ -460,7 +466,28 @@ def _route_collapsed(job: _Job) -> tuple[xr.DataTree, np.ndarray]:
     tree = _assemble(posterior, job.counts, hyper=hyper_post[list(job.entry.hyperparameters)])
     if "sample_stats" in hyper_tree.children:
         tree["sample_stats"] = hyper_tree["sample_stats"].to_dataset()
+    tree["log_prior"] = _hyperprior_log_density(hyper_tree, pm_model, job.entry.hyperparameters)
     return tree, conc
+
+
+def _hyperprior_log_density(tree: xr.DataTree, pm_model: Any, names: Sequence[str]) -> xr.Dataset:
+    """The ``log_prior`` group: the log prior density of each hyperparameter per draw, for
+    power-scaling prior sensitivity (:func:`ambppl.sensitivity.hyperprior_sensitivity`)."""
+    import pymc as pm
+    import xarray as xr
+
+    # every free variable's draws (PyMC's function takes all value variables), scored on
+    # the hyperparameters' prior terms only
+    free = [rv.name for rv in pm_model.free_RVs]
+    post = tree["posterior"].to_dataset()
+    hyper = xr.DataTree.from_dict({"posterior": post[[n for n in free if n in post]]})
+    return pm.stats.compute_log_prior(
+        hyper,
+        var_names=list(names),
+        model=pm_model,
+        extend_inferencedata=False,
+        progressbar=False,
+    )
 
 
 def _route_nuts(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
@@ -515,6 +542,11 @@ def _route_nuts(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
         if group in tree.children:
             del tree[group]
     hyper = {name: post[name].values for name in hyper_names} if hyper_names else None
+    # the sampled hyperparameters only (a model may list derived ones, e.g. rater_effects'
+    # eta and b, which have no prior density of their own)
+    sampled = [n for n in hyper_names if n in free]
+    if sampled:
+        tree["log_prior"] = _hyperprior_log_density(tree, pm_model, sampled)
     return tree, job.concentration(hyper)
 
 
@@ -653,37 +685,110 @@ def _check_var_names(var_names: Any, available: list[str]) -> list[str]:
 
 
 def available_memory() -> int | None:
-    """Bytes of memory available to new allocations (Linux ``MemAvailable``), else None."""
+    """Bytes of memory available to new allocations (Linux ``MemAvailable``, else psutil or
+    ``os.sysconf``; :func:`ambppl._limits.available_memory`), else None."""
+    from ambppl._limits import available_memory as available
+
+    return available()
+
+
+#: Copies of :data:`CHUNK_BYTES` the exact sampler holds at once besides the stored draws: a
+#: chunk's gamma variates, their sums and the measures' temporaries (tracemalloc: 115 MiB =
+#: 3.6 chunks at 10^5 items, 2 x 250 draws, K = 3).
+_CHUNK_COPIES = 4
+
+#: Copies of one measure's draws that ``ambppl.summarize`` holds at its peak (tracemalloc:
+#: 1.15 at 10^5 items, 2 x 250 draws), counted by the command line, which summarizes the fit.
+SUMMARY_COPIES = 1.25
+
+#: Copies of one measure's draws the caller will make after the fit (see :func:`_after_fit`).
+_AFTER_FIT: ContextVar[float] = ContextVar("ambppl_fit_after", default=0.0)
+
+
+@contextlib.contextmanager
+def _after_fit(copies: float) -> Iterator[None]:
+    """Within the block, the memory check of :func:`fit` also counts ``copies`` of one
+    measure's draws, which the caller makes after the fit (the command line: the summary)."""
+    token = _AFTER_FIT.set(copies)
     try:
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
+        yield
+    finally:
+        _AFTER_FIT.reset(token)
+
+
+def memory_needed(
+    chains: int,
+    draws: int,
+    n_items: int,
+    n_categories: int,
+    names: Sequence[str],
+    loglik: bool,
+    per_draw: bool = False,
+) -> tuple[float, float]:
+    """Peak bytes of an exact-route fit, and the bytes of the draws it stores.
+
+    Stored: ``8 x chains x draws x items`` per value kept per item (``K`` for ``q``, 1 per
+    measure), and the log likelihood: per item for one fixed Dirichlet prior (broadcast over
+    the draws, no copies), per draw and item with a learned one (``per_draw``; its table
+    and the gather to the items are both held, so twice that at the peak). On top, the
+    sampler's working chunks (:data:`_CHUNK_COPIES` x the larger of :data:`CHUNK_BYTES` and
+    one item's gamma variates), ``K + 3`` doubles per item (the counts and per-item vectors)
+    and what the caller makes after the fit (:func:`_after_fit`). Against tracemalloc's peak
+    of the exact route (10^5 items x 2 x 250 draws of amb; 2 x 10^4 items x 2 x 100 draws of
+    q and the four measures): within 1% below to 3% above before the per-item term, 0-3%
+    above with it (``tests/test_limits.py``).
+    """
+    cells = float(chains) * draws * n_items
+    per_item = sum(n_categories if name == "q" else 1 for name in names)
+    stored = 8.0 * cells * per_item
+    peak = stored
+    if loglik:
+        stored += 8.0 * (cells if per_draw else n_items)
+        peak += 8.0 * (2.0 * cells if per_draw else n_items)
+    peak += _CHUNK_COPIES * max(CHUNK_BYTES, 8.0 * draws * n_categories)
+    peak += 8.0 * n_items * (n_categories + 3)  # the counts as int64, ids, per-item vectors
+    peak += _AFTER_FIT.get() * 8.0 * cells
+    return peak, stored
 
 
 def _check_memory(
-    chains: int, draws: int, n_items: int, n_categories: int, names: list[str], loglik: bool
+    chains: int,
+    draws: int,
+    n_items: int,
+    n_categories: int,
+    names: list[str],
+    loglik: bool,
+    per_draw: bool = False,
 ) -> None:
-    """Refuse up front a fit whose stored draws cannot fit in the memory available."""
-    per_item = sum(n_categories if name == "q" else 1 for name in names) + int(loglik)
-    need = 8 * chains * draws * n_items * per_item
+    """Refuse up front a fit whose peak memory (:func:`memory_needed`) is beyond
+    :data:`ambppl._limits.MEMORY_FRACTION` of the memory available."""
+    from ambppl._limits import MEMORY_FRACTION, on_command_line, size
+
+    peak, stored = memory_needed(chains, draws, n_items, n_categories, names, loglik, per_draw)
     have = available_memory()
-    if have is None or need <= have:
+    if have is None or peak <= MEMORY_FRACTION * have:
         return
-    gib = 2.0**30
+    per_item = sum(n_categories if name == "q" else 1 for name in names) + int(loglik)
+    kept = ", ".join(names) + (", log_likelihood" if loglik else "")
+    if on_command_line():
+        fix = (
+            "lower --draws or --chains, or score a conjugate model, which needs no per-item "
+            "draws: 'ambppl score' with --model dirichlet_categorical, or --model "
+            "hierarchical_dirichlet --method empirical_bayes"
+        )
+    else:
+        fix = (
+            "for per-item summaries use ambppl.score (the command 'ambppl score'), which "
+            "stores no per-item draws, or store less: var_names=['amb'], "
+            "log_likelihood=False, fewer draws or chains"
+        )
     raise ValueError(
-        f"fit would store {need / gib:.1f} GiB of draws ({chains} chains x {draws} draws x "
-        f"{n_items} items x {per_item} values per item: {', '.join(names)}"
-        f"{', log_likelihood' if loglik else ''}), more than the {have / gib:.1f} GiB of memory "
-        "available; for per-item summaries use ambppl.score (the command 'ambppl score'), "
-        "which stores no per-item draws, or store less: var_names=['amb'], "
-        "log_likelihood=False, fewer draws or chains"
+        f"the fit would need about {size(peak)} of memory at its peak: it would store "
+        f"{size(stored)} of draws ({chains} chains x {draws} draws x {n_items} items x "
+        f"{per_item} values per item: {kept}), plus the sampler's working copies"
+        f"{' and the summary' if _AFTER_FIT.get() else ''}; that is more than the "
+        f"{size(MEMORY_FRACTION * have)} allowed ({MEMORY_FRACTION:.0%} of the {size(have)} "
+        f"available); {fix}"
     )
 
 

@@ -18,7 +18,10 @@ Numerical stability (ERRATA item 5). The paper's final forms subtract nearly equ
 ``alpha = (1e7, 1, 1)`` and ``E(amb) = 1 - ...`` loses everything when one category
 dominates. Every formula below is instead written as a sum of non-negative terms, each of
 which is a product / quotient of non-negative quantities, so its relative error stays at a
-few ulps for concentrations anywhere in ``[1e-3, 1e9]``:
+few ulps for concentrations anywhere in ``[1e-3, 1e9]``; the sums over categories (``e2``,
+``P2``, ``T``, ``Q``) are taken of the proportions ``alpha_k / b``, times ratios such as
+``b / (b + 1)``, so that no product of concentrations overflows (it did, to NaN, from
+1.3e154 on) and any concentrations with a finite sum give finite moments:
 
 * ``E(G) = 2 e2 / (b (b + 1))`` with ``G = 1 - S2`` and ``e2 = sum_{j<k} alpha_j alpha_k``
   accumulated as ``sum_k alpha_k * (alpha_1 + ... + alpha_{k-1})``;
@@ -153,15 +156,23 @@ def _spread(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _var_s2(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(E(S2), Var(S2))`` for ``p ~ Dir(a)``, both as sums of non-negative terms."""
-    p2 = np.zeros_like(b)
-    for row in a:
-        p2 += row * row
-    e2 = _pair_products(a)
-    t = _weighted_spread(a, b, p2)
-    bb1 = b * (b + 1.0)
-    mean = (p2 + b) / bb1
-    var = 4.0 * ((b + 1.0) * t + (p2 + b) * e2) / (bb1 * bb1) / ((b + 2.0) * (b + 3.0))
+    """``(E(S2), Var(S2))`` for ``p ~ Dir(a)``, both as sums of non-negative terms.
+
+    In the proportions ``r = a / b`` (``P2 = b^2 sum r^2``, ``e2 = b^2 e2(r)``,
+    ``T = b^4 T(r)``): ``E S2 = (b sum r^2 + 1) / (b + 1)`` and
+    ``Var S2 = 4 b / ((b + 1)(b + 2)(b + 3)) [b T(r) + (b sum r^2 + 1) e2(r) / (b + 1)]``,
+    finite for every finite ``b`` (the products of concentrations overflowed from 1e154 on).
+    """
+    r = a / b
+    r2 = np.zeros_like(b)
+    for row in r:
+        r2 += row * row
+    e2 = _pair_products(r)
+    t = _weighted_spread(r, np.ones_like(b), r2)
+    b1 = b + 1.0
+    br2 = b * r2 + 1.0
+    mean = br2 / b1
+    var = 4.0 * (b / b1) * (b * t + br2 * e2 / b1) / (b + 2.0) / (b + 3.0)
     return mean, var
 
 
@@ -173,7 +184,7 @@ def _var_product(
         return var_y
     a0 = b + a_cs
     mean_x = b / a0
-    var_x = b * a_cs / (a0 * a0 * (a0 + 1.0))
+    var_x = mean_x * (a_cs / a0) / (a0 + 1.0)  # b a_cs / (a0^2 (a0 + 1)) without overflow
     return var_x * var_y + var_x * mean_y * mean_y + mean_x * mean_x * var_y
 
 
@@ -190,9 +201,8 @@ def _digamma_diff(y: np.ndarray, d: np.ndarray, y_plus_d: np.ndarray) -> np.ndar
     large = y >= _PSI_ASYMPTOTIC_MIN
     if np.any(large):
         yl, dl, sl = y[large], d[large], y_plus_d[large]
-        out[large] = (
-            np.log1p(dl / yl) + dl / (2.0 * yl * sl) + dl * (yl + sl) / (12.0 * yl * yl * sl * sl)
-        )
+        ds = dl / sl  # the products y (y + d) overflowed from 1e154 on
+        out[large] = np.log1p(dl / yl) + ds / (2.0 * yl) + ds * (1.0 / sl + 1.0 / yl) / (12.0 * yl)
     small = ~large & (d <= _PSI_SERIES_MAX_RATIO * y)
     if np.any(small):
         ys, ds = y[small], d[small]
@@ -208,13 +218,14 @@ def _digamma_diff(y: np.ndarray, d: np.ndarray, y_plus_d: np.ndarray) -> np.ndar
 # --------------------------------------------------------------------------- the formulas
 def _mean_amb(block: np.ndarray, idx: int | None) -> np.ndarray:
     # eq. expr_amb_final, rewritten: E(amb) = alpha_cs/alpha_0 + 2 e2 / (alpha_0 (b + 1))
+    # with e2 = b^2 e2(a / b): 2 e2 / (alpha_0 (b + 1)) = 2 e2(a / b) (b / alpha_0) b / (b + 1)
     a, a_cs = _split(block, idx)
     b = _total(a)
-    e2 = _pair_products(a)
+    flips = 2.0 * _pair_products(a / b) * (b / (b + 1.0))
     if a_cs is None:
-        return 2.0 * e2 / (b * (b + 1.0))
+        return flips
     a0 = b + a_cs
-    return a_cs / a0 + 2.0 * e2 / (a0 * (b + 1.0))
+    return a_cs / a0 + flips * (b / a0)
 
 
 def _var_amb(block: np.ndarray, idx: int | None) -> np.ndarray:
@@ -230,9 +241,9 @@ def _mean_modified(block: np.ndarray, idx: int | None) -> np.ndarray:
     a, a_cs = _split(block, idx)
     c = a.shape[0]
     b = _total(a)
-    e2 = _pair_products(a)
     a0 = b if a_cs is None else b + a_cs
-    flips = (c / (c - 1.0)) * 2.0 * e2 / (a0 * (b + 1.0))
+    # 2 e2 / (alpha_0 (b + 1)) in the proportions a / b, as in _mean_amb
+    flips = (c / (c - 1.0)) * 2.0 * _pair_products(a / b) * (b / (b + 1.0)) * (b / a0)
     return flips if a_cs is None else a_cs / a0 + flips
 
 
@@ -242,7 +253,8 @@ def _var_modified(block: np.ndarray, idx: int | None) -> np.ndarray:
     c = a.shape[0]
     b = _total(a)
     _, var_s2 = _var_s2(a, b)
-    mean_y = (_spread(a, b) + (c - 1.0) * b) / ((c - 1.0) * b * (b + 1.0))
+    # Q = b^2 Q(a / b): (Q + (C - 1) b) / ((C - 1) b (b + 1)) without overflow
+    mean_y = (b * _spread(a / b, np.ones_like(b)) + (c - 1.0)) / ((c - 1.0) * (b + 1.0))
     var_y = (c / (c - 1.0)) ** 2 * var_s2
     return _var_product(a_cs, b, mean_y, var_y)
 
@@ -375,7 +387,9 @@ def dirichlet_mean(
 
     ``b`` is the sum of the proper concentrations and :math:`\alpha_0 = b + \alpha_{cs}`.
     The relative error is below 1e-10 for concentrations in ``[1e-3, 1e9]`` (tested against
-    exact rational arithmetic and 50-digit mpmath).
+    exact rational arithmetic and 50-digit mpmath); the sums run over proportions, so any
+    concentrations with a finite sum give a finite mean (up to ``alpha = (1e300, 1e300,
+    1e300)`` and down to 1e-300, also tested against exact fractions).
 
     References
     ----------
@@ -456,8 +470,11 @@ def dirichlet_var(
     with :math:`P_2 = \sum_k\alpha_k^2`, :math:`e_2 = \sum_{j<k}\alpha_j\alpha_k` and
     :math:`T = \sum_{j<k}\alpha_j\alpha_k(\alpha_j-\alpha_k)^2`: every term is non-negative,
     so the relative error stays below 1e-10 for concentrations in ``[1e-3, 1e9]``
-    (tested against exact fractions). Above about 1e60 the denominators overflow and the
-    result is NaN (with numpy's overflow warning).
+    (tested against exact fractions). The sums over categories are taken of the proportions
+    ``alpha_k / b`` (times powers of ``b / (b + j)``), never of products of concentrations,
+    so they do not overflow: any concentrations with a finite sum give the moments (at
+    ``alpha = (1e300, 1e300, 1e300)`` the amb mean 2/3 and sd 1.4e-151; the products
+    overflowed to NaN from 1.3e154 on).
 
     References
     ----------
@@ -469,7 +486,7 @@ def dirichlet_var(
     >>> round(float(ambppl.dirichlet_var([1.0, 1.0, 1.0])), 10)
     0.0358024691
     >>> float(ambppl.dirichlet_var([1e7, 1.0, 1.0]))  # ERRATA 5's hard case, exact to 1e-15
-    4.999993400005339e-14
+    4.9999934000053416e-14
     """
     if is_dataarray(alpha):
         return over_categories(

@@ -20,8 +20,11 @@ Under ``Dirichlet(a)``, ``X = 1 - q_cs ~ Beta(b, a_cs)`` is independent of
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -60,6 +63,123 @@ _BLOCK_ELEMENTS = 1 << 17
 
 #: (item, hyperparameter draw) pairs per call of the formula under a learned prior.
 _HYPER_ELEMENTS = 1 << 18
+
+#: Can't-solve sums of at least this many terms (m + 1) are first tried in closed form.
+_CLOSED_MIN_TERMS = 1 << 10
+
+#: The closed form of the can't-solve sum replaces the sum where its error bound is at most
+#: this share of the value (the order of the sum's own rounding error at m = 10^5).
+_CLOSED_RTOL = 1e-11
+
+#: Terms of the inverse factorial series bracketing ``E 1/(N + b + 1)`` (:func:`_cs_closed`).
+_SERIES_TERMS = 8
+
+#: Seconds per term of the can't-solve sum (about 0.1-0.25 us per term measured on one core
+#: of the development machine); with :data:`ambppl._limits.TIME_GUARD_S` it bounds the terms
+#: one request may sum.
+_SECONDS_PER_TERM = 1e-7
+
+#: Points per item evaluated one by one (every m) by :func:`next_batch` before the curve is
+#: searched (bisection on the marginal gain) instead.
+_DENSE_POINTS = 256
+
+#: :func:`next_batch` takes every open tail step's gain once at most this many per row are
+#: left between the bracketing gains.
+_ENUMERATE_STEPS = 8
+
+#: Above this m the marginal gain of a curve is taken from its closed form (where accurate)
+#: instead of a difference of two values (which loses about eps * m relative).
+_ANALYTIC_GAIN_M = 1 << 20
+
+
+class _Work:
+    """Terms of can't-solve sums one request may still evaluate, and the option that sets
+    how many (``extra``, ``max_extra`` or ``budget``; on the command line ``--budget``)."""
+
+    def __init__(self, python: str, command_line: str, value: Any) -> None:
+        from ambppl._limits import TIME_GUARD_S
+
+        self.python, self.command_line, self.value = python, command_line, value
+        self.left = TIME_GUARD_S / _SECONDS_PER_TERM
+        self.spent = 0.0
+        # a dry run takes the closed form wherever m is long and counts the terms the sums
+        # would have needed (``would``) instead of summing them
+        self.dry = False
+        self.would = 0.0
+
+    def charge(self, terms: float, estimated: bool = False) -> None:
+        """Count ``terms`` more summed terms; refuse beyond the guard, before summing them
+        (``estimated``: the terms a dry run says the request needs)."""
+        from ambppl._limits import as_count, check_time, option
+
+        if terms <= self.left:
+            self.left -= terms
+            self.spent += terms
+            return
+        name = option(self.python, self.command_line)
+        value = self.value
+        shown = as_count(value) if isinstance(value, numbers.Integral) else "the values given"
+        said = f"{name} {shown}" if name.startswith("--") else f"{name}={shown}"
+        how = (
+            f"an estimated {terms:.3g} terms"
+            if estimated
+            else f"{self.spent + terms:.3g} terms ({self.spent:.3g} summed so far)"
+        )
+        check_time(
+            (self.spent + terms) * _SECONDS_PER_TERM,
+            f"{said} with a can't-solve category (the expected variance after m more answers "
+            f"is then a sum of m + 1 terms for an item where no closed form is accurate enough: "
+            f"{how})",
+            self.fix(name)
+            + ("" if name.startswith("--") else ", or cant_solve=None if there is no can't-solve "
+               "category"),
+        )
+
+    def fix(self, name: str) -> str:
+        """What to change, in the caller's words (``name``: the option)."""
+        if self.python == "budget":
+            return (
+                f"pass a smaller {name} (plan in rounds: allocate part of the answers, collect "
+                "them, plan again)"
+            )
+        return f"pass a smaller {name}"
+
+    def charge_seconds(self, seconds: float, what: str, fix: str = "") -> None:
+        """Count ``seconds`` of estimated work (``what`` it is); refuse beyond the guard."""
+        from ambppl._limits import as_count, check_time, option
+
+        terms = seconds / _SECONDS_PER_TERM
+        if terms <= self.left:
+            self.left -= terms
+            self.spent += terms
+            return
+        name = option(self.python, self.command_line)
+        value = self.value
+        shown = as_count(value) if isinstance(value, numbers.Integral) else "the values given"
+        said = f"{name} {shown}" if name.startswith("--") else f"{name}={shown}"
+        check_time(
+            (self.spent + terms) * _SECONDS_PER_TERM,
+            f"{said}: {what}",
+            self.fix(name) + fix,
+        )
+
+
+#: The work guard of the request in progress (set by the public functions).
+_WORK: ContextVar[_Work | None] = ContextVar("ambppl_planning_work", default=None)
+
+
+@contextlib.contextmanager
+def _guard(python: str, command_line: str, value: Any) -> Iterator[None]:
+    """Run the block under a work guard naming ``python`` (``command_line`` on the command
+    line), unless a request is already in progress (nested calls count against it)."""
+    if _WORK.get() is not None:
+        yield
+        return
+    token = _WORK.set(_Work(python, command_line, value))
+    try:
+        yield
+    finally:
+        _WORK.reset(token)
 
 
 # --------------------------------------------------------------------------- argument checks
@@ -158,8 +278,33 @@ class _Curves:
         self.idx, self.measure = idx, measure
         self.n = counts.shape[0]
 
+    #: Largest ``m`` the curves take (None: any).
+    max_m: int | None = None
+
     def __call__(self, rows: np.ndarray, m: np.ndarray) -> np.ndarray:
         """``f`` of items ``rows`` at ``m`` (same shapes, 1-d)."""
+        return self._each_draw(_expected_var, rows, m)
+
+    def gain(self, rows: np.ndarray, m: np.ndarray) -> np.ndarray:
+        """The marginal gain ``f(m - 1) - f(m)`` of items ``rows`` at ``m >= 1``: for ``m``
+        above :data:`_ANALYTIC_GAIN_M` from the closed forms (:func:`_expected_gain`) where
+        they are accurate, otherwise as the difference of two values."""
+        m = np.asarray(m, dtype=np.int64)
+        out = np.full(m.shape, np.nan)
+        far = np.flatnonzero(m > _ANALYTIC_GAIN_M)
+        if far.size:
+            out[far] = self._each_draw(_expected_gain, rows[far], m[far])
+        near = np.flatnonzero(np.isnan(out))
+        if near.size:
+            out[near] = self(rows[near], m[near] - 1) - self(rows[near], m[near])
+        return out
+
+    def unique_rows(self) -> tuple[_Curves, np.ndarray]:
+        """The curves of the distinct count vectors, and each item's row among them."""
+        uniq, inverse = np.unique(self.counts, axis=0, return_inverse=True)
+        return _Curves(uniq, self.priors, self.weights, self.idx, self.measure), inverse.reshape(-1)
+
+    def _each_draw(self, fn: Any, rows: np.ndarray, m: np.ndarray) -> np.ndarray:
         s = self.weights.size
         step = max(1, _HYPER_ELEMENTS // s)  # items per chunk: bounded memory for S draws
         out = np.empty(rows.size)
@@ -167,7 +312,7 @@ class _Curves:
             r = rows[lo : lo + step]
             alpha = self.counts[r][:, None, :] + self.priors[None, :, :]  # (rows, S, K)
             alpha_t = np.ascontiguousarray(alpha.reshape(-1, alpha.shape[-1]).T)
-            v = _expected_var(alpha_t, self.idx, self.measure, np.repeat(m[lo : lo + step], s))
+            v = fn(alpha_t, self.idx, self.measure, np.repeat(m[lo : lo + step], s))
             out[lo : lo + step] = v if s == 1 else v.reshape(-1, s) @ self.weights
         return out
 
@@ -175,6 +320,9 @@ class _Curves:
 class _DecisionCurves:
     """``f_i(m) = 1 - g_i(m)``: expected probability of a wrong threshold decision after ``m``
     more answers (prior-averaged if learned), with the interface of :class:`_Curves`."""
+
+    #: Largest ``m`` the curves take (the limit of :func:`expected_correct_decision`).
+    max_m: int | None = 10**7
 
     def __init__(self, curves: _Curves, threshold: float) -> None:
         self.base, self.threshold = curves, threshold
@@ -207,6 +355,16 @@ class _DecisionCurves:
                 loss += weight * (1.0 - np.asarray(g, dtype=np.float64))
             self.memo.update(zip(todo, loss.tolist(), strict=True))
         return np.array([self.memo[k] for k in keys], dtype=np.float64)
+
+    def gain(self, rows: np.ndarray, m: np.ndarray) -> np.ndarray:
+        """``f(m - 1) - f(m)`` (values memoized)."""
+        m = np.asarray(m, dtype=np.int64)
+        return self(rows, m - 1) - self(rows, m)
+
+    def unique_rows(self) -> tuple[_DecisionCurves, np.ndarray]:
+        """The curves of the distinct count vectors, and each item's row among them."""
+        base, inverse = self.base.unique_rows()
+        return _DecisionCurves(base, self.threshold), inverse
 
 
 def _prepare(
@@ -242,7 +400,11 @@ def _cs_sum(
     ``max(m) + 1`` values of ``j``; entries beyond a row's own ``m`` get weight 0.
     """
     out = np.empty_like(b)
+    long = np.flatnonzero(m + 1 > _BLOCK_ELEMENTS)
+    for i in long:  # one row at a time, in chunks of j: memory bounded whatever m is
+        out[i] = _cs_sum_long(float(b[i]), float(a_cs[i]), float(c0[i]), float(delta[i]), int(m[i]))
     order = np.argsort(m, kind="stable")
+    order = order[m[order] + 1 <= _BLOCK_ELEMENTS]
     start = 0
     n = order.size
     ms = m[order]
@@ -288,8 +450,168 @@ def _cs_sum_block(
     return np.sum(w * h, axis=1) / np.sum(w, axis=1)
 
 
-def _expected_var(alpha_t: np.ndarray, idx: int | None, measure: str, m: np.ndarray) -> Any:
-    """The expected posterior variance for posterior concentrations ``alpha_t`` (K, items)."""
+def _log_ratios(
+    b: float, a_cs: float, m: int, lo: int, hi: int
+) -> np.ndarray:
+    """``log w_{j+1} / w_j`` of the beta-binomial ``BB(m, a_cs, b)`` for ``j = lo..hi - 1``
+    (the integer ``m - j - 1`` formed before ``b`` is added, as in :func:`_cs_sum_block`)."""
+    j = np.arange(lo, hi, dtype=np.float64)
+    rest = float(m) - j
+    return np.log(rest * (a_cs + j) / ((j + 1.0) * (b + (rest - 1.0))))
+
+
+def _cs_sum_long(
+    b: float, a_cs: float, c0: float, delta: float, m: int, chunk: int = _BLOCK_ELEMENTS
+) -> float:
+    """:func:`_cs_sum` of one row with ``m + 1`` terms, ``chunk`` values of ``j`` at a time.
+
+    The same arithmetic as :func:`_cs_sum_block`, streamed: a first pass finds the mode of
+    the weights (the first maximum of the running sum of log ratios), a second sums the
+    ratios upward from it and a third downward (each running sum continued from the last
+    chunk, so the values are those of one sequential sum), accumulating ``sum_j w_j h_j``
+    and ``sum_j w_j``.
+    """
+    best, mode, run = 0.0, 0, 0.0
+    for lo in range(0, m, chunk):
+        r = _log_ratios(b, a_cs, m, lo, min(lo + chunk, m))
+        r[0] += run
+        cum = np.cumsum(r)  # the running sum at j = lo + 1 .. hi
+        k = int(np.argmax(cum))
+        if cum[k] > best:
+            best, mode = float(cum[k]), lo + k + 1
+        run = float(cum[-1])
+
+    def terms(j_lo: int, log_w: np.ndarray) -> tuple[float, float]:
+        with np.errstate(under="ignore"):  # far tails underflow to weight 0, harmlessly
+            w = np.exp(log_w)
+        proper = float(m) - np.arange(j_lo, j_lo + log_w.size, dtype=np.float64)
+        bn = b + proper
+        h = bn * (c0 + 4.0 * proper * delta) / (bn + 1.0)
+        return float(np.sum(w * h)), float(np.sum(w))
+
+    num, den = terms(mode, np.zeros(1))  # the mode itself: log w = 0
+    run = 0.0
+    for lo in range(mode, m, chunk):  # log w at j = lo + 1 .. hi, summed upward
+        r = _log_ratios(b, a_cs, m, lo, min(lo + chunk, m))
+        r[0] += run
+        cum = np.cumsum(r)
+        run = float(cum[-1])
+        part = terms(lo + 1, cum)
+        num, den = num + part[0], den + part[1]
+    run = 0.0
+    for hi in range(mode, 0, -chunk):  # log w at j = lo .. hi - 1, summed downward
+        lo = max(hi - chunk, 0)
+        r = _log_ratios(b, a_cs, m, lo, hi)[::-1].copy()
+        r[0] += run
+        cum = np.cumsum(r)
+        run = float(cum[-1])
+        part = terms(lo, -cum[::-1])
+        num, den = num + part[0], den + part[1]
+    return num / den
+
+
+def _cs_closed(
+    b: np.ndarray, a_cs: np.ndarray, c0: np.ndarray, delta: np.ndarray, m: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""The can't-solve sum ``F`` of :func:`_cs_sum` in closed form, and a bound on its error.
+
+    With ``u = b + N + 1`` the summand is ``(b + N)(c0 + 4 N delta) / (b + N + 1) =
+    (A - B) + B u - A / u``, ``A = c0 - 4 delta (b + 1)``, ``B = 4 delta``, where ``N = m - j
+    ~ BB(m, b, a_cs)`` (new proper answers) has mean ``m b / A0`` and variance
+    ``m b a_cs (A0 + m) / (A0^2 (A0 + 1))``. Only ``E(1/u)`` has no closed form. It is
+    bracketed by
+
+    * ``1/E u + Var N / ((E u)^2 (b + 1 + m))`` from below (``1/u = 1/mu - (u - mu)/mu^2 +
+      (u - mu)^2/(mu^2 u)`` with ``u <= b + 1 + m``) and ``1/(b + 1)`` from above;
+    * the partial sums of the inverse factorial series in ``x = N + b - 1``,
+      ``1/(x + 2) = sum_k (-1)^k (k + 1)! / (x (x - 1) ... (x - k))``: with ``x - r > 0``
+      (``b > r + 1``) the remainder after ``r`` terms has the sign ``(-1)^r`` and at most the
+      size of the next term, so ``E(1/u)`` lies between consecutive partial sums; each term
+      is a beta-binomial inverse factorial moment in closed form, ``E 1/(x (x - 1) ... (x -
+      k)) = prod_{i=1}^{k+1} (A0 - i) / ((b - i)(m + A0 - i))``.
+
+    The midpoint of the tightest bracket is used; the bound is half its width times ``|A|``
+    plus the rounding of the three terms.
+    """
+    mf = m.astype(np.float64)
+    a0 = b + a_cs
+    big_a = c0 - 4.0 * delta * (b + 1.0)
+    big_b = 4.0 * delta
+    mean_u = b + 1.0 + mf * (b / a0)
+    lower, upper = _inverse_u(b, a_cs, m)
+    t1, t2, t3 = big_a - big_b, big_b * mean_u, -big_a * 0.5 * (lower + upper)
+    err = 0.5 * np.abs(big_a) * (upper - lower) + 8e-16 * (np.abs(t1) + np.abs(t2) + np.abs(t3))
+    return t1 + t2 + t3, err
+
+
+def _inverse_u(b: np.ndarray, a_cs: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds ``lower <= E 1/(N + b + 1) <= upper`` for ``N ~ BB(m, b, a_cs)`` (see
+    :func:`_cs_closed`)."""
+    mf = m.astype(np.float64)
+    a0 = b + a_cs
+    mean_u = b + 1.0 + mf * (b / a0)
+    var_n = mf * b * a_cs * (a0 + mf) / (a0 * a0 * (a0 + 1.0))
+    lower = 1.0 / mean_u + var_n / (mean_u * mean_u * (b + 1.0 + mf))
+    upper = 1.0 / (b + 1.0)
+    partial = np.zeros_like(b)  # the sum of the first r terms
+    term = np.ones_like(b)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for r in range(_SERIES_TERMS):
+            i = r + 1.0
+            term = term * i * (a0 - i) / ((b - i) * (mf + a0 - i))  # the term t_r
+            ok = b > r + 1.0
+            nxt = partial + (-1.0) ** r * term
+            lo_r, hi_r = (partial, nxt) if r % 2 == 0 else (nxt, partial)
+            lower = np.where(ok, np.maximum(lower, lo_r), lower)
+            upper = np.where(ok, np.minimum(upper, hi_r), upper)
+            partial = np.where(ok, nxt, partial)
+    return lower, np.maximum(upper, lower)
+
+
+def _expected_gain(alpha_t: np.ndarray, idx: int | None, measure: str, m: np.ndarray) -> Any:
+    r"""``f(m - 1) - f(m)`` from closed forms, without a difference of nearly equal values.
+
+    Without can't-solve, ``f(m) = kappa (c0 + 4 m delta) / ((b + m)(b + m + 1))`` gives
+    ``f(m - 1) - f(m) = 2 kappa (c0 + 2 delta (m - b - 1)) / ((b + m - 1)(b + m)(b + m +
+    1))``. With it, the closed form of :func:`_cs_closed` is ``f(m) = kappa (A / s^2 + Q / s
+    - A e(m) / s^2) + T / s`` (``s = A0 + m``, ``Q = 4 delta b / A0``, ``T`` the second term
+    of the formula, ``e(m)`` the bracketed ``E 1/(N + b + 1)``), so ``f(m - 1) - f(m) =
+    kappa A (2s - 1) / ((s - 1)^2 s^2) + (kappa Q + T) / ((s - 1) s) - kappa A (e(m - 1) /
+    (s - 1)^2 - e(m) / s^2)``; NaN where that closed form is not accurate to
+    :data:`_CLOSED_RTOL` at ``m - 1`` or ``m`` (the caller then takes the difference).
+    """
+    kappa, b, a_cs, c0, delta, second_y = _parts(alpha_t, idx, measure)
+    mf = m.astype(np.float64)
+    if a_cs is None:
+        return (
+            2.0 * kappa * (c0 + 2.0 * delta * (mf - b - 1.0))
+            / ((b + mf - 1.0) * (b + mf) * (b + mf + 1.0))
+        )
+    a0 = b + a_cs
+    big_a = c0 - 4.0 * delta * (b + 1.0)
+    q = 4.0 * delta * b / a0
+    t = a_cs * b * second_y / (a0 * (a0 + 1.0))
+    s = a0 + mf
+    mids, ok = [], np.ones(b.shape, dtype=bool)
+    for mm in (m - 1, m):
+        lower, upper = _inverse_u(b, a_cs, mm)
+        mids.append(0.5 * (lower + upper))
+        closed, err = _cs_closed(b, a_cs, c0, delta, mm)
+        ss = a0 + mm.astype(np.float64)
+        bound = kappa * err / (ss * ss)
+        ok &= bound <= _CLOSED_RTOL * (kappa * closed / (ss * ss) + t / ss - bound)
+    s1 = s - 1.0
+    gain = (
+        kappa * big_a * (2.0 * s - 1.0) / (s1 * s1 * s * s)
+        + (kappa * q + t) / (s1 * s)
+        - kappa * big_a * (mids[0] / (s1 * s1) - mids[1] / (s * s))
+    )
+    return np.where(ok, gain, np.nan)
+
+
+def _parts(alpha_t: np.ndarray, idx: int | None, measure: str) -> tuple:
+    """``(kappa, b, a_cs, c0, delta, second_y)`` of the formula (see
+    :func:`expected_posterior_var`, Notes) for concentrations ``alpha_t`` (K, items)."""
     a, a_cs = _split(alpha_t, idx)
     c = a.shape[0]
     b = _total(a)
@@ -307,15 +629,40 @@ def _expected_var(alpha_t: np.ndarray, idx: int | None, measure: str, m: np.ndar
     else:
         kappa = 1.0
         mean_y = mean_s2
+    second_y = kappa * var_s2 + mean_y * mean_y  # E(Y^2 | a)
+    return kappa, b, a_cs, c0, delta, second_y
+
+
+def _expected_var(alpha_t: np.ndarray, idx: int | None, measure: str, m: np.ndarray) -> Any:
+    """The expected posterior variance for posterior concentrations ``alpha_t`` (K, items)."""
+    kappa, b, a_cs, c0, delta, second_y = _parts(alpha_t, idx, measure)
     mf = m.astype(np.float64)
     if a_cs is None:
         return kappa * (c0 + 4.0 * mf * delta) / ((b + mf) * (b + mf + 1.0))
     a0 = b + a_cs
     s = a0 + mf
-    second_y = kappa * var_s2 + mean_y * mean_y  # E(Y^2 | a)
-    return kappa * _cs_sum(b, a_cs, c0, delta, m) / (s * s) + a_cs * b * second_y / (
-        a0 * (a0 + 1.0) * s
-    )
+    tail = a_cs * b * second_y / (a0 * (a0 + 1.0) * s)
+    total = np.empty_like(b)
+    exact = m + 1 < _CLOSED_MIN_TERMS
+    if not exact.all():
+        closed, err = _cs_closed(b, a_cs, c0, delta, m)
+        value = kappa * closed / (s * s) + tail
+        bound = kappa * err / (s * s)
+        exact |= ~(bound <= _CLOSED_RTOL * (value - bound))
+        total[~exact] = closed[~exact]
+    work = _WORK.get()
+    if work is not None and work.dry:
+        long = exact & (m + 1 >= _CLOSED_MIN_TERMS)
+        if long.any():
+            work.would += float(np.sum(m[long] + 1.0))
+            total[long] = closed[long]
+            exact &= ~long
+    rows = np.flatnonzero(exact)
+    if rows.size:
+        if work is not None:
+            work.charge(float(np.sum(m[rows] + 1.0)))
+        total[rows] = _cs_sum(b[rows], a_cs[rows], c0[rows], delta[rows], m[rows])
+    return kappa * total / (s * s) + tail
 
 
 # --------------------------------------------------------------------------- public API
@@ -370,8 +717,9 @@ def expected_posterior_var(
     ValueError
         If ``measure`` is unknown; ``counts`` is negative, not whole, not finite, has fewer
         than 2 categories or more than 2 dimensions; ``extra`` is negative, not whole, or of
-        the wrong shape; ``prior`` is not positive or has the wrong length; ``cant_solve``
-        is out of range; or ``measure="modified"`` has fewer than 2 proper categories. For
+        the wrong shape, or its sums would take more than about a minute (Notes, *Large
+        m*); ``prior`` is not positive or has the wrong length; ``cant_solve`` is out of
+        range; or ``measure="modified"`` has fewer than 2 proper categories. For
         a learned ``prior``: if it has no posterior ``mu`` and ``kappa``, was learned on a
         different number of categories than ``counts`` has, or ``n_hyper < 1``.
     TypeError
@@ -434,8 +782,20 @@ def expected_posterior_var(
     the last term by the DM identity applied to
     :math:`E[(b+N)(a_{cs}+j)] = a_{cs} b\, s(s+1) / (A_0(A_0+1))`. The summand is rational
     in :math:`N` with a pole at :math:`N = -b-1`, so the sum is kept as a finite sum of
-    :math:`m + 1` terms (vectorized over items and :math:`j`; time and memory
-    :math:`O(\mathrm{items} \times m)`).
+    :math:`m + 1` terms (vectorized over items and :math:`j`; time :math:`O(\mathrm{items}
+    \times m)`, memory bounded: rows beyond :math:`2^{17}` terms are summed in chunks).
+
+    *Large m.* With :math:`u = b + N + 1` the summand is :math:`(A - B) + Bu - A/u`
+    (:math:`A = c_0 - 4\Delta(b+1)`, :math:`B = 4\Delta`), so only :math:`E(1/u)` has no
+    closed form. For :math:`m \ge 1023` it is bracketed (Jensen's bound with the variance
+    of :math:`N`; :math:`1/(b+1)`; the partial sums of the alternating inverse factorial
+    series :math:`1/(x+2) = \sum_k (-1)^k (k+1)!/(x(x-1)\cdots(x-k))`, :math:`x = N + b -
+    1`, whose terms are beta-binomial inverse factorial moments
+    :math:`\prod_{i=1}^{k+1} (A_0 - i)/((b - i)(m + A_0 - i))` for :math:`b > k + 1`), and
+    the midpoint is used where the bracket bounds the error by 1e-11 of the value; the other
+    rows are summed. A request whose sums are estimated beyond about a minute
+    (:data:`ambppl._limits.TIME_GUARD_S`, at 1e-7 s per term) is refused before summing,
+    naming ``extra``.
 
     *Stability.* The law-of-total-variance form
     :math:`\mathrm{Var}(f \mid a) - \mathrm{Var}_n E(f \mid a + n)` subtracts nearly equal
@@ -494,7 +854,8 @@ def expected_posterior_var(
     m = _check_extra(extra, None if single else curves.n)
     if curves.n == 0:
         return np.empty(0)
-    out = curves(np.arange(curves.n), m)
+    with _guard("extra", "--extra", extra if np.ndim(extra) == 0 else None):
+        out = curves(np.arange(curves.n), m)
     return out[0] if single else out
 
 
@@ -647,7 +1008,8 @@ def answers_needed(
     ------
     ValueError
         If both or neither target is given, a target is not positive and finite,
-        ``hdi_prob`` is not in (0, 1), ``max_extra`` is negative, or as
+        ``hdi_prob`` is not in (0, 1), ``max_extra`` is negative or its can't-solve sums
+        would take more than about a minute (naming ``max_extra``), or as
         :func:`expected_posterior_var`.
     TypeError
         If a target, ``hdi_prob`` or ``max_extra`` is not a number (``max_extra``: not a
@@ -696,6 +1058,15 @@ def answers_needed(
 
     everyone = np.arange(n)
     out = np.full(n, -1, dtype=np.int64)
+    with _guard("max_extra", "--max-extra", top):
+        _bisect_needed(met, everyone, out, top)
+    return out[0] if single else out
+
+
+def _bisect_needed(met: Any, everyone: np.ndarray, out: np.ndarray, top: int) -> None:
+    """Fill ``out`` with the smallest ``m`` in ``0..top`` where ``met`` (see
+    :func:`answers_needed`)."""
+    n = everyone.size
     if n:
         now = met(everyone, np.zeros(n, dtype=np.int64))
         out[now] = 0
@@ -713,7 +1084,6 @@ def answers_needed(
                 hi = np.where(open_ & ok, mid, hi)
                 lo = np.where(open_ & ~ok, mid, lo)
             out[rest] = hi
-    return out[0] if single else out
 
 
 def next_batch(
@@ -769,8 +1139,10 @@ def next_batch(
     Raises
     ------
     ValueError
-        If ``objective`` is not "variance", ``budget`` is negative or positive with no
-        items, or as :func:`expected_posterior_var`.
+        If ``objective`` is not "variance" or "decision", ``budget`` is negative, positive
+        with no items or at least 2**53, more than ``objective="decision"`` can allocate
+        (10**7 per item), or its work is estimated beyond the time guard (see Notes, *Cost*),
+        or as :func:`expected_posterior_var`.
     TypeError
         If ``budget`` is not a whole number, or as :func:`expected_posterior_var`.
     NotImplementedError
@@ -825,20 +1197,27 @@ def next_batch(
     result is ``[6, 2, 0, 0]`` (0.8% above the optimum ``[4, 4, 0, 0]``, plain greedy's
     ``[8, 0, 0, 0]`` 0.1% above).
 
-    *Cost.* Item :math:`i`'s curve is evaluated on :math:`m = 0..M_i` only, starting from
-    :math:`M_i = \max(4, \lceil 2\,\mathrm{budget}/\mathrm{items} \rceil)` (at most the
-    budget), and :math:`M_i` doubles (up to the budget) while item :math:`i` could still
-    matter: while its last evaluated step gains at least as much as the run that reaches the
-    budget, or :math:`f_i` is not convex on :math:`M_i/2..M_i`. Each round is one
-    vectorized call of the formula on the new points only (values are kept between
-    rounds; :math:`\sum_i (M_i + 1)` points in all) plus a hull pass over ``max(M_i)``
-    points vectorized over items. A learned ``prior`` multiplies the cost of the formula
-    by up to ``n_hyper``. Points beyond :math:`M_i` are assumed
-    not to undercut the hull found: exact if :math:`M_i` = ``budget``, and otherwise true
-    when :math:`f_i` stays convex beyond :math:`M_i/2` (then no later run gains more than
-    the last evaluated step), as it does for large ``m`` where :math:`f_i \sim 1/m`. With
-    a can't-solve category a point costs :math:`O(m)`, so a large budget on few items costs
-    about :math:`O(\mathrm{budget} \times \max_i m_i)`.
+    *Cost.* Items with equal counts share one curve. Each curve is evaluated at every
+    :math:`m = 0..M_i`, with :math:`M_i = \min(\max(4, \lceil 2\,\mathrm{budget}/
+    \mathrm{items} \rceil), 256)` (at most the budget), doubled while :math:`f_i` is not
+    convex on :math:`M_i/2..M_i` or its hull's last run is longer than one answer; its hull
+    runs there are exact. Beyond :math:`M_i` the curve is assumed convex (as it is for large
+    ``m``, where :math:`f_i \sim 1/m`), so its hull is the curve: single answers with
+    falling marginal gains :math:`f_i(m-1) - f_i(m)` (from closed forms above :math:`m =
+    2^{20}`, where a difference of two values would lose :math:`\log_{10} m` digits). The
+    gain :math:`g` of the run that reaches the budget is found by bisection on :math:`g`
+    (interpolating in :math:`g^{-1/2}`), each step needing only the counts of the items
+    still bracketed, found by galloping and bisection on their own :math:`m`, and the last
+    few steps' gains taken all at once; runs of gain :math:`> g` are taken whole and those of
+    gain :math:`g` in item order, as above. The points evaluated do not grow with the budget
+    (``next_batch(counts, 10**15)``: about a second for 20 items). A learned ``prior``
+    multiplies the cost of the formula by up to ``n_hyper``. With a can't-solve category a
+    point at :math:`m \ge 1024` costs :math:`O(1)` where the closed form of
+    :func:`expected_posterior_var` is accurate and :math:`O(m)` otherwise (items answered
+    only "can't solve" under a small prior); a dry run with the closed forms everywhere
+    estimates those sums first, and a budget they would take more than about a minute for
+    (:data:`ambppl._limits.TIME_GUARD_S`) is refused before any of them, naming ``budget``
+    (``--budget`` on the command line).
 
     References
     ----------
@@ -861,6 +1240,13 @@ def next_batch(
             f"{objective!r}"
         )
     total = _check_whole(budget, "budget", "the number of further answers to allocate")
+    if total >= 2**53:
+        from ambppl._limits import option
+
+        raise ValueError(
+            f"{option('budget', '--budget')} must be below 2**53 = 9.0e15 (whole numbers "
+            f"beyond are not exact in floating point), but got {budget!r}"
+        )
     curves, _ = _prepare(counts, measure, prior, cant_solve, n_hyper)
     if objective == "decision":
         from ambppl._decision import _check_threshold
@@ -876,7 +1262,18 @@ def next_batch(
         )
     if n == 1:
         return np.array([total], dtype=np.int64)
-    return _hull_greedy(curves, total)
+    if curves.max_m is not None and n * curves.max_m < total:
+        from ambppl._limits import as_count, option
+
+        name = option("budget", "--budget")
+        raise ValueError(
+            f"{name} {as_count(total)} is more than objective 'decision' can allocate to "
+            f"{n} items (at most {as_count(curves.max_m)} further answers per item, the limit "
+            f"of its expected probability of a right decision): pass a {name} of at most "
+            f"{as_count(n * curves.max_m)}, or objective 'variance'"
+        )
+    with _guard("budget", "--budget", total):
+        return _hull_greedy(curves, total)
 
 
 def _lower_hull(f: np.ndarray, top: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -908,47 +1305,232 @@ def _lower_hull(f: np.ndarray, top: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return stack, size
 
 
-def _hull_greedy(curves: _Curves, total: int) -> np.ndarray:
-    """Greedy on the lower convex hulls (see :func:`next_batch`, Notes)."""
+def _dense_hulls(
+    curves: Any, total: int, cap: int, n_items: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Hull runs of every row's curve on ``m = 0..top`` (every point evaluated).
+
+    ``top`` starts at ``max(4, ceil(2 budget / items))`` (at most :data:`_DENSE_POINTS` and
+    ``cap``) and doubles (up to ``cap``) while the curve is not convex on ``top/2..top`` or
+    its hull's last run is longer than one answer. Returns ``top`` and the runs in row order:
+    row, length, average gain (a running minimum along the row), and the end of each run.
+    """
     n = curves.n
-    top = np.full(n, min(total, max(4, -(-2 * total // n))), dtype=np.int64)
-    f = np.zeros((n, int(top.max()) + 1))
-    have = np.zeros(n, dtype=np.int64)  # f of item i is known at m = 0..have_i - 1
+    first = min(cap, max(4, -(-2 * total // n_items)), max(_DENSE_POINTS, 4))
+    top = np.full(n, first, dtype=np.int64)
+    f = np.zeros((n, first + 1))
+    have = np.zeros(n, dtype=np.int64)  # f of row i is known at m = 0..have_i - 1
+    rows = np.arange(n)
     while True:
         if f.shape[1] < top.max() + 1:
             f = np.pad(f, ((0, 0), (0, int(top.max()) + 1 - f.shape[1])))
         reps = top + 1 - have  # the new points have_i..top_i
-        item = np.repeat(np.arange(n), reps)
+        item = np.repeat(rows, reps)
         off = np.arange(item.size) - np.repeat(np.cumsum(reps) - reps, reps) + have[item]
         f[item, off] = curves(item, off)
         have = top + 1
         stack, size = _lower_hull(f, top)
-        seg_i, seg_k = np.nonzero(np.arange(stack.shape[1] - 1)[None, :] < (size - 1)[:, None])
-        start = stack[seg_i, seg_k]
-        end = stack[seg_i, seg_k + 1]
-        gain = (f[seg_i, start] - f[seg_i, end]) / (end - start)
-        # hull gains fall along an item; a running minimum removes rounding-level rises
-        grid = np.full((n, max(stack.shape[1] - 1, 1)), -np.inf)
-        grid[seg_i, seg_k] = gain
-        gain = np.minimum.accumulate(grid, axis=1)[seg_i, seg_k]
-        order = np.lexsort((seg_k, seg_i, -gain))
-        length = (end - start)[order]
-        cum = np.cumsum(length)
-        cut = int(np.searchsorted(cum, total, side="left"))  # the run that reaches the budget
-        # Points beyond top_i are not known. If f_i is convex from top_i // 2 on, a later
-        # run of item i gains at most its last step, and hull runs gaining more stay as
-        # they are; so item i is settled if that is below the run that reaches the budget.
-        bar = gain[order[cut]] if cut < order.size else -np.inf
-        rows = np.arange(n)
-        last_step = f[rows, top - 1] - f[rows, top]
         k = np.arange(f.shape[1] - 2)[None, :]
         tail = (k >= (top // 2)[:, None]) & (k + 2 <= top[:, None])
         bent = np.any(tail & (f[:, :-2] - 2.0 * f[:, 1:-1] + f[:, 2:] < 0.0), axis=1)
-        grow = np.flatnonzero((top < total) & ((last_step >= bar) | bent))
+        long_last = stack[rows, np.maximum(size - 2, 0)] < top - 1
+        grow = np.flatnonzero((top < cap) & (bent | long_last))
         if grow.size == 0:
             break
-        top[grow] = np.minimum(2 * top[grow], total)
-    m = np.bincount(seg_i[order[:cut]], weights=length[:cut], minlength=n).astype(np.int64)
-    j = order[cut]
-    m[seg_i[j]] = start[j] + (total - (int(cum[cut - 1]) if cut else 0))
-    return m
+        top[grow] = np.minimum(2 * top[grow], cap)
+    seg_i, seg_k = np.nonzero(np.arange(stack.shape[1] - 1)[None, :] < (size - 1)[:, None])
+    start = stack[seg_i, seg_k]
+    end = stack[seg_i, seg_k + 1]
+    gain = (f[seg_i, start] - f[seg_i, end]) / (end - start)
+    # hull gains fall along a row; a running minimum removes rounding-level rises
+    grid = np.full((n, max(stack.shape[1] - 1, 1)), np.inf)
+    grid[seg_i, seg_k] = gain
+    gain = np.minimum.accumulate(grid, axis=1)[seg_i, seg_k]
+    return top, seg_i, end - start, gain, end
+
+
+class _Tails:
+    """Tail steps ``m = top + k`` (``k = 1..cap - top``) of each row: their marginal gains,
+    assumed non-increasing in ``k`` (the curve convex beyond ``top``), clipped to the row's
+    last hull gain; probed points are kept."""
+
+    def __init__(self, curves: Any, top: np.ndarray, room: np.ndarray, last: np.ndarray) -> None:
+        self.curves, self.top, self.room, self.last = curves, top, room, last
+        self.known: dict[tuple[int, int], float] = {}
+
+    def gains(self, rows: np.ndarray, k: np.ndarray) -> np.ndarray:
+        keys = list(zip(rows.tolist(), k.tolist(), strict=True))
+        todo = [i for i, key in enumerate(keys) if key not in self.known]
+        if todo:
+            r, kk = rows[todo], k[todo]
+            g = np.minimum(self.curves.gain(r, self.top[r] + kk), self.last[r])
+            self.known.update(zip([keys[i] for i in todo], g.tolist(), strict=True))
+        return np.array([self.known[key] for key in keys], dtype=np.float64)
+
+    def counts(
+        self, lam: float, lo: np.ndarray, hi: np.ndarray, decided: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Bounds ``lo <= K <= hi`` on the number ``K`` of tail steps with gain ``>= lam``,
+        narrowed from the given ones until equal, or until ``decided(lo, hi)`` is true.
+
+        A row first gallops (its ``m`` doubling) from ``lo`` and then bisects, so a row
+        probes points up to about twice its answer only.
+        """
+        lo, hi = lo.copy(), hi.copy()
+        gallop = np.ones(lo.size, dtype=bool)
+        while True:
+            active = np.flatnonzero(lo < hi)
+            if active.size == 0 or (decided is not None and decided(lo, hi)):
+                return lo, hi
+            a_lo, a_hi = lo[active], hi[active]
+            step = np.maximum(1, self.top[active] + a_lo)
+            probe = np.where(
+                gallop[active], np.minimum(a_hi, a_lo + step), (a_lo + a_hi + 1) // 2
+            )
+            ok = self.gains(active, probe) >= lam
+            lo[active] = np.where(ok, probe, a_lo)
+            hi[active] = np.where(ok, a_hi, probe - 1)
+            gallop[active] &= ok
+
+
+def _hull_greedy(curves: Any, total: int) -> np.ndarray:
+    """Greedy on the lower convex hulls (see :func:`next_batch`, Notes).
+
+    Items with equal counts share one curve (:meth:`_Curves.unique_rows`). Every row's hull
+    runs on ``0..top`` come from :func:`_dense_hulls`; beyond ``top`` the curve is assumed
+    convex, so its hull is the curve itself: single answers with falling gains. The run
+    that reaches the budget has the largest gain ``g`` with ``T(g) >= budget``, ``T(x)`` the
+    answers in runs of gain ``>= x``: found by bisection on ``x`` (and interpolation in
+    ``x^(-1/2)``, as gains fall like ``1/m^2``), each ``T`` needing only the bracketed rows'
+    counts of tail steps. Runs of gain ``> g`` are taken whole, those of gain ``g`` in item
+    order until the budget is spent.
+    """
+    n_items = curves.n
+    cap = total if curves.max_m is None else min(total, curves.max_m)
+    dist, row_of = curves.unique_rows()
+    dense = _dense_hulls(dist, total, cap, n_items)
+    work = _WORK.get()
+    if work is not None and getattr(dist, "idx", None) is not None and np.any(dense[0] < cap):
+        # can't-solve curves searched beyond the dense points: a dry run with the closed
+        # forms first, so that a request the guard refuses is refused before the sums
+        work.dry = True
+        try:
+            _allocate(dist, row_of, dense, total, cap, n_items)
+        finally:
+            work.dry = False
+        work.charge(work.would, estimated=True)
+        work.left += work.would  # only an estimate: the real run charges what it sums
+        work.spent -= work.would
+        dist = curves.unique_rows()[0]  # nothing the dry run memoized is kept
+    return _allocate(dist, row_of, dense, total, cap, n_items)
+
+
+def _allocate(
+    dist: Any, row_of: np.ndarray, dense: tuple, total: int, cap: int, n_items: int
+) -> np.ndarray:
+    """The hull greedy's allocation given the dense hull runs (see :func:`_hull_greedy`)."""
+    n = dist.n
+    mult = np.bincount(row_of, minlength=n).astype(np.float64)
+    top, seg_i, length, gain, _ = dense
+    last = np.full(n, np.inf)
+    ends = np.flatnonzero(np.r_[seg_i[1:] != seg_i[:-1], True])  # each row's last run
+    last[seg_i[ends]] = gain[ends]
+    tails = _Tails(dist, top, cap - top, last)
+
+    def prefix(lam: float, strict: bool = False) -> np.ndarray:
+        take = gain > lam if strict else gain >= lam
+        return np.bincount(seg_i, weights=length * take, minlength=n)
+
+    # bounds on the tail counts: k_lo <= K(lam_hi) <= u_hi, l_lo <= K(lam_lo) <= k_hi, with
+    # prefix(lam_lo) + l_lo >= budget > prefix(lam_hi) + u_hi (weighted by multiplicity): kept
+    # so that the allocation sums to the budget even where rounding makes gains non-monotone
+    k_hi = cap - top
+    l_lo = k_hi.copy()
+    k_lo = np.zeros(n, dtype=np.int64)
+    u_hi = k_lo.copy()
+    lam_lo, lam_hi = -np.inf, np.inf
+    t_lo, t_hi = float(n_items) * cap, 0.0
+
+    def evaluate(lam: float) -> None:
+        """Narrow the bracket with ``lam``: ``T(lam) >= budget`` or not."""
+        nonlocal lam_lo, lam_hi, t_lo, t_hi, k_lo, k_hi, l_lo, u_hi
+        base = prefix(lam)
+        open_ = last >= lam  # rows whose tail steps may count
+        lo = np.where(open_, k_lo, 0)
+        hi = np.where(open_, k_hi, 0)
+        lo, hi = tails.counts(
+            lam, lo, hi, lambda x, y: mult @ (base + x) >= total or mult @ (base + y) < total
+        )
+        if mult @ (base + lo) >= total:
+            lam_lo, t_lo, k_hi, l_lo = lam, float(mult @ (base + lo)), hi, lo
+        else:
+            lam_hi, t_hi, k_lo, u_hi = lam, float(mult @ (base + hi)), lo, hi
+
+    # 1. among the gains of the hull runs
+    cand = np.unique(gain)
+    a, b = -1, cand.size
+    while b - a > 1:
+        mid = (a + b) // 2
+        evaluate(float(cand[mid]))
+        if lam_lo == cand[mid]:
+            a = mid
+        else:
+            b = mid
+    if a == cand.size - 1 and a >= 0:  # no gain above the largest run's
+        lam_hi = float(np.nextafter(lam_lo, np.inf))
+        k_lo = np.zeros(n, dtype=np.int64)
+        u_hi = k_lo.copy()
+    # 2. below every run's gain (tail steps only): step down until T(lam) >= budget
+    lowest = -float(np.finfo(np.float64).max)  # T there counts every step: >= budget
+    while lam_lo == -np.inf:
+        if lam_hi > 1e-290:
+            lam = lam_hi / 16.0
+        elif lam_hi > 0.0:
+            lam = 0.0
+        else:
+            lam = max(lam_hi * 1e10 - 1e-300, lowest)
+        evaluate(lam)
+    # 3. between lam_lo and lam_hi only tail steps: bisect (and interpolate) on lam
+    turn = 0
+    while np.any(k_hi > k_lo) and lam_hi > np.nextafter(lam_lo, np.inf):
+        width = k_hi - k_lo
+        if width.sum() <= _ENUMERATE_STEPS * np.count_nonzero(width):
+            # few steps left open: take all their gains, then bisect among them
+            rows = np.repeat(np.arange(n), width)
+            ks = k_lo[rows] + 1 + np.arange(rows.size) - np.repeat(np.cumsum(width) - width, width)
+            found = tails.gains(rows, ks)
+            cand = np.unique(found[(found > lam_lo) & (found < lam_hi)])
+            a, b = -1, cand.size
+            while b - a > 1:
+                mid = (a + b) // 2
+                evaluate(float(cand[mid]))
+                if lam_lo == cand[mid]:
+                    a = mid
+                else:
+                    b = mid
+            break
+        if 0.0 < lam_lo and turn % 2 == 0 and t_lo > t_hi:
+            x_lo, x_hi = lam_lo**-0.5, lam_hi**-0.5
+            x = x_hi + (total - 0.5 - t_hi) / (t_lo - t_hi) * (x_lo - x_hi)
+            lam = x**-2.0
+        elif 0.0 < lam_lo and lam_hi / lam_lo > 4.0:
+            lam = math.sqrt(lam_lo) * math.sqrt(lam_hi)
+        else:
+            lam = lam_lo + (lam_hi - lam_lo) / 2.0
+        if not lam_lo < lam < lam_hi:
+            lam = lam_lo + (lam_hi - lam_lo) / 2.0
+            if not lam_lo < lam < lam_hi:
+                break
+        turn += 1
+        evaluate(lam)
+    # 4. the allocation: runs of gain > g whole, those of gain g in item order
+    g = lam_lo
+    k_gt = tails.counts(lam_hi, k_lo, np.minimum(u_hi, k_hi))[0]  # gain > g
+    k_ge = tails.counts(g, np.maximum(k_gt, l_lo), k_hi)[0]  # gain >= g
+    above = prefix(g, strict=True) + k_gt
+    equal = prefix(g) - prefix(g, strict=True) + (k_ge - k_gt)
+    left = total - float(mult @ above)
+    eq_items = equal[row_of]
+    before = np.cumsum(eq_items) - eq_items
+    give = np.clip(left - before, 0.0, eq_items)
+    return (above[row_of] + give).astype(np.int64)

@@ -180,6 +180,79 @@ def _sample_rows(
     return stats, (np.concatenate([p[1] for p in parts]) if keep else None)
 
 
+#: Seconds per gamma variate of the exact draws (one per category and draw), with the
+#: measure and the summaries (measured on one core of the shared development machine:
+#: 100-150 ns for 2000-5 categories).
+SECONDS_PER_VARIATE = 1e-7
+
+#: Doubles held per draw of one row while its block is summarized: its Dirichlet draws (one
+#: per category) and about six copies of the measure's draws (kept, new, joined, sorted,
+#: centred, powers).
+_DOUBLES_PER_DRAW = 6
+
+
+def _check_draws(
+    n_rows: int,
+    n_cat: int,
+    n_pilot: int,
+    n_max: int,
+    mcse: float,
+    workers: int,
+    need: np.ndarray | None = None,
+) -> None:
+    """Refuse up front exact draws beyond the memory or time guard (:mod:`ambppl._limits`).
+
+    Before the pilot (``need`` None): the kept pilot draws plus, per thread, one block of
+    the largest size a row may get (``ceil(0.25 / mcse**2)`` draws), and the pilot's time;
+    after it: the time of the draws the pilot says each row needs.
+    """
+    from ambppl._limits import as_count, check_memory, check_time, option
+
+    name = option("mcse", "--mcse")
+    said = f"{name} {mcse:g}" if name.startswith("--") else f"{name}={mcse:g}"
+    if need is None:
+        block = max(BATCH_BYTES * 3.0, 8.0 * n_max * (n_cat + _DOUBLES_PER_DRAW))
+        check_memory(
+            8.0 * n_rows * n_pilot + workers * block,
+            f"{said} (up to ceil(0.25 / mcse**2) = {as_count(n_max)} exact draws of a count "
+            f"vector over {n_cat} categories)",
+            f"pass a larger {name} (0.005: at most 10000 draws per count vector)",
+        )
+        variates = float(n_rows) * n_pilot * n_cat
+        if n_cat > _MANY_CATEGORIES:
+            label = option("label=", "--label")
+            fix = (
+                f"{n_cat} categories usually mean that the label column holds free text or "
+                f"ids rather than labels: check {label}, or merge rare labels into fewer "
+                "categories"
+            )
+        else:
+            fix = (
+                f"score fewer items at a time, or pass a larger {name} (above 0.0158 the "
+                "pilot has fewer than 1000 draws)"
+            )
+        check_time(
+            variates * SECONDS_PER_VARIATE / workers,
+            f"scoring {n_rows} distinct count vectors over {n_cat} categories (at least "
+            f"{n_pilot} exact draws per vector to estimate P(measure > threshold), one gamma "
+            f"variate per category and draw: {variates:.3g} variates)",
+            fix,
+        )
+        return
+    more = np.minimum(np.maximum(need, n_pilot), max(n_max, n_pilot)) - n_pilot
+    variates = float(more.sum()) * n_cat
+    check_time(
+        variates * SECONDS_PER_VARIATE / workers,
+        f"{said} (the pilot draws ask for {variates / n_cat:.3g} more exact draws over "
+        f"{n_rows} distinct count vectors of {n_cat} categories)",
+        f"pass a larger {name}",
+    )
+
+
+#: Above this many categories a refusal of the exact draws' time suspects the label column.
+_MANY_CATEGORIES = 200
+
+
 def _sampled_stats(
     alpha: np.ndarray,
     draw_settings: tuple[str, int | None, float, float],
@@ -193,9 +266,11 @@ def _sampled_stats(
     pilot_seed, final_seed, top_seed = seed.spawn(3)
     n_max = math.ceil(0.25 / mcse**2)
     n_pilot = _pilot_draws(n_max)
+    _check_draws(n_rows, alpha.shape[1], n_pilot, n_max, mcse, workers)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pilot, kept = _sample_rows(alpha, n_pilot, pilot_seed, draw_settings, pool, keep=True)
         need = draws_needed(pilot["p_above"], n_pilot, mcse)
+        _check_draws(n_rows, alpha.shape[1], n_pilot, n_max, mcse, workers, need)
         # draws rounded up to a multiple of the pilot size: a handful of groups, each
         # sampled as one block after the pilot draws, which are kept
         groups = np.maximum(np.ceil(need / n_pilot).astype(np.int64) * n_pilot, n_pilot)
@@ -226,6 +301,14 @@ def _sampled_stats(
     return stats, drawn
 
 
+def _mapped(n_cat: int) -> bool:
+    """Whether the accuracy map of :mod:`ambppl.approx` covers ``n_cat`` categories (beyond
+    it no row is trusted, and the moments of many categories take long to compute)."""
+    from ambppl.approx import accuracy_map
+
+    return n_cat <= max(accuracy_map()["K"])
+
+
 def _stats(
     alpha: np.ndarray,
     exact_mean: np.ndarray,
@@ -243,7 +326,7 @@ def _stats(
     n_rows = alpha.shape[0]
     trusted = np.zeros(n_rows, dtype=bool)
     approx_error = np.zeros(n_rows)
-    if approximate and measure in ("amb", "modified"):
+    if approximate and measure in ("amb", "modified") and _mapped(alpha.shape[1]):
         from ambppl.approx import approximate_distribution
 
         try:
@@ -471,7 +554,12 @@ def score(
     ValueError
         For a model or method without a conjugate route (fit those with :func:`ambppl.fit`),
         an unknown measure, ``threshold``/``hdi_prob`` outside (0, 1), ``mcse`` not positive,
-        or bad data (as :func:`ambppl.fit`).
+        or bad data (as :func:`ambppl.fit`); and before drawing, for exact draws beyond the
+        guards of :mod:`ambppl._limits`: a ``mcse`` whose ``ceil(0.25 / mcse**2)`` draws of one
+        count vector cannot be held in memory, or draws estimated to take more than about a
+        minute (:data:`SECONDS_PER_VARIATE` per category and draw: the pilot before any draw,
+        many categories suspected of being free text or ids; the draws the pilot asks for
+        after it).
     TypeError
         For a ``random_seed`` that is no int, Generator or None.
 
@@ -601,7 +689,17 @@ def count_long_in_chunks(data: Any, chunk_items: Any, kwargs: dict[str, Any]) ->
 
     if chunk_items is None or not isinstance(data, str | os.PathLike):
         return data
-    from ambppl.data import _file_type, _label_str, _order, _parse_format
+    from ambppl.data import (
+        _check_first_row_is_data,
+        _check_na_values,
+        _empty_items_error,
+        _file_type,
+        _label_str,
+        _order,
+        _parse_format,
+        _plain_integer_ids,
+        _text_options,
+    )
 
     path = Path(data)
     layout, ftype = _parse_format(kwargs.get("format"))
@@ -619,14 +717,29 @@ def count_long_in_chunks(data: Any, chunk_items: Any, kwargs: dict[str, Any]) ->
     item, label = kwargs.pop("item", "task"), kwargs.pop("label", "label")
     kwargs.pop("rater", None)  # the count models do not use rater ids
     cant_solve, categories = kwargs.pop("cant_solve", None), kwargs.pop("categories", None)
-    options = {k: kwargs.pop(k) for k in ("sep", "comment", "header") if k in kwargs}
+    na_values = _check_na_values(kwargs.pop("na_values", None))
+    options = {k: kwargs.pop(k) for k in ("sep", "comment", "header", "encoding") if k in kwargs}
     if ftype == "parquet":
         import pyarrow.parquet as pq
 
         present = list(pq.read_schema(path).names)
     else:
         options.setdefault("sep", "\t" if ftype == "tsv" else ",")
-        present = list(pd.read_csv(path, nrows=0, **options).columns)
+        # as read_annotations reads text: compression by the first bytes, every cell as text
+        # exactly as written, only an empty cell missing
+        options = _text_options(path, ftype, options)
+        # index_col=False: a delimiter at the end of the lines does not shift the columns
+        options = {"dtype": str, "keep_default_na": False, "na_values": [""], **options}
+        options["index_col"] = False
+        if options["compression"] is not None:
+            options["blocksize"] = None  # a compressed file is one block
+        plain = {k: v for k, v in options.items() if k != "blocksize"}
+        present = list(pd.read_csv(path, nrows=0, **plain))
+        if "header" in options and options["header"] is None and item in present:
+            # a header line read as an answer: told from the first rows, as in memory
+            _check_first_row_is_data(
+                pd.read_csv(path, nrows=1001, **plain), item, None, label, path.name
+            )
     missing = [c for c in (item, label) if c not in present]
     if missing:
         raise ValueError(
@@ -637,23 +750,37 @@ def count_long_in_chunks(data: Any, chunk_items: Any, kwargs: dict[str, Any]) ->
         frame = dd.read_parquet(path, columns=[item, label])
     else:
         frame = dd.read_csv(path, usecols=[item, label], **options)
-    frame = frame.dropna(subset=[item, label])
-    sizes = frame.groupby([item, label]).size().compute()
+    import dask
+
+    # named columns: dask's groupby takes a list of numbers (header=None) for something else
+    frame = frame[[item, label]]
+    frame.columns = ["item", "label"]
+    item, label = "item", "label"
+    # an item whose labels are all missing is refused below, as read_annotations does
+    frame = frame.dropna(subset=[item])
+    sizes, all_items = dask.compute(
+        frame.dropna(subset=[label]).groupby([item, label]).size(), frame[item].unique()
+    )
     table = sizes.unstack(fill_value=0)
     found = [_label_str(c) for c in table.columns]
     table.columns = found
-    order, cs = _order(
-        found,
-        dict(zip(found, sizes.index.levels[1], strict=False)),
-        categories,
-        cant_solve,
-        sort=True,
-    )
+    # blank labels and those na_values names are missing, as in read_annotations
+    found = [c for c in found if c.strip() != "" and c not in na_values]
+    order, cs = _order(found, categories, cant_solve, sort=True)
     table = table.reindex(columns=order, fill_value=0)
+    unanswered = pd.Index(all_items).difference(table.index)
+    if len(unanswered):
+        table = pd.concat([table, table.iloc[:0].reindex(unanswered, fill_value=0)])
+    items = pd.Index(table.index).to_numpy()
+    if ftype != "parquet":  # ids as written; plain integers as int64
+        items = _plain_integer_ids(np.asarray(items, dtype=object))
+    empty = table.sum(axis=1).to_numpy() == 0
+    if np.any(empty):
+        raise _empty_items_error(items, empty, "left after dropping the missing labels")
     return xr.DataArray(
         table.to_numpy(np.int64),
         dims=("item", "category"),
-        coords={"item": pd.Index(table.index).to_numpy(), "category": order},
+        coords={"item": items, "category": order},
         attrs={"cant_solve": cs, "source": str(path)},
     )
 

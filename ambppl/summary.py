@@ -93,21 +93,29 @@ def summarize(
         item), ``cs_share`` (share of can't-solve answers; 0 without such a category, NaN
         for items without answers), ``plugin`` and ``less_biased`` (estimators from the
         counts alone; NaN for items without answers and where an estimator does not cover
-        the measure), ``mean``, ``sd`` (posterior, from the draws), ``exact_mean``,
+        the measure), ``mean``, ``sd`` (posterior, from the draws; like ``hdi_lower``,
+        ``hdi_upper`` and ``p_above`` NaN for an item with a NaN draw), ``exact_mean``,
         ``exact_sd`` (closed forms under the Dirichlet posterior), ``hdi_lower``,
         ``hdi_upper``, ``p_above``, ``measure`` and ``threshold`` (the same on every row:
         what ``p_above`` is the probability of, so that :func:`select` still reads it after
         ``merge``, ``concat`` or a CSV round trip, which drop ``attrs``) and, when MCMC made
         the draws, ``ess_bulk`` and ``r_hat``. ``n_answers`` holds integers (int64).
-        ``df.attrs`` holds ``measure``, ``threshold``, ``hdi_prob``, ``method``, ``model``.
+        ``df.attrs`` holds ``measure``, ``threshold``, ``hdi_prob``, ``method``, ``model``
+        and, for a fit of a learned prior with a ``log_prior`` group, ``not_pinned_down``:
+        the hyperparameters whose posterior follows their own prior more than the data
+        (:func:`ambppl.hyperprior_sensitivity`; e.g. ``["kappa"]`` when the items are no
+        more spread than one shared response distribution makes them: every item's
+        shrinkage then depends on the prior of ``kappa``) and ``hyperprior_sensitivity``
+        (``threshold`` and the rows of that table as records, for the report).
 
     Raises
     ------
     TypeError
         If ``result`` is not a DataTree.
     ValueError
-        For an unknown measure or level, ``hdi_prob`` or ``threshold`` outside (0, 1), or a
-        result without the groups/variables needed (``level="rater"``: rater effects).
+        For an unknown measure or level, ``hdi_prob`` or ``threshold`` outside (0, 1), a
+        result without the groups/variables needed (``level="rater"``: rater effects), or
+        an item whose every draw of the measure is NaN.
 
     Notes
     -----
@@ -117,8 +125,10 @@ def summarize(
     closed form exists (see those functions) and for models whose posterior is not Dirichlet.
     ``plugin`` and ``less_biased`` are :func:`ambppl.estimate` (paper section 3.3, ERRATA item 8).
     ``sd`` uses ``ddof=1`` like ArviZ; the HDI is :func:`arviz.hdi`, and ESS/R-hat are
-    :func:`arviz.ess` (bulk) and :func:`arviz.rhat` (rank-normalized), all over every item at
-    once.
+    ArviZ's :func:`arviz.ess` (bulk) and :func:`arviz.rhat` (rank-normalized) as
+    :mod:`ambppl._diagnostics` computes them: the same algorithms (arviz-stats 1.3), equal to
+    rounding, vectorized over the items instead of ArviZ's loop over scalars (11,040 items x
+    4 chains x 1000 draws: 6.4 s of CPU against ArviZ's 39 s), all over every item at once.
 
     References
     ----------
@@ -163,6 +173,7 @@ def summarize(
     cs = cant_solve_index(result, attrs, counts)
     attrs["prior"] = fixed_prior(result, attrs)
     draws = _draws(posterior, measure, cs)
+    partial = _check_nan_draws(draws, measure)
     values = np.asarray(counts.values, dtype=np.int64)
     n = values.sum(axis=1)
 
@@ -179,11 +190,17 @@ def summarize(
     columns["hdi_lower"] = hdi.sel(ci_bound="lower").values
     columns["hdi_upper"] = hdi.sel(ci_bound="upper").values
     columns["p_above"] = (draws > threshold).mean(_SAMPLE_DIMS).values
+    for key in ("hdi_lower", "hdi_upper", "p_above"):  # as mean and sd: NaN, not a guess
+        columns[key] = np.where(partial, np.nan, columns[key])
     columns["measure"] = np.full(len(n), measure, dtype=object)
     columns["threshold"] = np.full(len(n), threshold, dtype=np.float64)
     if method not in INDEPENDENT_METHODS:
-        columns["ess_bulk"] = az.ess(draws, method="bulk").values
-        columns["r_hat"] = az.rhat(draws).values
+        # arviz.ess(draws, method="bulk") and arviz.rhat(draws), vectorized over the items
+        from ambppl._diagnostics import diagnose
+
+        diag = diagnose(draws.values, what=("r_hat", "ess_bulk"))
+        columns["ess_bulk"] = diag["ess_bulk"]
+        columns["r_hat"] = diag["r_hat"]
 
     index = pd.Index(draws["item"].values, name="item")
     table = pd.DataFrame(columns, index=index)
@@ -196,6 +213,25 @@ def summarize(
             "model": attrs.get("model"),
         }
     )
+    if "log_prior" in result.children:
+        # a learned prior's hyperparameters that follow their own prior, not the data
+        from ambppl.sensitivity import hyperprior_sensitivity
+
+        sensitivity = hyperprior_sensitivity(result)
+        table.attrs["not_pinned_down"] = sensitivity.index[~sensitivity["pinned_down"]].tolist()
+        table.attrs["hyperprior_sensitivity"] = {
+            "threshold": sensitivity.attrs["threshold"],
+            "rows": [
+                {
+                    "parameter": str(name),
+                    "prior": float(row["prior"]),
+                    "likelihood": float(row["likelihood"]),
+                    "pinned_down": bool(row["pinned_down"]),
+                    "diagnosis": str(row["diagnosis"]),
+                }
+                for name, row in sensitivity.iterrows()
+            ],
+        }
     return table
 
 
@@ -215,6 +251,23 @@ def _draws(posterior: xr.Dataset, measure: str, cs: int | None) -> xr.DataArray:
             f"var_names=[{name!r}]"
         )
     return da.transpose("chain", "draw", "item")
+
+
+def _check_nan_draws(draws: xr.DataArray, measure: str) -> np.ndarray:
+    """Items with some NaN draws (returned: their draw statistics become NaN); raises where
+    every draw of an item is NaN."""
+    isnan = draws.isnull()
+    empty = isnan.all(_SAMPLE_DIMS).values
+    if np.any(empty):
+        items = draws["item"].values[empty]
+        shown = ", ".join(repr(i.item() if hasattr(i, "item") else i) for i in items[:5])
+        raise ValueError(
+            f"result holds only NaN draws of {draws.name or VARIABLES[measure]!r} for "
+            f"{items.size} item(s) ({shown}{', ...' if items.size > 5 else ''}), so their "
+            "mean, HDI and p_above do not exist; check how those draws were made (refit, or "
+            "summarize a measure that is defined for these items)"
+        )
+    return isnan.any(_SAMPLE_DIMS).values
 
 
 def _estimators(values: np.ndarray, measure: str, cs: int | None) -> tuple[Any, Any]:

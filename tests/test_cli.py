@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.server
+import socket
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -427,9 +433,19 @@ def test_report_writes_one_self_contained_file(answers_csv: Path, tmp_path: Path
         ),
         (["--model", "no_such_model"], "no_such_model"),
         (["--measure", "variance"], "variance"),
+        # the option, never the Python keyword (measure=), with the valid values
+        (["--measure", "gini"], "argument --measure: must be one of amb, modified, old, entropy"),
+        (["--seed", "-5"], "argument --seed: must be a whole number from 0 to 4294967295"),
+        (["--seed", "4294967296"], "argument --seed: must be a whole number from 0"),
+        (["--seed", "1.5"], "argument --seed"),
         (["--draws", "0"], "--draws"),
+        (["--chains", "-1"], "argument --chains: must be a positive integer"),
         (["--hdi-prob", "1.5"], "--hdi-prob"),
+        (["--hdi-prob", "nan"], "argument --hdi-prob"),
         (["--threshold", "x"], "--threshold"),
+        (["--threshold", "nan"], "argument --threshold"),
+        (["--mcse", "0"], "argument --mcse"),
+        (["--chunk-items", "0"], "argument --chunk-items"),
         (["--layout", "diagonal"], "--layout"),
         (["-o", "scores.xlsx"], "xlsx"),
         (["--no-such-option"], "no-such-option"),
@@ -452,6 +468,80 @@ def test_bad_input_is_one_line_and_status_2(
     assert main(argv) == 2
     assert match in _error_line(capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.csv"]
+
+
+def test_option_values_at_their_limits_are_accepted(answers_csv: Path, tmp_path: Path) -> None:
+    """The largest --seed and a measure's variable name (amb_modified) are valid; the seed
+    reaches the library unchanged (same table as the library with that seed)."""
+    import ambppl
+
+    out = tmp_path / "s.csv"
+    argv = ["score", str(answers_csv), "--cant-solve", "skip", "--measure", "amb_modified"]
+    assert main([*argv, "--seed", str(cli.SEED_MAX), "-q", "-o", str(out)]) == 0
+    expected = ambppl.score(
+        answers_csv, cant_solve="skip", measure="modified", random_seed=cli.SEED_MAX
+    )
+    table = pd.read_csv(out, index_col="item").sort_index()
+    np.testing.assert_allclose(table["p_above"], expected.sort_index()["p_above"], rtol=0, atol=0)
+
+
+def test_objective_choices_are_the_library_objectives() -> None:
+    from ambppl.planning import _OBJECTIVES
+
+    plan = build_parser_subcommand("plan")
+    (action,) = [a for a in plan._actions if a.dest == "objective"]
+    assert tuple(action.choices) == _OBJECTIVES
+
+
+def build_parser_subcommand(name: str):
+    """The parser of one subcommand, from the registry."""
+    import argparse
+
+    subparsers = argparse.ArgumentParser().add_subparsers()
+    return cli.SUBCOMMANDS[name](subparsers)
+
+
+def test_library_warnings_are_one_line_without_source(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Whatever warns while a command runs (matplotlib, pandas, dask) is shown as one line
+    ``warning: ...``: Python's default shows the file, line number and source line."""
+    import warnings
+
+    def warn(args) -> int:
+        warnings.warn("two\nlines", UserWarning, stacklevel=1)
+        return 0
+
+    monkeypatch.setattr(cli, "_run_models", warn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        assert main(["models"]) == 0
+    assert capsys.readouterr().err == "warning: two lines\n"
+    assert warnings.showwarning is not None and warnings.showwarning.__module__ != "ambppl.cli"
+
+
+def test_report_route_of_render_report_warns_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Labels the figure font lacks: ``ambppl report`` through render_report (any model but
+    the exact flat one; a fit stubbed with exact draws keeps this fast) prints one warning
+    line for the page, not matplotlib's per glyph and figure with its source line."""
+    import ambppl
+
+    path = tmp_path / "cjk.csv"
+    pd.DataFrame(
+        {"task": [1, 1, 2, 2, 3], "worker": list("ababa"), "label": ["猫", "犬", "猫", "🐶", "猫"]}
+    ).to_csv(path, index=False)
+
+    def exact_fit(args, counts, method, params):
+        return ambppl.fit(counts, method="exact", draws=100, chains=2, random_seed=1)
+
+    monkeypatch.setattr(cli, "_fit", exact_fit)
+    out = tmp_path / "r.html"
+    assert main(["report", str(path), "--method", "nuts", "-q", "--top", "2", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("warning: the figures draw 3 characters")
+    assert "Glyph" not in err and ".py" not in err and out.exists()
 
 
 def test_missing_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -714,7 +804,7 @@ def test_plan_counts_without_cant_solve(tmp_path: Path, rng: np.random.Generator
         (["--budget", "5", "--prior", "0"], "argument --prior: must be a positive number"),
         (["--budget", "5", "--prior", "-1"], "argument --prior: must be a positive number"),
         (["--budget", "5", "--prior", "1,2"], "prior"),  # 2 values for 5 categories
-        (["--budget", "5", "--objective", "nope"], "objective must be one of"),
+        (["--budget", "5", "--objective", "nope"], "argument --objective: invalid choice"),
         (["--budget", "5", "--measure", "entropy"], "--measure"),
         (["--budget", "5", "--threshold", "1.5"], "--threshold"),
         (["--budget", "5", "--cant-solve", "maybe"], "maybe"),
@@ -979,7 +1069,11 @@ def test_score_on_a_dask_scheduler(tmp_path: Path, capsys) -> None:
     ) as cluster:
         assert main([*argv, "--scheduler", cluster.scheduler_address, "-o",
                      str(tmp_path / "d.csv")]) == 0
-    assert "connecting to the dask scheduler" in capsys.readouterr().err
+        assert "connecting to the dask scheduler" in capsys.readouterr().err
+        # a worker speaks dask's protocol too, but is not the scheduler
+        worker = next(iter(cluster.scheduler_info["workers"]))
+        assert main([*argv, "--scheduler", worker, "-q"]) == 2
+        assert "it is a dask Worker, not the scheduler" in _error_line(capsys)
     assert main([*argv, "--scheduler", "synchronous", "-q", "-o", str(tmp_path / "s.csv")]) == 0
     pd.testing.assert_frame_equal(
         pd.read_csv(tmp_path / "d.csv"), pd.read_csv(tmp_path / "s.csv")
@@ -987,6 +1081,97 @@ def test_score_on_a_dask_scheduler(tmp_path: Path, capsys) -> None:
     assert main([*argv, "--scheduler", "tcp://127.0.0.1:9", "-q"]) == 2
     err = capsys.readouterr().err
     assert "--scheduler: cannot reach a dask scheduler" in err and "Traceback" not in err
+
+
+class _QuietHTTPHandler(http.server.BaseHTTPRequestHandler):
+    """An HTTP server's handler (answers 501 to a GET) that logs nothing."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _wrong_server(kind: str) -> Iterator[str]:
+    """The address of a throwaway server on a free loopback port that is no dask scheduler:
+    ``http`` (an HTTP server, as a scheduler's dashboard on 8787), ``silent`` (accepts and
+    never answers), ``ssh`` (sends an SSH banner first), ``closed`` (nothing listens)."""
+    if kind == "http":
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _QuietHTTPHandler)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        try:
+            yield f"tcp://127.0.0.1:{httpd.server_address[1]}"
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+        return
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    if kind == "closed":
+        listener.close()
+        yield f"tcp://127.0.0.1:{port}"
+        return
+    listener.listen(8)
+    accepted: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            accepted.append(conn)
+            if kind == "ssh":
+                conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"tcp://127.0.0.1:{port}"
+    finally:
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)  # wakes the accept()
+        listener.close()
+        for conn in accepted:
+            conn.close()
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason"),
+    [
+        ("http", "did not answer in dask's protocol within 3 s"),
+        ("silent", "did not answer in dask's protocol within 8 s"),
+        ("ssh", "does not speak dask's protocol (its first bytes read as a message of impossible"),
+        ("closed", "nothing listens there"),
+    ],
+)
+def test_wrong_scheduler_address_is_one_line_within_seconds(
+    kind: str,
+    reason: str,
+    answers_csv: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 25: an HTTP server ran past 420 s, a silent listener past 150 s (Client's
+    timeout covers only the TCP connection), an SSH banner ended in a MemoryError of 2.82
+    EiB. Now one line naming --scheduler within 15 s; the silent listener waits the default
+    SCHEDULER_TIMEOUT (the worst case), the HTTP server a shorter one to keep CI quick."""
+    pytest.importorskip("distributed")
+    assert cli.SCHEDULER_TIMEOUT == 8.0
+    if kind == "http":
+        monkeypatch.setattr(cli, "SCHEDULER_TIMEOUT", 3.0)
+    out = tmp_path / "s.csv"
+    argv = ["score", str(answers_csv), "--cant-solve", "skip", "-q", "-o", str(out)]
+    with _wrong_server(kind) as address:
+        start = time.perf_counter()
+        assert main([*argv, "--scheduler", address]) == 2
+        elapsed = time.perf_counter() - start
+    line = _error_line(capsys)
+    assert line.startswith(f"ambppl: error: --scheduler: cannot reach a dask scheduler at "
+                           f"'{address}': ")
+    assert reason in line
+    assert elapsed < min(15.0, cli.SCHEDULER_TIMEOUT + 5.0)
+    assert not out.exists()
 
 
 def test_score_counts_a_long_file_with_dask(answers_csv: Path, tmp_path: Path, capsys) -> None:

@@ -177,3 +177,138 @@ def test_zarr_store(tmp_path, capsys):
     text.write_text("task,worker,label\n1,a,x\n1,b,y\n")
     assert main(["plan", str(text), "--format", "zarr", "--budget", "1", "-q"]) == 2
     assert "could not read 'a.csv' as ZARR" in _error_line(capsys)
+
+
+# ----------------------------------------------------------------------------- issue 25
+
+
+NA_LIKE = "task,worker,label\n1,a,N/A\n1,b,pos\n2,a,NA\n2,b,None\n3,a,null\n3,b,pos\n3,c,neg\n"
+
+
+def _answers_per_item(argv: list[str], tmp_path: Path) -> dict:
+    table = _score(argv, tmp_path)
+    return {item: int(n) for item, n in table["n_answers"].items()}
+
+
+@pytest.mark.parametrize("chunked", [[], ["--layout", "long", "--chunk-items", "2"]])
+def test_na_like_labels_count_and_na_values_drops_them(tmp_path, chunked):
+    path = tmp_path / "na.csv"
+    path.write_text(NA_LIKE)
+    # every row is an answer (reference: the 7 rows written above); N/A occurs and is last
+    assert _answers_per_item([str(path), "--cant-solve", "N/A", *chunked], tmp_path) == {
+        1: 2, 2: 2, 3: 3}
+    # named missing: comma-separated and repeated
+    argv = [str(path), "--na-values", "N/A,NA", "--na-values", "null", *chunked]
+    assert _answers_per_item(argv, tmp_path) == {1: 1, 2: 1, 3: 2}
+
+
+def test_header_line_with_no_header_is_refused(tmp_path, capsys):
+    path = tmp_path / "h.csv"
+    path.write_text("task,worker,label\n1,2,pos\n1,3,neg\n2,2,pos\n")
+    argv = ["score", str(path), "--no-header", "--item", "0", "--rater", "1", "--label", "2"]
+    assert main([*argv, *FAST]) == 2
+    line = _error_line(capsys)
+    assert "looks like a header line, not an answer" in line
+    assert line.endswith("drop --no-header and name the columns (--item task --rater worker "
+                         "--label label)")
+
+
+def test_long_file_with_layout_wide_is_refused(tmp_path, capsys):
+    path = tmp_path / "long.csv"
+    path.write_text("task,worker,label\n1,a,pos\n1,b,neg\n2,a,pos\n")
+    assert main(["score", str(path), "--layout", "wide", *FAST]) == 2
+    assert "leave out --layout wide to read one row per answer" in _error_line(capsys)
+
+
+def test_ids_are_printed_as_written(tmp_path):
+    path = tmp_path / "ids.csv"
+    path.write_text("task,worker,label\n007,a,x\n7,b,y\n1e3,a,x\n1000,b,y\n7.0,a,x\n")
+    out = tmp_path / "s.csv"
+    assert main(["score", str(path), *FAST, "-o", str(out)]) == 0
+    assert sorted(pd.read_csv(out, dtype=str)["item"]) == ["007", "1000", "1e3", "7", "7.0"]
+
+
+GOOD = "task,worker,label\n1,a,café\n1,b,neg\n2,a,neg\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (GOOD.encode("latin-1"), "it is not UTF-8 text (its byte 0xe9 does not decode as UTF-8); "
+         "if it is Latin-1 or Windows-1252 text pass --encoding latin-1"),
+        (b'[{"task": 1}]', "it holds JSON, which is not read; convert it to a CSV file"),
+        (b"task,worker,label\n", "'a.csv' has no answers: it holds only a header line"),
+        (bytes(range(256)), "it is not a text file (it holds binary data: NUL bytes)"),
+        (b"PAR1\x00", "it is a Parquet file, not text; pass --format parquet"),
+    ],
+    ids=["latin-1", "json", "header-only", "binary", "parquet"],
+)
+def test_files_that_are_not_csv_are_named(content, expected, tmp_path, capsys):
+    path = tmp_path / "a.csv"
+    path.write_bytes(content)
+    assert main(["score", str(path), *FAST]) == 2
+    assert expected in _error_line(capsys)
+
+
+def test_encodings_and_gzip_are_read(tmp_path, capsys):
+    import gzip
+
+    reference = {1: 2, 2: 1}  # the 3 rows of GOOD
+    for name, content in [
+        ("u16.csv", GOOD.encode("utf-16")),
+        ("gz.csv", gzip.compress(GOOD.encode())),
+    ]:
+        (tmp_path / name).write_bytes(content)
+        assert _answers_per_item([str(tmp_path / name)], tmp_path) == reference
+    (tmp_path / "l1.csv").write_bytes(GOOD.encode("latin-1"))
+    assert _answers_per_item([str(tmp_path / "l1.csv"), "--encoding", "latin-1"],
+                             tmp_path) == reference
+    assert main(["score", str(tmp_path / "l1.csv"), "--encoding", "nope", *FAST]) == 2
+    assert "argument --encoding: must be a text encoding" in _error_line(capsys)
+
+
+def test_npy_format_on_a_csv_says_it_is_not_npy(tmp_path, capsys):
+    path = tmp_path / "a.csv"
+    path.write_text(GOOD)
+    assert main(["score", str(path), "--format", "npy", *FAST]) == 2
+    line = _error_line(capsys)
+    assert "it is not a NumPy .npy file" in line and "pass --format csv or tsv" in line
+    assert "allow_pickle" not in line
+
+
+@pytest.mark.parametrize("streamed", [[], ["--chunk-items", "1"], ["--layout", "counts"]])
+def test_bad_parquet_counts_are_named(tmp_path, capsys, streamed):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cases = [
+        ({"item": [1, 2], "a": [2**62, 1], "b": [2**62, 1]}, "must be at most 2**53"),
+        ({"item": [1, 2], "a": pa.array([None, 1], pa.int64()), "b": [3, 1]},
+         "a count is missing (NaN: an empty cell or a null)"),
+        ({"item": pa.array([], pa.int64()), "a": pa.array([], pa.int64()),
+          "b": pa.array([], pa.int64())}, "has no rows"),
+    ]
+    for columns, expected in cases:
+        path = tmp_path / "c.parquet"
+        pq.write_table(pa.table(columns), path)
+        assert main(["score", str(path), *streamed, *FAST]) == 2
+        line = _error_line(capsys)
+        assert expected in line and "-9.2e" not in line and "concatenate" not in line
+
+
+def test_headerless_answers_counted_in_chunks_by_positions(tmp_path, capsys):
+    """``--layout long --chunk-items`` with ``--no-header``: the columns by position (dask's
+    groupby took the list of positions for something else: item ids counted as labels), and
+    a header line read as an answer refused as in memory."""
+    path = tmp_path / "a.csv"
+    path.write_text("w1,007,pos\nw2,007,neg\nw1,8,neg\n")
+    chunked = ["--layout", "long", "--chunk-items", "2"]
+    positions = ["--no-header", "--item", "1", "--rater", "0", "--label", "2"]
+    out = tmp_path / "s.csv"
+    assert main(["score", str(path), *chunked, *positions, *FAST, "-o", str(out)]) == 0
+    table = pd.read_csv(out, dtype=str)
+    # reference: the 3 rows above; the id 007 as written
+    assert dict(zip(table["item"], table["n_answers"], strict=True)) == {"007": "2", "8": "1"}
+    path.write_text("worker,task,label\nw1,007,pos\nw2,007,neg\nw1,8,neg\n")
+    assert main(["score", str(path), *chunked, *positions, *FAST]) == 2
+    assert "drop --no-header and name the columns" in _error_line(capsys)

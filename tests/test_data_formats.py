@@ -377,3 +377,351 @@ def test_headerless_copy_of_the_dog_data(shared_data, tmp_path):
     counts = read_annotations(path, sep="\t", header=None, item=1, rater=0, label=2)
     xr.testing.assert_equal(counts.drop_attrs(), reference.drop_attrs())
     assert counts.sizes == {"item": 807, "category": 4}
+
+
+# --------------------------------------------------------------------------- issue 25: reading
+
+
+def _write(path: Path, text: str, encoding: str = "utf-8") -> Path:
+    path.write_bytes(text.encode(encoding))
+    return path
+
+
+NA_LIKE = "task,worker,label\n1,a,N/A\n1,b,pos\n2,a,NA\n2,b,None\n3,a,null\n3,b,pos\n3,c,neg\n"
+
+
+def test_na_like_labels_are_answers(tmp_path):
+    """pandas' default NA strings are labels: nothing is dropped unless na_values names it."""
+    path = _write(tmp_path / "na.csv", NA_LIKE)
+    counts = read_annotations(path, cant_solve="N/A")
+    # reference: the 7 rows written above, tallied by hand: every label kept
+    assert counts["category"].values.tolist() == ["NA", "None", "neg", "null", "pos", "N/A"]
+    assert counts.values.tolist() == [[0, 0, 0, 0, 1, 1], [1, 1, 0, 0, 0, 0], [0, 0, 1, 1, 1, 0]]
+    assert counts.attrs["n_dropped"] == 0
+    # the same strings in a frame agree
+    frame = pd.read_csv(path, keep_default_na=False)
+    xr.testing.assert_equal(
+        counts.drop_attrs(), read_annotations(frame, cant_solve="N/A").drop_attrs()
+    )
+
+
+def test_na_values_names_the_missing_answers(tmp_path):
+    path = _write(tmp_path / "na.csv", NA_LIKE)
+    counts = read_annotations(path, na_values=["N/A", "NA", "null"])
+    assert counts["category"].values.tolist() == ["None", "neg", "pos"]
+    assert counts.values.tolist() == [[0, 0, 1], [1, 0, 0], [0, 1, 1]]
+    assert counts.attrs["n_dropped"] == 3
+    frame = pd.read_csv(path, keep_default_na=False)
+    assert read_annotations(frame, na_values="None", rater=None).attrs["n_dropped"] == 1
+    long = read_long(path, na_values=["N/A", "NA", "null"])
+    assert len(long) == 4 and long.attrs["n_dropped"] == 3
+    wide = _write(tmp_path / "wide.csv", "task,a,b\n1,N/A,pos\n2,neg,pos\n")
+    w = read_annotations(wide, format="wide", na_values=["N/A"])
+    assert w.values.tolist() == [[0, 1], [1, 1]] and w.attrs["n_dropped"] == 1
+    with pytest.raises(ValueError, match=r"every item must have at least one answer.*\[2\]"):
+        read_annotations(path, na_values=["N/A", "NA", "None", "null"])
+    with pytest.raises(TypeError, match=r"na_values must list label texts"):
+        read_annotations(path, na_values=[None])
+    np.save(tmp_path / "c.npy", np.ones((2, 2), dtype=int))
+    with pytest.raises(ValueError, match=r"na_values names missing answers, but 'c.npy' holds"):
+        read_annotations(tmp_path / "c.npy", na_values=["NA"])
+
+
+def test_na_like_ids_are_ids(tmp_path):
+    path = _write(tmp_path / "ids.csv", "task,worker,label\nNA,None,x\nNA,null,y\nN/A,NA,x\n")
+    counts = read_annotations(path)
+    assert counts["item"].values.tolist() == ["NA", "N/A"]
+    assert counts.values.tolist() == [[1, 1], [1, 0]]
+    assert counts.attrs["n_raters"] == 3
+
+
+def test_ids_and_labels_are_kept_exactly_as_written(tmp_path):
+    text = "task,worker,label\n007,a,2\n7,b,2.0\n1e3,a,x\n1000,b,2\n7.0,c,x\n 7,d,2\n"
+    counts = read_annotations(_write(tmp_path / "ids.csv", text))
+    assert counts["item"].values.tolist() == ["007", "7", "1e3", "1000", "7.0", " 7"]
+    assert counts["category"].values.tolist() == ["2", "2.0", "x"]
+    assert counts.values.sum(axis=1).tolist() == [1] * 6
+    # the same text in a frame gives the same counts (one rule for files and frames)
+    frame = pd.read_csv(tmp_path / "ids.csv", dtype=str)
+    xr.testing.assert_identical(
+        counts.drop_attrs(), read_annotations(frame).drop_attrs().astype(np.int64)
+    )
+    # plain integer ids come back as int64 (they print the same); a float id is not one
+    plain = read_annotations(_write(tmp_path / "p.csv", "task,worker,label\n12,a,x\n-3,b,y\n"))
+    assert plain["item"].dtype == np.int64 and plain["item"].values.tolist() == [12, -3]
+    float_ids = read_annotations(_write(tmp_path / "f.csv", "task,worker,label\n7.0,a,x\n8,a,y\n"))
+    assert float_ids["item"].values.tolist() == ["7.0", "8"]
+    # a blank label on the row of a float-looking column does not turn 7 into 7.0
+    blank = read_annotations(_write(tmp_path / "b.csv", "task,worker,label\n7,a,x\n7,b,\n8,a,y\n"))
+    assert blank["item"].values.tolist() == [7, 8] and blank.attrs["n_dropped"] == 1
+    long = read_long(_write(tmp_path / "r.csv", "task,worker,label\n1,5,x\n1,007,y\n"))
+    assert long["rater"].tolist() == ["5", "007"]  # one id is not plain: all kept as text
+    long = read_long(_write(tmp_path / "r2.csv", "task,worker,label\n1,5,x\n1,-12,y\n"))
+    assert long["rater"].tolist() == [5, -12] and long["rater"].dtype == np.int64
+
+
+def test_numeric_labels_agree_across_frames_files_and_parquet(tmp_path):
+    """Numbers (a typed column) become canonical text; the text a file holds is kept; the
+    order is numeric when every label is a number."""
+    frame = pd.DataFrame({"task": [1, 1, 1, 2], "worker": [1, 2, 3, 1], "label": [10, 2, 1, 2]})
+    reference = read_annotations(frame)
+    assert reference["category"].values.tolist() == ["1", "2", "10"]
+    frame.to_csv(tmp_path / "a.csv", index=False)
+    frame.to_parquet(tmp_path / "a.parquet")
+    frame.astype({"label": float}).to_parquet(tmp_path / "f.parquet")
+    frame.astype(str).to_parquet(tmp_path / "s.parquet")
+    for name in ("a.csv", "a.parquet", "f.parquet"):
+        xr.testing.assert_identical(
+            read_annotations(tmp_path / name).drop_attrs(), reference.drop_attrs()
+        )
+    # a Parquet column of text ids keeps them as text (typed ids are never changed)
+    text = read_annotations(tmp_path / "s.parquet")
+    assert text["item"].values.tolist() == ["1", "2"]
+    np.testing.assert_array_equal(text.values, reference.values)
+    assert text["category"].values.tolist() == ["1", "2", "10"]
+    # labels written as floats stay as written, sorted by value then text
+    _write(tmp_path / "w.csv", "task,worker,label\n1,a,10.0\n1,b,2.0\n1,c,2\n2,a,1e0\n")
+    counts = read_annotations(tmp_path / "w.csv")
+    assert counts["category"].values.tolist() == ["1e0", "2", "2.0", "10.0"]
+
+
+def test_header_line_read_with_header_none_is_refused(tmp_path):
+    path = _write(tmp_path / "h.csv", "task,worker,label\n1,2,pos\n1,3,neg\n2,2,pos\n")
+    with pytest.raises(
+        ValueError,
+        match=r"^the first line of 'h.csv' looks like a header line, not an answer: its cells "
+        r"\['task', 'worker', 'label'\] are column names, and its label 'label' occurs nowhere "
+        r"else; drop header=None and name the columns \(item='task', rater='worker', "
+        r"label='label'\)$",
+    ):
+        read_annotations(path, header=None, item=0, rater=1, label=2)
+    # other column names: told by the text ids where every other row has numbers
+    path = _write(tmp_path / "n.csv", "q,who,said\n1,2,pos\n1,3,neg\n2,2,pos\n")
+    with pytest.raises(ValueError, match=r"its item cell 'q' is text where every other row"):
+        read_annotations(path, header=None, item=0, rater=1, label=2)
+    with command_line_messages(), pytest.raises(ValueError, match=r"drop --no-header and name "
+                                                r"the columns \(--item q --rater who --label said"):
+        read_annotations(path, header=None, item=0, rater=1, label=2)
+
+
+def test_headerless_data_whose_first_answer_is_rare_is_kept(tmp_path):
+    """No false alarm: numeric ids on every row, or a first label given elsewhere too."""
+    text = "1,2,unique\n1,3,neg\n2,2,pos\n"
+    counts = read_annotations(_write(tmp_path / "a.csv", text), header=None, item=0, rater=1,
+                              label=2)
+    assert counts["category"].values.tolist() == ["neg", "pos", "unique"]
+    text = "t1,w1,label\nt1,w2,label\nt2,w1,pos\n"  # 'label' is an answer given twice
+    counts = read_annotations(_write(tmp_path / "b.csv", text), header=None, item=0, rater=1,
+                              label=2)
+    assert counts.values.tolist() == [[2, 0], [0, 1]]
+
+
+def test_long_file_read_as_wide_is_refused(tmp_path):
+    path = _write(tmp_path / "long.csv", "task,worker,label\n1,a,pos\n1,b,neg\n2,a,pos\n")
+    with pytest.raises(
+        ValueError,
+        match=r"^the table 'long.csv' read as wide \(one column per rater\) has the columns "
+        r"'worker' and 'label' of a long table .*; leave out format='wide' to read one row per "
+        r"answer$",
+    ):
+        read_annotations(path, format="wide")
+    with command_line_messages(), pytest.raises(ValueError, match="leave out --layout wide"):
+        read_long(path, format="wide")
+    other = _write(tmp_path / "o.csv", "id,annotator,answer\n1,a,pos\n1,b,neg\n")
+    with pytest.raises(ValueError, match=r"the columns 'annotator' and 'answer' of a long"):
+        read_annotations(other, format="wide", item="id", rater="annotator", label="answer")
+
+
+def test_wide_table_with_a_column_of_ids_is_refused(rng, tmp_path):
+    table = pd.DataFrame(
+        {
+            "id": [f"item{i}" for i in range(25)],
+            "r1": rng.choice(["pos", "neg"], 25),
+            "r2": rng.choice(["pos", "neg"], 25),
+        }
+    )
+    with pytest.raises(ValueError, match=r"column 'id' of the wide table 'DataFrame' holds 25 "
+                       r"different values, one per row, .*pass item='id'"):
+        read_annotations(table, format="wide")
+    counts = read_annotations(table, format="wide", item="id")
+    assert int(counts.sum()) == 50
+
+
+def test_duplicated_label_column_is_refused(tmp_path):
+    path = _write(tmp_path / "d.csv", "task,worker,label,label\n1,a,pos,neg\n1,b,neg,neg\n")
+    message = r"^label column 'label' occurs 2 times in the header, so which one holds the"
+    with pytest.raises(ValueError, match=message):
+        read_annotations(path)
+    frame = pd.DataFrame([[1, "a", "pos", "neg"]], columns=["task", "worker", "label", "label"])
+    with pytest.raises(ValueError, match=message):
+        read_annotations(frame)
+    # a column that is really called label.1 is no copy
+    ok = _write(tmp_path / "ok.csv", "task,worker,label,label.1\n1,a,pos,x\n1,b,neg,y\n")
+    assert read_annotations(ok).values.tolist() == [[1, 1]]
+    # a repeated column that is not used is fine
+    ok = _write(tmp_path / "ok2.csv", "task,worker,label,note,note\n1,a,pos,,\n1,b,neg,,\n")
+    assert read_annotations(ok).values.tolist() == [[1, 1]]
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (np.array([[2**62, 2**62], [1, 1]]), r"must be at most 2\*\*53 = 9007199254740992 .* but "
+         r"got 4611686018427387904 \(item 0, column 0\)"),
+        (np.array([[2**52, 2**52 + 2], [1, 1]]), r"must sum to at most 2\*\*53 .* but a row "
+         r"sums to 9007199254740994 \(item 0\)"),
+        (np.array([[1e300, 1], [1, 1]]), r"but got 1e\+300 \(item 0, column 0\)"),
+        (np.array([[1, 1], [np.nan, 1]]), r"must be finite, .*a count is missing \(NaN: an empty "
+         r"cell or a null\) \(item 1, column 0\)"),
+        (pd.DataFrame({"a": [1.0, np.nan], "b": [1, 2]}), r"missing .* \(item 1, category 'a'\)"),
+    ],
+)
+def test_counts_too_large_or_missing_are_refused(data, match):
+    with pytest.raises(ValueError, match=match):
+        read_annotations(data, format="counts")
+
+
+def test_counts_just_below_two_to_the_53_are_kept():
+    counts = read_annotations(np.array([[2**52, 2**52 - 1], [0, 1]]))
+    assert counts.values.sum(axis=1).tolist() == [2**53 - 1, 1]
+    # 2**53 + 1 is refused, not rounded to 2**53 by float64 (from a file too)
+    with pytest.raises(ValueError, match=r"but got 9007199254740993 \(item 0, column 0\)"):
+        read_annotations(np.array([[2**53 + 1, 0], [0, 1]]))
+
+
+def test_count_csv_is_read_as_numbers(tmp_path):
+    path = _write(tmp_path / "c.csv", "item,a,b\n007,1,2\n8,3,1e1\n")
+    counts = read_annotations(path, format="counts", item="item")
+    assert counts.values.tolist() == [[1, 2], [3, 10]]
+    assert counts["item"].values.tolist() == ["007", "8"]
+    for cells, match in [
+        ("8,x,1", r"^counts must be numbers, but got 'x' \(item 8, category 'a'\)"),
+        ("8,,1", r"a count is missing .* \(item 8, category 'a'\)"),
+        ("8,9007199254740993,0", r"but got 9007199254740993 \(item 8, category 'a'\)"),
+        ("8,0.5,1", r"must be whole numbers, but got \[0\.5\] \(item 8, category 'a'\)"),
+        ("8,-1,1", r"must be non-negative, but got minimum -1\.0 \(item 8, category 'a'\)"),
+    ]:
+        _write(path, f"item,a,b\n7,1,2\n{cells}\n")
+        with pytest.raises(ValueError, match=match):
+            read_annotations(path, format="counts", item="item")
+
+
+def test_parquet_count_errors_name_row_and_column(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ambppl._streaming import open_lazy, read_counts
+
+    path = tmp_path / "c.parquet"
+    pq.write_table(pa.table({"a": pa.array([1, None, 3], pa.int64()), "b": [1, 1, 1]}), path)
+    with pytest.raises(ValueError, match=r"missing \(NaN.*\) \(item 1, category 'a'\)"):
+        read_annotations(path, format="counts")
+    with pytest.raises(ValueError, match=r"^counts in 'c.parquet' must be finite.*\(row 5, "
+                       r"category 'a'\)"):
+        read_counts(path, [0], ["a", "b"], first_row=4)
+    pq.write_table(pa.table({"a": [2**62, 1], "b": [2**62, 1]}), path)
+    with pytest.raises(ValueError, match=r"must be at most 2\*\*53"):
+        read_counts(path, [0], ["a", "b"])
+    pq.write_table(pa.table({"a": pa.array([], pa.int64()), "b": pa.array([], pa.int64())}), path)
+    with pytest.raises(ValueError, match=r"^'c.parquet' has no rows"):
+        open_lazy(path, "parquet", item=None, chunk_items=10)
+    with pytest.raises(ValueError, match=r"^'c.parquet' has no rows"):
+        read_annotations(path, format="counts")
+
+
+def _gzip(text: str) -> bytes:
+    import gzip
+
+    return gzip.compress(text.encode())
+
+
+GOOD = "task,worker,label\n1,a,café\n1,b,neg\n2,a,neg\n"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        GOOD.encode("utf-8-sig"),
+        GOOD.encode("utf-16"),  # with a byte-order mark
+        GOOD.encode("utf-16-le"),  # without one
+        GOOD.encode("utf-16-be"),
+        GOOD.encode("utf-32"),
+        _gzip(GOOD),  # gzip saved as .csv
+    ],
+    ids=["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "gzip"],
+)
+def test_encodings_and_compression_told_by_the_first_bytes_are_read(content, tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_bytes(content)
+    counts = read_annotations(path)
+    assert counts["category"].values.tolist() == ["café", "neg"]
+    assert counts.values.tolist() == [[1, 1], [0, 1]]
+
+
+def test_csv_gz_that_is_not_compressed_is_read(tmp_path):
+    path = _write(tmp_path / "a.csv.gz", GOOD)
+    assert read_annotations(path).values.tolist() == [[1, 1], [0, 1]]
+
+
+@pytest.mark.parametrize(
+    ("content", "kwargs", "match"),
+    [
+        (GOOD.encode("latin-1"), {}, r"^could not read 'a.csv' as CSV: it is not UTF-8 text \(its "
+         r"byte 0xe9 does not decode as UTF-8\); if it is Latin-1 or Windows-1252 text pass "
+         r"encoding='latin-1', else the encoding it was saved in$"),
+        (("task,worker,label\n" + "1,a,x\n" * 2000 + "1,b,caf\xe9\n").encode("latin-1"), {},
+         r"^could not read 'a.csv' as CSV: it is not UTF-8 text .*encoding='latin-1'"),
+        (GOOD.encode(), {"encoding": "nope"}, r"^encoding must be a text encoding such as"),
+        (bytes(range(256)) * 3, {}, r"^could not read 'a.csv' as CSV: it is not a text file \(it "
+         r"holds binary data: NUL bytes\)"),
+        (b'[{"task": 1, "worker": "a", "label": "x"}]', {}, r"^could not read 'a.csv' as CSV: it "
+         r"holds JSON, which is not read; convert it to a CSV file of answers first, e\.g\. with "
+         r"pandas: pandas\.read_json\('a\.csv'\)\.to_csv"),
+        (b'{"task": 1, "label": "x"}\n{"task": 2, "label": "y"}\n', {},
+         r"holds JSON.*read_json\('a\.csv', lines=True\)"),
+        (b"task,worker,label\n", {}, r"^'a.csv' has no answers: it holds only a header line "
+         r"\['task', 'worker', 'label'\]"),
+        (b"", {}, r"^could not read 'a.csv' as CSV: it is empty"),
+        (b"# only\n# comments\n", {"comment": "#"}, r"it is empty .*only blank or comment lines"),
+        (b"PAR1\x00\x00", {}, r"it is a Parquet file, not text; pass format='parquet'"),
+        (b"\x93NUMPY\x01\x00", {}, r"it is a NumPy \.npy file \(a count matrix\), not text"),
+        (_gzip(GOOD)[:20], {}, r"^'a.csv' starts like a gzip-compressed file but does not "
+         r"decompress"),
+    ],
+    ids=["latin-1", "latin-1-late", "bad-encoding", "binary", "json", "json-lines",
+         "header-only", "empty", "comments-only", "parquet", "npy", "truncated-gzip"],
+)
+def test_files_that_are_not_csv_say_what_they_are(content, kwargs, match, tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=match):
+        read_annotations(path, **kwargs)
+
+
+def test_latin1_file_is_read_with_its_encoding(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_bytes(GOOD.encode("latin-1"))
+    counts = read_annotations(path, encoding="latin-1")
+    assert counts["category"].values.tolist() == ["café", "neg"]
+
+
+def test_npy_errors_say_what_the_file_is(tmp_path):
+    path = _write(tmp_path / "a.csv", GOOD)
+    with pytest.raises(ValueError, match=r"^could not read 'a.csv' as NPY: it is not a NumPy "
+                       r"\.npy file .*; it looks like text: pass format='csv' or 'tsv'$"):
+        read_annotations(path, format="npy")
+    np.save(tmp_path / "o.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
+    with pytest.raises(ValueError, match=r"^could not read 'o.npy' as NPY: it holds Python "
+                       r"objects \(a pickled object array\), not numbers"):
+        read_annotations(tmp_path / "o.npy")
+
+
+def test_empty_parquet_and_frame_have_no_rows(tmp_path):
+    empty = pd.DataFrame(
+        {"task": pd.Series([], dtype="int64"), "label": pd.Series([], dtype="str")}
+    )
+    empty.to_parquet(tmp_path / "e.parquet")
+    with pytest.raises(ValueError, match=r"^'e.parquet' has no rows"):
+        read_annotations(tmp_path / "e.parquet")
+    with pytest.raises(ValueError, match=r"^the DataFrame has no rows"):
+        read_annotations(empty)

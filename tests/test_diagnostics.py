@@ -89,6 +89,25 @@ def test_equals_arviz(name, prob):
         np.testing.assert_allclose(ours[key], value, rtol=RTOL, atol=0, equal_nan=True)
 
 
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_mean_ess_and_mcse_equal_arviz(name):
+    """ESS and MCSE of the mean (the closed-form check's standard error) against
+    ``arviz.ess(method="mean")`` and ``arviz.mcse(method="mean")``."""
+    import arviz as az
+
+    x = CASES[name]
+    da = xr.DataArray(x, dims=("chain", "draw", *(f"d{i}" for i in range(x.ndim - 2))))
+    with np.errstate(all="ignore"):
+        ess_ref = az.ess(da, method="mean").values
+        mcse_ref = az.mcse(da, method="mean").values
+    ess = diag.diagnose(x, what=("ess_mean",))["ess_mean"]
+    np.testing.assert_allclose(ess, ess_ref, rtol=RTOL, atol=0, equal_nan=True)
+    np.testing.assert_array_equal(diag.ess_mean(x), ess)
+    # ArviZ's sd of float32 draws is a float32 sum (error ~ 1e-7): to that dtype's rounding
+    rtol = RTOL if x.dtype != np.float32 else 50 * np.finfo(np.float32).eps
+    np.testing.assert_allclose(diag.mcse_mean(x), mcse_ref, rtol=rtol, atol=0, equal_nan=True)
+
+
 def test_special_values():
     out = diag.diagnose(CASES["special"])
     # constant: R-hat NaN (0/0), ESS the number of split draws; NaN draws: NaN

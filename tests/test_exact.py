@@ -13,6 +13,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 import scipy.stats as st
+from _exact_laws import end_exponents, end_rate
 from scipy.integrate import IntegrationWarning, quad, tanhsinh
 
 from ambppl import amb, amb_modified, amb_old, ambiguity_posterior, dirichlet_mean, dirichlet_var
@@ -154,30 +155,6 @@ def test_jeffreys_amb_symmetric_and_modified_closed_form():
     assert mod.pdf(1.0) == np.inf
 
 
-def _end_rate(alpha, measure, end):
-    """(e, log) with p(a) ~ K eps**e (log: ~ K log(1/eps)) as eps = |a - end| -> 0.
-
-    Derivation (C = 2): with V = 1 - q_cs ~ Beta(a1 + a2, a_cs) independent of
-    pi = q_+ / V ~ Beta(a1, a2) and D = |2 pi - 1|, 1 - amb = V (1 + D^2) / 2,
-    1 - modified = V D^2 and 1 - old = V D. At a -> 0 all three need V -> 1 and D -> 1:
-    1 - V and 1 - D have densities ~ s**(a_cs - 1) and ~ t**(min(a1, a2) - 1), and their sum
-    (what the measure is to first order) one ~ eps**(a_cs + min(a1, a2) - 1). At a -> 1
-    (b = a1 + a2): amb needs V -> 0 only (eps**(b - 1), ERRATA 4); modified needs V D^2 -> 0,
-    a product of densities ~ v**(b - 1) and ~ w**(-1/2) (D has a finite density at 0), so
-    eps**(min(b, 1/2) - 1); old needs V D -> 0: eps**(min(b, 1) - 1), and at b = 1 the product
-    of two densities finite at 0 grows like f_V(0) f_D(0) log(1/eps).
-    """
-    a1, a2, acs = alpha
-    b = a1 + a2
-    if end == 0.0:
-        return acs + min(a1, a2) - 1.0, False
-    if measure == "amb":
-        return b - 1.0, False
-    if measure == "modified":
-        return min(b, 0.5) - 1.0, b == 0.5
-    return min(b, 1.0) - 1.0, b == 1.0
-
-
 @pytest.mark.parametrize("measure", ["amb", "modified", "old"])
 @pytest.mark.parametrize(
     "alpha",
@@ -185,7 +162,8 @@ def _end_rate(alpha, measure, end):
 )
 def test_pdf_at_the_ends_is_the_limit(alpha, measure):
     """pdf(0) and pdf(1) are the one-sided limits, and the density approaches them at the
-    rate derived in ``_end_rate`` (reference: that derivation, independent of the quadrature).
+    rate derived in ``_exact_laws.end_rate`` (reference: that derivation, independent of the
+    quadrature).
 
     eps**e with e > 0: limit 0; e < 0: limit inf, and the local slope d log p / d log eps
     between eps = 1e-10 and 1e-12 is e (the next term of the expansion is a power of eps
@@ -200,7 +178,7 @@ def test_pdf_at_the_ends_is_the_limit(alpha, measure):
         x = eps if end == 0.0 else 1.0 - eps
         dist = np.abs(x - end)  # exact (Sterbenz): the eps the float point really has
         lim, p = float(post.pdf(end)), post.pdf(x)
-        e, log = _end_rate(alpha, measure, end)
+        e, log = end_rate(alpha, measure, end)
         if log:
             assert lim == np.inf
             k = alpha[2] * 2.0 / math.exp(math.lgamma(alpha[0]) + math.lgamma(alpha[1])
@@ -1018,3 +996,154 @@ def test_sampling_mcse_is_per_distribution():
     post = ambiguity_posterior(alpha, "amb", n_draws=n, random_seed=6)
     sd = np.sqrt(dirichlet_var(alpha, "amb"))
     assert np.all(np.abs(post.mcse * math.sqrt(n) - sd) <= 5 * sd / math.sqrt(2 * n))
+
+
+# --------------------------------------- issue 25: small parameters, tiny quantiles, huge laws
+
+
+def _cdf_by_v_integral(alpha, measure, a, dps=20):
+    """P(A <= a) integrated over V = 1 - q_cs with pi done exactly (mpmath betainc): a route
+    independent of ambppl's (which integrates over pi with V's tails inside).
+
+    A <= a iff H(D) >= y / V (y = 1 - a), and P(H(D) >= h) is a Beta probability of
+    min(pi, 1 - pi) <= (1 - H^-1(h)) / 2. Over u = 1 - V in [0, a] with u = a s**(1/a_cs),
+    u**(a_cs - 1) du = a**a_cs / a_cs ds removes the singularity of a tiny a_cs, and mpmath's
+    unbounded exponents keep every u exact.
+    """
+    with mp.workdps(dps):
+        a1, a2, c = (mp.mpf(v) for v in alpha)
+        a, b = mp.mpf(a), a1 + a2
+        y, lb = 1 - a, mp.log(mp.beta(a1 + a2, c))
+        h_min = mp.mpf(1) / 2 if measure == "amb" else mp.mpf(0)
+
+        def band(h):  # P(H(D) >= h)
+            if h >= 1:
+                return mp.mpf(0)
+            if h <= h_min:
+                return mp.mpf(1)
+            d = {"amb": mp.sqrt(2 * h - 1), "modified": mp.sqrt(h), "old": h}[measure]
+            xi = (1 - d) / 2
+            return mp.betainc(a1, a2, 0, xi, regularized=True) + mp.betainc(
+                a2, a1, 0, xi, regularized=True
+            )
+
+        def f(s):
+            v = 1 - (a * s ** (1 / c) if s > 0 else 0)
+            return mp.exp((b - 1) * mp.log(v) - lb) * band(y / v)
+
+        pts = {mp.mpf(0), mp.mpf(1)} | {mp.mpf(2) ** -k for k in range(1, 30)}
+        pts |= {1 - mp.mpf(2) ** -k for k in range(1, 30)}
+        if measure == "amb" and 0 < 1 - 2 * y < a:  # kink where y / V = 1/2
+            pts.add(((1 - 2 * y) / a) ** c)
+        return float(a**c / c * mp.quad(f, sorted(pts)))
+
+
+@pytest.mark.parametrize(
+    ("alpha", "measure", "a"),
+    [((1e-5, 1.0, 1.0), "amb", 0.5), ((1e-3, 2.0, 0.01), "modified", 0.3),
+     ((0.05, 3.0, 1e-3), "old", 0.6)],
+)
+def test_small_parameters_match_an_independent_formula(alpha, measure, a):
+    """A Beta factor with parameter k puts a share ~d**k of its mass within d of its end:
+    for k = 1e-3, 63% lies closer than 1e-200, where no quadrature node reaches, so the cdf
+    of (1e-5, 1, 1) at 1/2 came out as 0.0024 instead of 0.499996. Reference:
+    _cdf_by_v_integral (mpmath, 20 digits), a formula that integrates over the other
+    variable; the exact route now adds the mass next to the end in closed form."""
+    got = float(ambiguity_posterior(alpha, measure).cdf(a))
+    assert got == pytest.approx(_cdf_by_v_integral(alpha, measure, a), abs=CDF_ATOL)
+
+
+def test_hdi_and_ppf_of_the_issue_25_law():
+    """ambiguity_posterior([1e-5, 1, 1]).hdi(0.9) returned (1.0, 0.0) and ppf jumped from 1
+    to 0; pi ~ Beta(1e-5, 1) is 0 almost surely, so amb ~ 1 - V, V ~ Beta(1 + 1e-5, 1):
+    close to uniform (reference: that argument; the exact cdf is checked above)."""
+    post = ambiguity_posterior([1e-5, 1.0, 1.0])
+    x = post.ppf(np.linspace(0.01, 0.99, 21))
+    assert np.all(np.diff(x) > 0)
+    np.testing.assert_allclose(x, np.linspace(0.01, 0.99, 21), atol=1e-3)
+    lo, hi = post.hdi(0.9)
+    assert 0.0 <= lo <= hi <= 1.0
+    assert float(post.cdf(hi) - post.cdf(lo)) == pytest.approx(0.9, abs=1e-10)
+
+
+def test_quantiles_far_below_1e_15_keep_their_relative_precision():
+    """(1e6, 1e-3, 1e-3) has its median near 1e-157: solved for logit(x), not to an
+    absolute 1e-15 (which returned 8.9e-16, where the cdf is 0.7766); a quantile below the
+    smallest float is 0 (cdf(5e-324) = 0.15 > 0.05 for (1e-3, 1e-3, 1e-3))."""
+    post = ambiguity_posterior([1e6, 1e-3, 1e-3])
+    x = float(post.ppf(0.5))
+    assert 0.0 < x < 1e-100
+    assert float(post.cdf(x)) == pytest.approx(0.5, abs=1e-12)
+    tiny = ambiguity_posterior([1e-3, 1e-3, 1e-3])
+    assert float(tiny.cdf(5e-324)) > 0.05 and float(tiny.ppf(0.05)) == 0.0
+
+
+def test_quantiles_next_to_1_are_the_floats_where_the_tail_is_reached():
+    """Floats near 1 are 1.1e-16 apart while logit(x) moves by ~0.7 between them, so a root
+    found in logit(x) alone can stop a float or two short (1 - 2.2e-16 for the 1 - 1e-9
+    quantile of old at (0.2493, 0.2493, 0.04394), whose sf is 1.3e-9 at 1 - 1.1e-16, was seen
+    while the quantile search moved to logit(x)). Each quantile is the smallest float whose
+    tail reaches its goal (reference: sf at that float and at the one below)."""
+    post = ambiguity_posterior([0.24932620530009145, 0.24932620530009145, 0.04393693362340742],
+                               "old")
+    assert float(post.sf(1.0 - 1.1e-16)) > 1e-9 and float(post.ppf(1.0 - 1e-9)) == 1.0
+    x = float(post.isf(1e-7))
+    assert 1.0 - 1e-12 < x < 1.0
+    assert float(post.sf(x)) <= 1e-7 < float(post.sf(np.nextafter(x, 0.0)))
+
+
+def test_a_narrow_peak_next_to_an_end_of_the_interval_is_cut():
+    """A peak 20 of its widths from the end of the interval, but only 3.6e-4 of the
+    interval away, was not cut at (EDGE) and went unseen: the lower tail of modified at
+    (459.17, 2.21e5, 9.1917) at 1 - 1e-10 (the whole mass) came out as 1.7e-53."""
+    from ambppl._exact_route import _exact_cdf_sf
+
+    alpha = np.array([[459.17, 2.21e5, 9.1917]])
+    cdf, _ = _exact_cdf_sf("modified", np.array([1.0 - 1e-10]), alpha, np.array([False]))
+    assert cdf[0] == pytest.approx(1.0, abs=CDF_ATOL)
+
+
+def test_concentrated_laws_reach_their_tolerance():
+    """Without warnings (errors here): the log-densities of (1e6, 1e6, 1e6) add terms of
+    size 3e6 whose rounding moves the integrand by ~1e-10, which no level removes (the
+    tolerance now includes that floor), and the cdf of old at (4.95e5, 3.99e4, 44.7) steps
+    from 0 to 1 where V crosses its mean, 8 of its sd from the end (now a cut)."""
+    for measure in ("amb", "modified"):
+        post = ambiguity_posterior([1e6, 1e6, 1e6], measure)
+        lo, hi = post.hdi(0.9)
+        assert float(post.cdf(hi) - post.cdf(lo)) == pytest.approx(0.9, abs=1e-9)
+    post = ambiguity_posterior([4.9544e5, 3.9894e4, 44.727], "old")
+    assert float(post.cdf(post.ppf(0.7))) == pytest.approx(0.7, abs=1e-9)
+
+
+def test_the_hdi_holds_its_mass_when_a_float_spacing_holds_mass():
+    """modified at (0.0048, 0.0247, 0.0195) has 13.5% of its mass within 1.1e-16 of 1: the
+    quantiles nearest to the exact ones gave [0, 1 - 2.2e-16], holding 0.86 of 0.9; the
+    ends are now moved out by whole floats until the interval holds its mass."""
+    post = ambiguity_posterior([0.0048, 0.0247, 0.0195], "modified")
+    assert float(post.cdf(1.0 - 1.1e-16)) < 0.9
+    lo, hi = post.hdi(0.9)
+    assert float(post.cdf(hi)) - (float(post.cdf(np.nextafter(lo, 0))) if lo > 0 else 0) >= 0.9
+
+
+@pytest.mark.parametrize("alpha", [(1e-3, 1e-3, 1e-3), (0.5, 0.7, 0.3), (40.0, 3.0, 0.7)])
+@pytest.mark.parametrize("measure", ["amb", "modified", "old"])
+def test_the_expansion_at_zero_joins_the_quadrature(alpha, measure):
+    """Below SMALL_A = 1e-60 the pdf and cdf are the two-term expansion at 0 (the
+    quadrature's nodes would underflow: NaN at 1e-300 before); across SMALL_A both change
+    like a power between the expansion's exponents (reference: _exact_laws.end_exponents,
+    derived independently), and the cdf keeps rising down to 5e-324."""
+    from ambppl._exact_route import SMALL_A
+
+    post = ambiguity_posterior(alpha, measure)
+    x = np.array([0.9 * SMALL_A, 1.1 * SMALL_A])
+    exponents, _ = end_exponents(alpha, measure, 0.0)
+    step = math.log(1.1 / 0.9)
+    slope_pdf = float(np.diff(post.logpdf(x))[0]) / step
+    slope_cdf = float(np.diff(np.log(post.cdf(x)))[0]) / step
+    assert exponents[0] - 1e-6 <= slope_pdf <= exponents[-1] + 1e-6
+    assert exponents[0] + 1 - 1e-6 <= slope_cdf <= exponents[-1] + 1 + 1e-6
+    tiny = post.cdf(np.array([5e-324, 1e-300, 1e-200, 1e-100]))
+    assert np.all(np.isfinite(post.logpdf(np.array([5e-324, 1e-300])))) and np.all(
+        np.diff(tiny) >= 0
+    )

@@ -750,26 +750,41 @@ def test_long_models_get_one_row_per_answer(tmp_path, monkeypatch):
 
 
 def test_fit_refuses_draws_that_do_not_fit_in_memory(small_counts, monkeypatch):
+    """The check counts the fit's peak (ambppl.fit.memory_needed: the stored draws plus the
+    sampler's working chunks), against 80% of the memory available; it used to count the
+    stored draws only (9600 bytes here) against all of it."""
     import importlib
+    import math
 
     fit_module = importlib.import_module("ambppl.fit")
-    # 2 chains x 100 draws x 3 items x (amb + log likelihood) x 8 bytes = 9600 bytes
-    monkeypatch.setattr(fit_module, "available_memory", lambda: 9599)
-    with pytest.raises(ValueError, match=r"would store .* GiB of draws .*ambppl\.score") as info:
+    from ambppl._limits import MEMORY_FRACTION
+
+    peak, stored = fit_module.memory_needed(2, 100, 3, 3, ["amb"], True)
+    # 2 chains x 100 draws x 3 items x 8 bytes of amb; the log likelihood of a fixed prior
+    # is one value per item (broadcast over the draws): 3 x 8 bytes
+    assert stored == 4800 + 24
+    # plus 4 working chunks of CHUNK_BYTES and (K + 3) doubles per item
+    assert peak == stored + 4 * fit_module.CHUNK_BYTES + 8 * 3 * 6
+    short = math.floor(peak / MEMORY_FRACTION) - 1
+    monkeypatch.setattr(fit_module, "available_memory", lambda: short)
+    with pytest.raises(ValueError, match=r"would need about .* at its peak: it would store .* of "
+                       r"draws .*ambppl\.score") as info:
         ambppl.fit(small_counts, draws=100, chains=2, var_names=["amb"])
     assert "3 items x 2 values per item: amb, log_likelihood" in str(info.value)
-    monkeypatch.setattr(fit_module, "available_memory", lambda: 9600)
+    monkeypatch.setattr(fit_module, "available_memory", lambda: math.ceil(peak / MEMORY_FRACTION))
     assert ambppl.fit(small_counts, draws=100, chains=2, var_names=["amb"]) is not None
 
 
-def test_memory_refusal_states_the_sizes_in_gib(small_counts, monkeypatch):
-    """The message's sizes in GiB (2**30 bytes). Reference: by hand, 4 chains x 2**20 draws x
-    3 items x 2 values x 8 bytes = 3 x 2**26 x 8 = 0.1875 GiB, against 2**26 bytes = 0.0625."""
+def test_memory_refusal_states_the_sizes(small_counts, monkeypatch):
+    """The message's sizes. Reference: by hand, 4 chains x 2**20 draws x 3 items x 8 bytes of
+    amb = 96 MiB stored (+ 24 bytes of log likelihood); the peak adds 4 chunks of 32 MiB:
+    224.0 MiB; 2**26 bytes = 64 MiB available, 80% of it 51.2 MiB allowed."""
     import importlib
 
     fit_module = importlib.import_module("ambppl.fit")
     monkeypatch.setattr(fit_module, "available_memory", lambda: 2**26)
-    with pytest.raises(ValueError, match=r"would store 0\.2 GiB .* more than the 0\.1 GiB"):
+    with pytest.raises(ValueError, match=r"need about 224\.0 MiB .* store 96\.0 MiB .* more than "
+                       r"the 51\.2 MiB allowed \(80% of the 64\.0 MiB available\)"):
         ambppl.fit(small_counts, draws=2**20, chains=4, var_names=["amb"])
 
 

@@ -152,3 +152,142 @@ def test_pointwise_log_likelihood_keeps_the_item_order():
     np.testing.assert_allclose(
         log_likelihood(counts[::-1], a), _sequence_logp(counts[::-1], a), rtol=1e-13
     )
+
+
+# --- accuracy at every concentration (issue 22: the learned prior's kappa ran to 1e16 on
+# near-homogeneous data because the difference of two huge log-gamma values was noise) ---
+
+EPS = np.finfo(np.float64).eps
+
+
+def _excess_mpmath(a: float, c: int):
+    """Reference: sum_{j<c} log1p(j / a) at 50 digits (the rising factorial's definition)."""
+    import mpmath as mp
+
+    with mp.workdps(50):
+        a = mp.mpf(a)
+        return mp.fsum(mp.log1p(j / a) for j in range(c))
+
+
+def test_log_pochhammer_excess_against_mpmath_from_1e_minus_3_to_1e300():
+    from ambppl.modeling import log_pochhammer_excess
+
+    a = np.logspace(-3, 300, 41)
+    c = np.array([0, 1, 2, 3, 7, 40, 300, 2000])
+    got = log_pochhammer_excess(a[:, None], c[None, :])
+    assert got.shape == (41, 8) and np.all(got[:, 0] == 0.0)
+    for i, ai in enumerate(a):
+        for j, cj in enumerate(c[1:], start=1):
+            ref = _excess_mpmath(float(ai), int(cj))
+            err = abs(float(got[i, j] - ref))
+            # each regime adds terms of size at most |result| + c (Stirling's a log1p(c/a) - c
+            # cancels terms of size c): a few units in the last place of that (measured <= 1)
+            assert err <= 4 * EPS * (abs(float(ref)) + cj), (ai, cj, got[i, j], float(ref))
+
+
+def test_log_pochhammer_excess_regimes_meet_continuously():
+    # on both sides of each switch the three formulas agree with the mpmath value
+    from ambppl.modeling import SERIES_RATIO, STIRLING_FROM, log_pochhammer_excess
+
+    for a, c in ((STIRLING_FROM, 5), (5 / SERIES_RATIO, 5), (50 / SERIES_RATIO, 50)):
+        for x in (np.nextafter(a, 0.0), a, np.nextafter(a, np.inf)):
+            ref = _excess_mpmath(x, c)
+            assert abs(float(log_pochhammer_excess(x, c) - ref)) <= 4 * EPS * (abs(float(ref)) + c)
+
+
+def _near_homogeneous_counts():
+    """400 items x 5 answers from ONE response distribution: the marginal likelihood levels
+    off at the multinomial (kappa = infinity) and the data cannot bound kappa above."""
+    rng = np.random.default_rng(20261127)
+    return rng.multinomial(5, [0.7, 0.25, 0.05], size=400)
+
+
+def _dm_logp_mpmath(counts: np.ndarray, mu: np.ndarray, kappa: float):
+    """Reference: sum_i [sum_k x_ik log(a_k / A) + sum_k sum_{j<x_ik} log1p(j / a_k)
+    - sum_{j<n_i} log1p(j / A)] with a = kappa mu, A = sum(a), at 50 digits: an exact
+    rearrangement of the log-gamma form (checked against mpmath's loggamma where it resolves)."""
+    import mpmath as mp
+
+    with mp.workdps(50):
+        a = [mp.mpf(kappa) * mp.mpf(float(v)) for v in mu]
+        big = mp.fsum(a)
+        out = mp.mpf(0)
+        for row in counts:
+            for x, ak in zip(row, a, strict=True):
+                out += int(x) * mp.log(ak / big) + mp.fsum(mp.log1p(j / ak) for j in range(x))
+            out -= mp.fsum(mp.log1p(j / big) for j in range(int(row.sum())))
+        return out
+
+
+def _dm_logp_loggamma(counts: np.ndarray, mu: np.ndarray, kappa: float):
+    """Second route: mpmath's loggamma differences, at enough digits for the cancellation."""
+    import mpmath as mp
+
+    with mp.workdps(80):
+        a = [mp.mpf(kappa) * mp.mpf(float(v)) for v in mu]
+        big = mp.fsum(a)
+        out = mp.mpf(0)
+        for row in counts:
+            out += mp.loggamma(big) - mp.loggamma(big + int(row.sum()))
+            pairs = zip(a, row, strict=True)
+            out += mp.fsum(mp.loggamma(ak + int(x)) - mp.loggamma(ak) for ak, x in pairs)
+        return out
+
+
+@pytest.mark.parametrize("kappa", [1e-3, 0.5, 3.0, 70.0, 1e4, 1e8, 1e12, 1e15, 1e16, 1e30, 1e300])
+def test_dirichlet_multinomial_logp_at_every_concentration(kappa):
+    counts = _near_homogeneous_counts()
+    mu = np.array([0.68, 0.26, 0.06])
+    stats = count_statistics(counts)
+    ref = _dm_logp_mpmath(counts, mu, kappa)
+    if kappa <= 1e16:
+        assert abs(float(ref - _dm_logp_loggamma(counts, mu, kappa))) < 1e-30
+    got = dirichlet_multinomial_logp(stats, kappa * mu)
+    # 2000 answers: terms of size <= |log mu_k| + a few, summed in float64
+    assert abs(got - float(ref)) <= 1e-12 * abs(float(ref))
+    pointwise = log_likelihood(counts, kappa * mu)
+    assert abs(pointwise.sum() - float(ref)) <= 1e-12 * abs(float(ref))
+
+
+def test_dirichlet_multinomial_logp_levels_off_at_the_multinomial():
+    counts = _near_homogeneous_counts()
+    mu = np.array([0.68, 0.26, 0.06])
+    stats = count_statistics(counts)
+    multinomial = float(np.sum(counts * np.log(mu)))  # the kappa = infinity limit
+    kappas = np.logspace(0, 300, 301)
+    curve = np.array([dirichlet_multinomial_logp(stats, k * mu) for k in kappas])
+    assert np.all(np.isfinite(curve))
+    # the first term of the series in 1/kappa (log1p(t) = t + O(t^2)):
+    # sum_i [sum_k x_ik (x_ik - 1) / (2 mu_k) - n_i (n_i - 1) / 2] / kappa
+    n = counts.sum(axis=1)
+    first = np.sum(counts * (counts - 1) / (2 * mu)) - np.sum(n * (n - 1) / 2)
+    large = kappas >= 1e8
+    np.testing.assert_allclose(
+        curve[large] - multinomial,
+        first / kappas[large],
+        rtol=1e-6,
+        atol=4 * EPS * abs(multinomial),
+    )
+    assert curve[-1] == pytest.approx(multinomial, rel=1e-15)
+
+
+def test_pytensor_likelihood_and_gradient_finite_at_extreme_concentrations():
+    import pytensor
+    import pytensor.tensor as pt
+
+    counts = _near_homogeneous_counts()
+    stats = count_statistics(counts)
+    log_kappa = pt.scalar("log_kappa")
+    mu = np.array([0.68, 0.26, 0.06])
+    logp = dirichlet_multinomial_logp(stats, pt.exp(log_kappa) * mu)
+    fn = pytensor.function([log_kappa], [logp, pytensor.grad(logp, log_kappa)])
+    for lk in (np.log(1e-3), 0.0, np.log(1e8), np.log(1e16), np.log(1e300)):
+        value, grad = fn(lk)
+        assert np.isfinite(value) and np.isfinite(grad)
+        assert value == pytest.approx(dirichlet_multinomial_logp(stats, np.exp(lk) * mu), rel=1e-13)
+    # d logp / d log kappa -> -first / kappa (the series' first term), up to rounding in the
+    # x log(a_k / A) terms, whose exact derivative is 0: a few eps per answer (2000 answers)
+    n = counts.sum(axis=1)
+    first = np.sum(counts * (counts - 1) / (2 * mu)) - np.sum(n * (n - 1) / 2)
+    for kappa in (1e8, 1e16, 1e300):
+        assert abs(fn(np.log(kappa))[1] + first / kappa) <= 8 * EPS * n.sum()

@@ -319,7 +319,15 @@ def test_collapsed_route_matches_a_grid_posterior():
     result = ambppl.fit(data, "hierarchical_dirichlet", draws=1500, chains=4, random_seed=21)
     json_record = result.attrs["convergence"]
     assert '"passed": true' in json_record, json_record
-    assert set(result.children) == {"posterior", "observed_data", "log_likelihood", "sample_stats"}
+    # log_prior: the hyperprior's density per draw (ambppl.hyperprior_sensitivity)
+    assert set(result.children) == {
+        "posterior",
+        "observed_data",
+        "log_likelihood",
+        "sample_stats",
+        "log_prior",
+    }
+    assert sorted(result["log_prior"].data_vars) == ["kappa", "mu"]
     assert "prior" not in result.attrs
     mm, kappa, a, w = _posterior_grid(counts)
     post = result["posterior"]

@@ -144,6 +144,67 @@ def test_errata5_case_is_hard_for_the_printed_formula_but_not_here():
     assert rel_err(dirichlet_var(alpha), var_exact) <= 1e-14
 
 
+HUGE_AND_TINY = [
+    (1e300, 1e300, 1e300),
+    (3e299, 1e299 + 1e284, 1e299),
+    (1e200, 1e-3, 1.0),
+    (1e154, 2e154, 5e153),
+    (1e100, 1e100, 3.0, 1e100),
+    (2.0, 1e-300, 1e-300),
+    (1e-300, 1e-300, 1e-300),
+]
+
+
+@pytest.mark.parametrize("alpha", HUGE_AND_TINY)
+def test_huge_and_tiny_concentrations_match_exact_fractions(alpha):
+    """Every finite alpha: the products of concentrations (e2 ~ b^2, Var S2 ~ 1/b^6)
+    overflowed to NaN from 1.3e154 on, so --prior 1e300 had no closed-form mean or sd.
+    Reference: exact_amb_moments (the paper's printed forms in exact fractions); a moment
+    below the float range (modified's variance at the symmetric point is ~1/alpha_0^2) must
+    come out as at most 1e-300."""
+    exact = exact_amb_moments(alpha)
+    got = [
+        dirichlet_mean(alpha),
+        dirichlet_var(alpha),
+        dirichlet_mean(alpha, "modified"),
+        dirichlet_var(alpha, "modified"),
+    ]
+    for name, g, e in zip(["mean", "var", "mean mod", "var mod"], got, exact, strict=True):
+        assert np.isfinite(g), (name, g)
+        if abs(e) < Fraction(1, 10**300):
+            assert 0.0 <= g <= 1e-300, (name, g, float(e))
+        else:
+            assert rel_err(g, e) <= REL_TOL, (name, g, float(e))
+    for measure in ("old", "entropy"):
+        assert 0.0 <= dirichlet_mean(alpha, measure) <= 1.0
+
+
+def test_a_prior_must_sum_to_at_most_1e300():
+    """--prior 1e308 (3 categories: 3e308 = inf) scored every item's mean as 1.0 with sd 0
+    (the Dirichlet draws divided by an infinite sum); the true mean is 2/3. Refused now, in
+    the option's words on the command line; 3e299 (total 9e299) and 1e-300 are computed,
+    their closed forms equal to exact fractions (exact_amb_moments)."""
+    from ambppl.data import command_line_messages
+    from ambppl.estimators import estimate
+
+    counts = np.array([[1, 1, 1], [2, 0, 0]])
+    kwargs = {"categories": ["x", "y", "z"], "cant_solve": None, "random_seed": 1}
+    with pytest.raises(ValueError, match=r"^prior must sum to at most 1e\+300 .*summing to inf"):
+        ambppl.score(counts, prior=1e308, **kwargs)
+    with command_line_messages(), pytest.raises(ValueError, match=r"^--prior must sum to at"):
+        ambppl.score(counts, prior=1e308, **kwargs)
+    with pytest.raises(ValueError, match=r"^prior must sum to at most 1e\+300"):
+        estimate(counts, "posterior_mean", prior=[1e300, 1e300, 1.0], cant_solve=None)
+    for prior in (3e299, 1e-300):
+        table = ambppl.score(counts, prior=prior, **kwargs)
+        for row, c in zip(table.itertuples(), counts, strict=True):
+            mean, var, _, _ = exact_amb_moments(c + prior, cant_solve=False)
+            assert rel_err(row.exact_mean, mean) <= REL_TOL and row.mean == row.exact_mean
+            if var > Fraction(1, 10**300):
+                assert rel_err(row.exact_sd**2, var) <= 1e-9
+            assert 0.0 <= row.hdi_lower <= row.hdi_upper <= 1.0
+
+
 def test_entropy_mean_matches_mpmath():
     # plus the switch points of the digamma difference (series / asymptotic at 1e6) and
     # concentrations far above the tested range, where a naive series would overflow

@@ -215,6 +215,55 @@ def test_plain_text_for_matplotlib() -> None:
     assert plain("abc", limit=2) == "a…"
 
 
+def test_plain_writes_control_characters_as_escapes() -> None:
+    """A control character has no glyph in any font: it is drawn as its escape."""
+    assert plain("a\tb\x01\nc") == "a\\tb\\x01\\nc"
+    assert plain("猫 é") == "猫 é"  # other characters are left alone
+
+
+@pytest.mark.parametrize("route", ["render_report", "score_report"])
+def test_missing_glyphs_give_one_warning(rng: np.random.Generator, route: str) -> None:
+    """Issue 25: labels the figure font lacks (CJK, emoji) gave matplotlib's raw
+    ``UserWarning`` once per figure and character, with its source line (figures.py:98).
+    Now one warning for the page names the characters, attributed to the caller; a control
+    character (\x01) is drawn as an escape and is not among them."""
+    import warnings
+
+    from ambppl.report import score_report
+
+    counts = _counts(rng, n_items=6, labels=("猫", "犬", "🐶", "a\x01b", "cs"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if route == "render_report":
+            render_report(fit(counts, draws=100, chains=2, random_seed=3), top=3, random_seed=1)
+        else:
+            score_report(counts, top=3, draws=100, random_seed=1)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1, messages
+    assert messages[0].startswith("the figures draw 3 characters of the labels or item ids")
+    assert "('犬', '猫', '🐶')" in messages[0] and "DejaVu Sans" in messages[0]
+    assert caught[0].category is UserWarning and caught[0].filename == __file__
+
+
+def test_other_figure_warnings_pass_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    """to_data_uri keeps only the glyph warnings to itself; any other warning of the
+    drawing reaches the caller unchanged."""
+    import warnings
+
+    from ambppl.report import figures
+
+    fig = figures._new_figure(1, 1)
+    original = type(fig).savefig
+
+    def savefig(self, *args, **kwargs):
+        warnings.warn("something else", RuntimeWarning, stacklevel=1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(fig), "savefig", savefig)
+    with pytest.warns(RuntimeWarning, match="something else"):
+        assert figures.to_data_uri(fig).startswith("data:image/png;base64,")
+
+
 def test_figures_leave_no_pyplot_state(result: xr.DataTree) -> None:
     """The report draws on matplotlib Figure objects with the Agg canvas, not through pyplot:
     no figure is registered with pyplot's global figure manager (pyplot itself may be
@@ -301,7 +350,11 @@ def test_convergence_paragraph_when_the_standard_is_missed(result: xr.DataTree) 
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", paragraph))
     assert text.startswith("The fit did not meet the convergence standard")
     assert "largest R-hat 1.0203, smallest bulk ESS 95, smallest tail ESS 40, 2 divergent" in text
-    assert "Missed: r_hat, ess_bulk, ess_tail, divergences. Draw more" in text
+    # divergences: the advice is a smaller step size or another parameterization, never
+    # "draw more" (which the paragraph said before issue 22, whatever had failed)
+    assert "Missed: r_hat, ess_bulk, ess_tail, divergences. What to do: 2 divergent" in text
+    assert "raise target_accept (sample_kwargs={&#39;target_accept&#39;: 0.95})" in text
+    assert "more draws do not help" in text and "draw more" not in text.lower()
     too_few = _with_record(result, passed=False, reason="too few draws to diagnose")
     page = render_report(too_few, top=2)
     assert "did not meet the convergence standard" in page
@@ -348,7 +401,8 @@ def test_learned_prior_section(learned_result: xr.DataTree, learned_page: str) -
     section = section.group(1)
     # mu: one row per category with its posterior mean; kappa and beta = kappa / K
     mu = learned_result["posterior"]["mu"].mean(("chain", "draw")).values
-    rows = re.findall(r"<tr><td class=\"text[^\"]*\">([^<]*)</td><td>([^<]*)</td>", section)
+    mu_table = re.search(r'<table id="learned-mu">(.*?)</table>', section, flags=re.S).group(1)
+    rows = re.findall(r"<tr><td class=\"text[^\"]*\">([^<]*)</td><td>([^<]*)</td>", mu_table)
     assert [r[0] for r in rows] == ["yes", "no", "cs"]
     assert [r[1] for r in rows] == [f"{m:.3f}" for m in mu]
     kappa = float(learned_result["posterior"]["kappa"].mean())
@@ -728,3 +782,194 @@ def test_variable_table_budget(result: xr.DataTree, monkeypatch: pytest.MonkeyPa
     assert out["n_skipped"] == len(rows) - 1
     page = render_report(_with_record(result, passed=True, failed=[]), top=2)
     assert "not diagnosed (over the report's budget)" in page
+
+
+# ------------------------------------------------------- the verdict first (issue 22, part 4)
+
+
+def _section(page: str, name: str) -> str:
+    found = re.search(rf'<section id="{name}">(.*?)</section>', page, flags=re.S)
+    assert found is not None, name
+    return found.group(1)
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html)).strip()
+
+
+def test_unconverged_fit_says_so_first(learned_result: xr.DataTree, learned_page: str) -> None:
+    """The collapsed fit (2 x 200 draws) missed the standard: the page opens with that,
+    before any estimate, names the worst parameter of every variable (hyperparameters
+    included) with rank plots, advises what fits the failure, and every section with
+    estimates says they come from an unconverged fit."""
+    import json
+
+    from ambppl.convergence import convergence_advice
+
+    page = learned_page
+    record = json.loads(learned_result.attrs["convergence"])
+    assert not record["passed"]
+    first = page.index('<section id="verdict">')
+    assert first < page.index('<section id="overview">')
+    assert first < page.index('<section id="learned-prior">')
+    assert page.index("<section") == first and '<a href="#verdict" class="warn">' in page
+    verdict = _section(page, "verdict")
+    assert "The fit did not converge: do not rely on the estimates below" in verdict
+    # the worst parameter of every stored variable, worst first, hyperparameters included
+    rows = re.findall(
+        r"<tr><td class=\"text\"><code>([^<]+)</code></td>(.*?)</tr>",
+        re.search(r'<table id="verdict-worst">(.*?)</table>', verdict, flags=re.S).group(1),
+        flags=re.S,
+    )
+    names = [r[0] for r in rows]
+    variables = {n.split("[")[0] for n in names}
+    assert variables == {str(v) for v in learned_result["posterior"].data_vars}
+    assert "kappa" in names and any(n.startswith("mu[") for n in names)
+    assert f"Worst parameter: <code>{names[0]}</code>" in verdict
+    # the same parameter as the fit's warning (its record checked mu and kappa)
+    assert names[0] == record["worst"][0]["parameter"]
+    # the kappa row holds ArviZ's diagnostics of kappa
+    import arviz as az
+
+    kappa = learned_result["posterior"]["kappa"]
+    cells = re.findall(r"<td>([^<]*)</td>", rows[names.index("kappa")][1])
+    assert cells[:3] == [
+        f"{float(az.rhat(kappa)):.3f}",
+        f"{float(az.ess(kappa, method='bulk')):.0f}",
+        f"{float(az.ess(kappa, method='tail')):.0f}",
+    ]
+    # rank plots of the worst parameters (ArviZ's plot_rank), embedded
+    image = re.search(r'alt="rank plots of the parameters furthest[^"]*" src="([^"]+)"', verdict)
+    assert image is not None and image.group(1).startswith("data:image/png;base64,")
+    # the advice fits what failed: the same words as the fit's own advice (Python keywords:
+    # no command line was given)
+    advice = _text(re.search(r'<p id="verdict-advice">(.*?)</p>', verdict, flags=re.S).group(1))
+    failed = set(record["failed"])
+    if "divergences" in failed:
+        assert "target_accept" in advice and "draw more" not in advice
+    elif "r_hat" in failed:
+        assert "tune longer (sample_kwargs=" in advice
+    else:
+        assert "draw more (draws=" in advice
+    assert record["failed"] and convergence_advice(record).split(":")[0] in advice
+    # every section with estimates agrees with the headline
+    learned = _section(page, "learned-prior")
+    assert "Not converged:" in learned and "<strong>" not in learned
+    assert "(not converged, see the top of the page;" in learned
+    for name in ("distribution", "items", "top", "sensitivity"):
+        assert "Not converged:" in _section(page, name), name
+    assert "No convergence problems found." not in page
+    assert "Check convergence before using these results." in page
+
+
+def test_converged_fit_says_so_first(result: xr.DataTree) -> None:
+    """Independent draws labelled NUTS with a passing record: one green line first, no
+    warnings in the sections below."""
+    record = {"r_hat": 1.0042, "ess_bulk": 812.4, "ess_tail": 650.6, "divergences": 0}
+    page = render_report(_with_record(result, **record, passed=True, failed=[]), top=2)
+    verdict = _section(page, "verdict")
+    assert _text(verdict).startswith("The fit met the convergence standard")
+    assert "Not converged" not in page and 'id="verdict-worst"' not in page
+    assert page.index('<section id="verdict">') < page.index('<section id="overview">')
+
+
+def test_divergences_alone_name_the_worst_parameters(result: xr.DataTree) -> None:
+    """Divergent transitions with well-mixed draws: still missed, the parameters closest to
+    the limits are named, the advice is about step size and parameterization, and on the
+    command line it names the command's options."""
+    page = render_report(_as_nuts(result, n_divergent=4), top=2, command="ambppl report x.csv")
+    verdict = _section(page, "verdict")
+    assert "missed <code>divergences</code>" in verdict
+    assert "4 divergent transitions in 600 draws" in _text(verdict)
+    advice = _text(re.search(r'<p id="verdict-advice">(.*?)</p>', verdict, flags=re.S).group(1))
+    assert "--target-accept 0.95" in advice and "more draws do not help" in advice
+    assert "draw more" not in advice and "sample_kwargs" not in advice
+    assert 'id="verdict-worst"' in verdict
+
+
+def test_exact_draws_have_no_verdict(result: xr.DataTree) -> None:
+    page = render_report(result, top=2)
+    assert 'id="verdict"' not in page and "Not converged" not in page
+
+
+def _without_cant_solve(tree: xr.DataTree) -> xr.DataTree:
+    """The hand-built rater fit with its last category read as a proper label."""
+    for node in (tree, tree["posterior"]):
+        node.attrs.pop("cant_solve", None)
+    counts = tree["observed_data"]["counts"].copy()
+    counts.attrs.pop("cant_solve", None)
+    tree["observed_data"] = xr.Dataset({"counts": counts})
+    return tree
+
+
+def test_rater_section_without_cant_solve_ranks_by_label_bias(result: xr.DataTree) -> None:
+    """No can't-solve label: one row per rater, strongest label bias first, with the
+    favoured label, the label bias (summarize_raters) and its HDI; no empty odds columns."""
+    import arviz as az
+
+    from ambppl.raters import summarize_raters
+
+    tree = _without_cant_solve(_rater_tree(result))
+    page = render_report(tree, top=2, random_seed=1)
+    section = _section(page, "raters")
+    assert "odds ratio" not in section and "<th>HDI</th>" in section
+    body = re.search(r'<table class="sortable" id="rater-table">(.*?)</table>', section, re.S)
+    rows = re.findall(r"<tr>(.*?)</tr>", body.group(1), flags=re.S)[1:]
+    cells = [[_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", r, flags=re.S)] for r in rows]
+    # the expected table, computed here: bias of each label over the rater's mean, per draw
+    b = tree["posterior"]["b"].transpose("chain", "draw", "rater", "category")
+    strength = (b - b.mean("category")).max("category")
+    hdi = az.hdi(strength, prob=0.89, dim=["chain", "draw"]).transpose("rater", "ci_bound")
+    table = summarize_raters(tree)
+    np.testing.assert_allclose(
+        table["label_bias"], strength.mean(("chain", "draw")).values, rtol=1e-12
+    )
+    order = table["label_bias"].sort_values(ascending=False).index
+    assert [c[0] for c in cells] == list(order)
+    assert cells[0][0] == "r0" and cells[0][2] == "cs"  # r0's planted bias towards "cs"
+    for c in cells:
+        row = table.loc[c[0]]
+        low, high = hdi.sel(rater=c[0]).values
+        assert c[2] == row["favoured_label"] and c[3] == f"{row['label_bias']:.2f}"
+        assert c[4] == f"[{low:.2f}, {high:.2f}]"
+        assert "–" not in c
+    assert [float(c[3]) for c in cells] == sorted((float(c[3]) for c in cells), reverse=True)
+
+
+def test_rater_section_with_cant_solve_keeps_the_odds_ratios(result: xr.DataTree) -> None:
+    section = _section(render_report(_rater_tree(result), top=2, random_seed=1), "raters")
+    assert "<th>odds ratio</th>" in section and "over-uses" in section
+
+
+def test_report_names_its_source(result: xr.DataTree) -> None:
+    page = render_report(result, top=2, source="answers.csv")
+    assert "<title>ambppl report: answers.csv</title>" in page
+    assert "<code>answers.csv</code>" in _section(page, "overview")
+
+
+def test_command_line_report_names_the_file_and_prints_progress(
+    result: xr.DataTree,
+    tmp_path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A model fitted to the rows of a file (its counts say "DataFrame"): the report's title
+    names the file; the long steps print progress lines, which -q silences."""
+    from ambppl import cli
+
+    result["observed_data"]["counts"].attrs["source"] = "DataFrame"
+    monkeypatch.setattr(cli, "_fit", lambda args, data, method, params: result)
+    monkeypatch.setattr(cli, "_model_settings", lambda args: ("nuts", {}))
+    data = tmp_path / "answers.csv"
+    data.write_text("task,worker,label\na,w1,yes\na,w2,no\nb,w1,yes\n")
+    out = tmp_path / "r.html"
+    assert cli.main(["report", str(data), "-o", str(out), "--top", "2"]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert f"<title>ambppl report: {data}</title>" in page and "DataFrame" not in page
+    err = capsys.readouterr().err
+    steps = [line for line in err.splitlines() if line.startswith("ambppl: report: ")]
+    assert steps[0].startswith("ambppl: report: summarizing 8 items (")
+    assert any("diagnosing convergence" in s for s in steps)
+    assert "ambppl: report drawn in " in err
+    assert cli.main(["report", str(data), "-o", str(out), "--force", "-q", "--top", "2"]) == 0
+    assert capsys.readouterr().err == ""

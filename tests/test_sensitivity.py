@@ -1,4 +1,5 @@
-"""``ambppl.prior_sensitivity``: posterior means and HDIs under several priors."""
+"""``ambppl.prior_sensitivity``: posterior means and HDIs under several priors;
+``ambppl.hyperprior_sensitivity``: power-scaling sensitivity of a learned prior."""
 
 from __future__ import annotations
 
@@ -88,3 +89,92 @@ def test_empirical_bayes_column_is_the_closed_form_under_its_estimate(table, cou
 def test_bad_priors(counts, priors, match):
     with pytest.raises(ValueError, match=match):
         ambppl.prior_sensitivity(counts, priors=priors, draws=10, chains=1)
+
+
+# --- hyperprior_sensitivity (issue 22: a hyperparameter the data cannot pin down) ---
+
+
+def _two_class(values):
+    return xr.DataArray(
+        values,
+        dims=("item", "category"),
+        coords={"category": ["yes", "no"]},
+        attrs={"cant_solve": None},
+    )
+
+
+@pytest.fixture(scope="module")
+def alike_and_spread():
+    """Two data sets of 400 items x 5 answers: every item from ONE q = (0.3, 0.7) (no
+    over-dispersion: the likelihood of kappa levels off, kappa -> inf is as good as any
+    large value), and q_i ~ Beta(1, 1) (kappa = 2 pinned down)."""
+    rng = np.random.default_rng(20261127)
+    alike = rng.multinomial(5, [0.3, 0.7], size=400)
+    spread = np.array([rng.multinomial(5, [p, 1 - p]) for p in rng.uniform(size=400)])
+    return _two_class(alike), _two_class(spread)
+
+
+@pytest.mark.slow
+def test_hyperprior_sensitivity_flags_kappa_only_where_the_data_cannot_bound_it(
+    alike_and_spread,
+):
+    alike, spread = alike_and_spread
+    flagged = {}
+    for name, counts in (("alike", alike), ("spread", spread)):
+        result = ambppl.fit(counts, "hierarchical_dirichlet", random_seed=3, progressbar=False)
+        table = ambppl.hyperprior_sensitivity(result)
+        assert list(table.columns) == ["prior", "likelihood", "pinned_down", "diagnosis"]
+        assert table.index.tolist() == ["mu[yes]", "mu[no]", "kappa"]
+        assert table.loc[["mu[yes]", "mu[no]"], "pinned_down"].all()  # the mean is clear
+        flagged[name] = not table.loc["kappa", "pinned_down"]
+        # the independent check of the flag: refit with the prior of kappa moved 10x up (its
+        # median, kappa_scale); a flagged kappa moves with its prior, a pinned-down one stays
+        moved = ambppl.fit(
+            counts, "hierarchical_dirichlet", kappa_scale=10.0, random_seed=3, progressbar=False
+        )
+        ratio = float(moved["posterior"]["kappa"].median() / result["posterior"]["kappa"].median())
+        # measured (seed 3): alike 1.71, spread 1.0098; the Monte Carlo error of a log median
+        # is about 0.005 here (posterior sd of log kappa <= 0.15, ESS > 1000), so the bounds
+        # below are many MCSE away from both values and from each other
+        if flagged[name]:
+            assert table.loc["kappa", "diagnosis"] != "ok"
+            assert np.log(ratio) > np.log(1.35), ratio
+        else:
+            assert table.loc["kappa", "diagnosis"] == "ok"
+            assert abs(np.log(ratio)) < 0.1, ratio
+    assert flagged == {"alike": True, "spread": False}
+
+
+def test_hyperprior_sensitivity_needs_a_learned_prior_fit(alike_and_spread):
+    counts = alike_and_spread[1]
+    eb = ambppl.fit(counts, "hierarchical_dirichlet", method="empirical_bayes", random_seed=1)
+    with pytest.raises(ValueError, match=r"result has no log_prior group: .* 'collapsed' or"):
+        ambppl.hyperprior_sensitivity(eb)
+    with pytest.raises(ValueError, match=r"result has no log_prior group"):
+        ambppl.hyperprior_sensitivity(ambppl.fit(counts, draws=50, chains=2, random_seed=1))
+    with pytest.raises(TypeError, match=r"result must be an xarray\.DataTree .* but got dict"):
+        ambppl.hyperprior_sensitivity({})
+    empty = xr.DataTree.from_dict(
+        {"posterior": xr.Dataset({"q": ("x", [1.0])}), "log_prior": xr.Dataset({"z": 1.0})}
+    )
+    with pytest.raises(ValueError, match=r"log_prior group names no posterior variable"):
+        ambppl.hyperprior_sensitivity(empty)
+
+
+@pytest.mark.slow
+def test_hyperprior_sensitivity_without_log_likelihood_has_nan_likelihood(alike_and_spread):
+    counts = alike_and_spread[1]
+    result = ambppl.fit(
+        counts,
+        "hierarchical_dirichlet",
+        draws=300,
+        chains=2,
+        random_seed=2,
+        log_likelihood=False,
+        progressbar=False,
+    )
+    table = ambppl.hyperprior_sensitivity(result, threshold=0.2)
+    assert table["likelihood"].isna().all() and table.attrs["threshold"] == 0.2
+    assert set(table["diagnosis"]) <= {"ok", "weak likelihood"}
+    with pytest.raises(ValueError, match=r"threshold"):
+        ambppl.hyperprior_sensitivity(result, threshold=1.5)

@@ -151,8 +151,22 @@ def test_hdi_prob_is_used_and_a_nan_draw_reaches_every_draw_statistic(exact_fit)
     amb[0, 0, 1] = np.nan
     broken["posterior"]["amb"] = amb
     out = ambppl.summarize(broken)
-    assert np.isnan(out["mean"].iloc[1]) and np.isnan(out["sd"].iloc[1])
-    assert out[["mean", "sd"]].drop(index=out.index[1]).notna().all().all()
+    stats = ["mean", "sd", "hdi_lower", "hdi_upper", "p_above"]
+    # p_above used to count the NaN draw as "not above" the threshold and the HDI got one
+    # finite and one NaN end: every draw statistic of that item is NaN now
+    assert out[stats].iloc[1].isna().all()
+    assert out[stats].drop(index=out.index[1]).notna().all().all()
+
+
+def test_an_item_with_only_nan_draws_is_refused(exact_fit):
+    """All-NaN draws have no mean, HDI or P(amb > t); p_above used to come out as 0.0."""
+    broken = exact_fit.copy()
+    amb = broken["posterior"]["amb"].copy()
+    amb[:, :, 2] = np.nan
+    broken["posterior"]["amb"] = amb
+    item = repr(broken["posterior"]["item"].values[2].item())
+    with pytest.raises(ValueError, match=rf"only NaN draws of 'amb' for 1 item\(s\) \({item}\)"):
+        ambppl.summarize(broken)
 
 
 def test_cant_solve_from_constant_data_and_float_counts(exact_fit, small_counts):
@@ -219,6 +233,31 @@ def test_nuts_adds_ess_and_rhat(nuts_fit):
     np.testing.assert_allclose(table["ess_bulk"], az.ess(amb, method="bulk"), rtol=1e-12)
     np.testing.assert_allclose(table["r_hat"], az.rhat(amb), rtol=1e-12)
     assert table.attrs["method"] == "nuts"
+
+
+def test_mcmc_diagnostics_are_arviz_vectorized(exact_fit):
+    """summarize's ess_bulk and r_hat (ambppl._diagnostics, vectorized over items) equal
+    ArviZ's per-item arviz.ess / arviz.rhat to rounding on autocorrelated draws whose chains
+    disagree a little, and are NaN (as ArviZ's) for an item with a NaN draw."""
+    import arviz as az
+
+    tree = exact_fit.copy(deep=True)  # the module fixture stays as it was
+    tree.attrs["method"] = "collapsed"
+    rng = np.random.default_rng(4)
+    amb = tree["posterior"]["amb"].transpose("chain", "draw", "item").copy()
+    values = amb.values
+    for t in range(1, values.shape[1]):  # AR(1) smoothing: ESS well below the 8000 draws
+        values[:, t] = 0.9 * values[:, t - 1] + 0.1 * values[:, t]
+    values[1] += rng.normal(0.0, 0.01, size=values.shape[2])  # chain 1 shifted a little
+    values[0, 7, 2] = np.nan
+    tree["posterior"]["amb"] = amb
+    table = ambppl.summarize(tree)
+    with np.errstate(all="ignore"):
+        ess, rhat = az.ess(amb, method="bulk").values, az.rhat(amb).values
+    np.testing.assert_allclose(table["ess_bulk"], ess, rtol=1e-10, equal_nan=True)
+    np.testing.assert_allclose(table["r_hat"], rhat, rtol=1e-10, equal_nan=True)
+    assert np.isnan(table["r_hat"].iloc[2]) and np.isnan(table["ess_bulk"].iloc[2])
+    assert (table["ess_bulk"].iloc[:2] < 2000).all()
 
 
 def test_no_cant_solve_category(small_counts):

@@ -10,8 +10,13 @@ that matplotlib never interprets it as mathtext.
 from __future__ import annotations
 
 import base64
+import contextlib
+import contextvars
 import io
-from collections.abc import Mapping, Sequence
+import re
+import unicodedata
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,12 +42,13 @@ def plain(text: Any, limit: int = 40) -> str:
     Returns
     -------
     str
-        The text with every ``$`` escaped (matplotlib treats ``$...$`` as mathtext).
+        The text with every ``$`` escaped (matplotlib treats ``$...$`` as mathtext) and
+        every control character (a tab, a newline, ``\x01``) written as its escape.
 
     Notes
     -----
     Escaping matters for robustness, not security: figures are PNG pixels, so no markup in a
-    label can reach the HTML through them.
+    label can reach the HTML through them. Control characters have no glyph in any font.
 
     References
     ----------
@@ -54,8 +60,10 @@ def plain(text: Any, limit: int = 40) -> str:
     'costs \\\\$5 or \\\\$6'
     >>> plain("x" * 50, limit=10)
     'xxxxxxxxx…'
+    >>> plain("a\\tb\\x01")
+    'a\\\\tb\\\\x01'
     """
-    s = str(text)
+    s = "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c for c in str(text))
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     return s.replace("$", r"\$")
@@ -95,8 +103,104 @@ def to_data_uri(fig: Any) -> str:
     'data:image/png;base64,'
     """
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    missing: dict[str, str] = {}
+    for shown in caught:
+        glyph = _GLYPH.match(str(shown.message))
+        if glyph is None:  # not ours to judge: passed on as it came
+            warnings.warn_explicit(shown.message, shown.category, shown.filename, shown.lineno)
+        else:
+            missing[chr(int(glyph["code"]))] = glyph["font"] or "the figure font"
+    collected = _MISSING.get()
+    if collected is not None:
+        collected.update(missing)
+    elif missing:
+        warnings.warn(missing_glyphs_message(missing), UserWarning, stacklevel=2)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+#: matplotlib's warning for a character that its font lacks, e.g. "Glyph 29356
+#: (\N{CJK UNIFIED IDEOGRAPH-72AC}) missing from font(s) DejaVu Sans." (older: "missing from
+#: current font.").
+_GLYPH = re.compile(
+    r"Glyph (?P<code>\d+)\b.*\bmissing from (?:current font|font\(s\) (?P<font>.*?))\.?$",
+    re.DOTALL,
+)
+
+#: The characters (with their font) that the figures drawn inside :func:`missing_glyphs`
+#: could not show; None outside it.
+_MISSING: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "ambppl_missing_glyphs", default=None
+)
+
+
+@contextlib.contextmanager
+def missing_glyphs() -> Iterator[dict[str, str]]:
+    """Collect the characters that the figures drawn inside cannot show.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager of dict
+        Yields a dict that fills, as figures are rendered with :func:`to_data_uri`, with each
+        character the font lacks (mapped to the font's name). Inside the block
+        :func:`to_data_uri` gives no warning of its own; the caller gives one for the page.
+
+    Notes
+    -----
+    matplotlib warns once per figure and character, with a source line; a report with
+    CJK or emoji labels would print dozens. A :class:`contextvars.ContextVar` keeps
+    concurrent renderings apart.
+
+    Examples
+    --------
+    >>> with missing_glyphs() as missing:
+    ...     fig = _new_figure(1, 1)
+    ...     _ = fig.text(0.5, 0.5, "\\x02")
+    ...     _ = to_data_uri(fig)
+    >>> sorted(missing)
+    ['\\x02']
+    """
+    found: dict[str, str] = {}
+    token = _MISSING.set(found)
+    try:
+        yield found
+    finally:
+        _MISSING.reset(token)
+
+
+def missing_glyphs_message(missing: Mapping[str, str]) -> str:
+    """The one warning for characters the figures draw as empty boxes.
+
+    Parameters
+    ----------
+    missing : mapping of str to str
+        Each missing character and the font that lacks it (:func:`missing_glyphs`).
+
+    Returns
+    -------
+    str
+        One line: how many characters, a few of them, the font, and how to get them drawn.
+
+    Examples
+    --------
+    >>> print(missing_glyphs_message({"犬": "DejaVu Sans"}))
+    the figures draw 1 character of the labels or item ids as an empty box ('犬'): the font
+    DejaVu Sans lacks it; the HTML tables show the text as written (to draw it, install a
+    font that has it and name it in matplotlib's font.family, e.g. in a matplotlibrc file)
+    """
+    chars = sorted(missing)
+    shown = ", ".join(repr(c) for c in chars[:5]) + (", ..." if len(chars) > 5 else "")
+    fonts = ", ".join(sorted(set(missing.values())))
+    one = len(chars) == 1
+    return (
+        f"the figures draw {len(chars)} character{'' if one else 's'} of the labels or item "
+        f"ids as {'an empty box' if one else 'empty boxes'} ({shown}): the font {fonts} "
+        f"lacks {'it' if one else 'them'}; the HTML tables show the text as written (to draw "
+        f"{'it' if one else 'them'}, install a font that has {'it' if one else 'them'} and "
+        "name it in matplotlib's font.family, e.g. in a matplotlibrc file)"
+    )
 
 
 def answers_per_item(n_answers: Sequence[int] | np.ndarray) -> str:
@@ -143,8 +247,17 @@ def answers_per_item(n_answers: Sequence[int] | np.ndarray) -> str:
     return to_data_uri(fig)
 
 
+#: Most bars of :func:`category_shares`; beyond, the smallest shares are drawn as one bar.
+MAX_BARS = 30
+
+
 def category_shares(labels: Sequence[Any], shares: Sequence[float], cant_solve: Any) -> str:
     """Horizontal bar chart of the share of all answers in each category.
+
+    With more than :data:`MAX_BARS` categories the :data:`MAX_BARS` - 1 largest shares (and
+    the can't-solve category) get their own bars, in the data's order, and the others one
+    bar, "N other categories", with their summed share (a chart of thousands of bars takes
+    minutes to draw and cannot be read).
 
     Parameters
     ----------
@@ -175,6 +288,17 @@ def category_shares(labels: Sequence[Any], shares: Sequence[float], cant_solve: 
     """
     labels = [str(c) for c in labels]
     shares = np.asarray(shares, dtype=float)
+    if len(labels) > MAX_BARS:  # the largest shares (and can't-solve), the rest as one bar
+        cs = [j for j, c in enumerate(labels) if c == str(cant_solve)]
+        rest = np.setdiff1d(np.arange(len(labels)), cs)
+        keep = rest[np.argsort(-shares[rest], kind="stable")[: MAX_BARS - 1 - len(cs)]]
+        others = np.setdiff1d(rest, keep)
+        order = [*np.sort(keep), *cs]
+        labels = [labels[j] for j in order[: len(keep)]] + [
+            f"{others.size} other categories",
+            *(labels[j] for j in cs),
+        ]
+        shares = np.r_[shares[np.sort(keep)], shares[others].sum(), shares[cs]]
     fig = _new_figure(5.0, 0.45 * len(labels) + 0.9)
     ax = fig.add_subplot()
     colors = [_ORANGE if c == str(cant_solve) else _BLUE for c in labels]
@@ -343,6 +467,66 @@ def rank_plots(draws: np.ndarray, items: Sequence[Any], r_hat: Sequence[float]) 
     for ax in axes[n_items:]:
         ax.set_visible(False)
     return to_data_uri(fig)
+
+
+def parameter_rank_plots(draws: Mapping[str, np.ndarray]) -> str:
+    """Rank plots of some parameters (:func:`arviz_plots.plot_rank`): one panel each.
+
+    Parameters
+    ----------
+    draws : mapping of str to numpy.ndarray
+        Each parameter's name (the panel title, e.g. ``"sigma_item[yes]"``) and its draws,
+        shape ``(chains, draws)``.
+
+    Returns
+    -------
+    str
+        PNG data URI.
+
+    Notes
+    -----
+    ArviZ 1.x's rank plot: the fractional ranks of each chain's draws among all chains'
+    draws, as the difference between their ECDF and the uniform CDF (one line per chain),
+    with the multi-chain test's p-value and its suspicious points in black. Chains that mix
+    give lines close to zero; a chain that stays apart bends far from it.
+
+    References
+    ----------
+    Säilynoja, Bürkner and Vehtari (2022), "Graphical test for discrete uniformity and its
+    applications in goodness-of-fit evaluation and multiple sample comparison", Statistics
+    and Computing 32(32); Vehtari et al. (2021), Bayesian Analysis 16(2), section 4.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> parameter_rank_plots({"kappa": rng.normal(size=(2, 50))})[:10]
+    'data:image'
+    """
+    import arviz_plots
+    import xarray as xr
+
+    names = [plain(name, 40) for name in draws]
+    arrays = [np.asarray(v, dtype=float) for v in draws.values()]
+    n_chains, n_draws = arrays[0].shape
+    dataset = xr.Dataset(
+        {name: (("chain", "draw"), a) for name, a in zip(names, arrays, strict=True)},
+        coords={"chain": np.arange(n_chains), "draw": np.arange(n_draws)},
+    )
+    ncols = min(len(names), 3)
+    nrows = -(-len(names) // ncols)
+    collection = arviz_plots.plot_rank(
+        xr.DataTree.from_dict({"posterior": dataset}),
+        backend="matplotlib",
+        col_wrap=ncols,
+        figure_kwargs={"figsize": (3.2 * ncols, 2.5 * nrows), "layout": "constrained"},
+    )
+    fig = collection.viz["figure"].item()
+    try:
+        return to_data_uri(fig)
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)  # arviz_plots draws on a pyplot figure: leave no pyplot state
 
 
 def prior_sensitivity(

@@ -11,7 +11,8 @@ from __future__ import annotations
 import datetime
 import json
 import math
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -158,8 +159,9 @@ def _standard(result: Any) -> dict[str, Any] | None:
     }
 
 
-def _overview(counts: Any) -> dict[str, Any]:
-    """Numbers and figures of the data overview section."""
+def _overview(counts: Any, source: str | None = None) -> dict[str, Any]:
+    """Numbers and figures of the data overview section (``source``: the data's name,
+    default the counts' ``attrs["source"]``)."""
     from ambppl.report import figures
 
     values = np.asarray(counts.values, dtype=np.int64)
@@ -170,7 +172,7 @@ def _overview(counts: Any) -> dict[str, Any]:
     cs = counts.attrs.get("cant_solve")
     items_with_cs = int((values[:, -1] > 0).sum()) if cs is not None else None
     return {
-        "source": str(counts.attrs.get("source") or "data"),
+        "source": str(source or counts.attrs.get("source") or "data"),
         "format": counts.attrs.get("format"),
         "n_items": int(values.shape[0]),
         "n_categories": int(values.shape[1]),
@@ -214,9 +216,12 @@ def _variable_diagnostics(result: Any, checked: Sequence[str]) -> dict[str, Any]
     ``checked`` are always diagnosed, the others while their draws fit in
     :data:`MAX_DIAGNOSED_VALUES` (``computed=False`` beyond). The diagnostics are those of
     :func:`ambppl.convergence.check_convergence` (:func:`ambppl._diagnostics.diagnose`).
+    ``worst`` lists the scalars furthest from the standard over every diagnosed variable
+    (:func:`ambppl.convergence.worst_parameters`): the worst of each variable, then the next
+    worst while fewer than :data:`N_RANK_PLOTS`.
     """
     from ambppl._diagnostics import diagnose
-    from ambppl.convergence import CONVERGENCE
+    from ambppl.convergence import CONVERGENCE, worst_parameters
 
     posterior = result["posterior"]
     per_scalar = int(posterior.sizes["chain"]) * int(posterior.sizes["draw"])
@@ -224,6 +229,7 @@ def _variable_diagnostics(result: Any, checked: Sequence[str]) -> dict[str, Any]
     checked = {str(v) for v in checked}
     used = sum(int(posterior[n].size) for n in names if n in checked)
     rows = []
+    diagnosed: dict[str, dict[str, np.ndarray]] = {}
     for name in names:
         da = posterior[name]
         row: dict[str, Any] = {
@@ -239,6 +245,7 @@ def _variable_diagnostics(result: Any, checked: Sequence[str]) -> dict[str, Any]
                 continue
             used += int(da.size)
         diag = diagnose(da.transpose("chain", "draw", ...).values)
+        diagnosed[name] = diag
         r_hat = _nan_worst(diag["r_hat"], largest=True)
         ess_bulk = _nan_worst(diag["ess_bulk"], largest=False)
         ess_tail = _nan_worst(diag["ess_tail"], largest=False)
@@ -265,6 +272,7 @@ def _variable_diagnostics(result: Any, checked: Sequence[str]) -> dict[str, Any]
         "n_failed": sum(1 for r in rows if r.get("passed") is False),
         "n_skipped": sum(1 for r in rows if not r["computed"]),
         "limits": dict(CONVERGENCE),
+        "worst": worst_parameters(posterior, diagnosed, n=max(N_RANK_PLOTS, len(diagnosed))),
     }
 
 
@@ -344,6 +352,7 @@ def _convergence(result: Any, table: Any, variable: str) -> dict[str, Any]:
     depth summary (:func:`_tree_depth`). ``ok`` is False when any of them flags a problem
     (a draw at the maximum tree depth costs efficiency, not validity, and does not count).
     """
+    from ambppl.convergence import CONVERGENCE
     from ambppl.report import figures
 
     posterior = result["posterior"]
@@ -369,8 +378,8 @@ def _convergence(result: Any, table: Any, variable: str) -> dict[str, Any]:
             "r_hat_max": _nan_worst(r_hat, largest=True),
             "n_r_hat_bad": int(np.sum(r_hat > 1.01)),
             "ess_min": _nan_worst(ess, largest=False),
-            "n_ess_low": int(np.sum(ess < 100 * chains)),
-            "ess_threshold": 100 * chains,
+            "n_ess_low": int(np.sum(ess < CONVERGENCE["ess_bulk"])),
+            "ess_threshold": CONVERGENCE["ess_bulk"],
             "divergences": diverging,
             "n_total_draws": chains * draws,
             "fig_rank": figures.rank_plots(draws_arr, list(worst_ids), r_hat[worst]),
@@ -380,14 +389,135 @@ def _convergence(result: Any, table: Any, variable: str) -> dict[str, Any]:
     out["variables"] = _variable_diagnostics(result, standard["variables"] if standard else [])
     out["energy"] = _energy(result)
     out["tree"] = _tree_depth(result)
-    # a NaN R-hat (one chain) is not a pass: nothing could be compared
+    # a NaN R-hat (one chain) is not a pass: nothing could be compared; the fit's own record
+    # counts too, so that this line never contradicts the headline (:func:`_verdict`)
     out["ok"] = bool(
-        out["r_hat_max"] <= 1.01
-        and out["ess_min"] >= 100 * chains
+        out["r_hat_max"] <= CONVERGENCE["r_hat"]
+        and out["ess_min"] >= CONVERGENCE["ess_bulk"]
         and diverging == 0
         and out["variables"]["n_failed"] == 0
         and (not out["energy"]["available"] or out["energy"]["n_low"] == 0)
+        and (standard is None or standard["passed"])
     )
+    return out
+
+
+def _verdict(
+    result: Any,
+    table: Any,
+    convergence: dict[str, Any],
+    standard: dict[str, Any] | None,
+    variable: str,
+    *,
+    command_line: bool,
+) -> dict[str, Any] | None:
+    """The report's first section for a NUTS fit: did it meet the convergence standard?
+
+    Missed when the fit's own record missed it, when any diagnosed posterior variable
+    (hyperparameters included) or any item's R-hat / bulk ESS of the ranked measure misses
+    it, or when there are divergent transitions. Names the worst parameter of every
+    diagnosed variable (and of the measure's items), worst first (those of the variables
+    the fit's record checked and that missed before the others), with the rank plots of the
+    first :data:`N_RANK_PLOTS`
+    (:func:`ambppl.report.figures.parameter_rank_plots`) and the advice that fits what
+    failed (:func:`ambppl.convergence.convergence_advice`; command-line options when the
+    report comes from the command line). None for exact draws.
+    """
+    from ambppl.convergence import CONVERGENCE, _severity, convergence_advice
+    from ambppl.report import figures
+
+    if convergence["exact"]:
+        return None
+    posterior = result["posterior"]
+    rows = convergence["variables"]["rows"]
+    failed = set(standard["failed"]) if standard else set()
+    for row in rows:
+        failed.update(row.get("missed", []))
+    worst = list(convergence["variables"]["worst"])
+    measured = any(r["name"] == variable and r["computed"] for r in rows)
+    r_hat = table["r_hat"].to_numpy(dtype=float)
+    ess = table["ess_bulk"].to_numpy(dtype=float)
+    if np.nanmax(r_hat, initial=-np.inf) > CONVERGENCE["r_hat"]:
+        failed.add("r_hat")
+    if np.nanmin(ess, initial=np.inf) < CONVERGENCE["ess_bulk"]:
+        failed.add("ess_bulk")
+    if not measured and variable in posterior.data_vars:  # the measure's worst items
+        severity = _severity({"r_hat": r_hat, "ess_bulk": ess})
+        items = posterior[variable].get_index("item")
+        for k in np.argsort(-np.nan_to_num(severity, nan=-np.inf))[:N_RANK_PLOTS]:
+            if np.isnan(severity[k]):
+                continue
+            missed = [
+                key
+                for key, bad in (
+                    ("r_hat", r_hat[k] > CONVERGENCE["r_hat"]),
+                    ("ess_bulk", ess[k] < CONVERGENCE["ess_bulk"]),
+                )
+                if bad
+            ]
+            worst.append(
+                {
+                    "parameter": f"{variable}[{table.index[k]}]",
+                    "variable": variable,
+                    "index": [int(items.get_loc(table.index[k]))],
+                    "r_hat": float(r_hat[k]),
+                    "ess_bulk": float(ess[k]),
+                    "ess_tail": math.nan,
+                    "severity": float(severity[k]),
+                    "missed": missed,
+                }
+            )
+    # as worst_parameters: each variable's worst scalar first, then the next worst
+    seen: set[str] = set()
+    firsts, rest = [], []
+    for w in sorted(worst, key=lambda w: -w["severity"]):
+        (rest if w["variable"] in seen else firsts).append(w)
+        seen.add(w["variable"])
+    worst = firsts + rest[: max(0, N_RANK_PLOTS - len(firsts))]
+    # the sampled parameters that the fit's record checked and that missed come first (for
+    # a collapsed fit mu and kappa, whose draws the per-item draws follow; the command line's
+    # warning names the same one), then the others, each group worst first
+    checked = {r["name"] for r in rows if r["checked"]}
+    worst.sort(key=lambda w: (not (w["variable"] in checked and w["missed"]), -w["severity"]))
+    divergences = max(
+        int(convergence["divergences"]), int((standard or {}).get("divergences") or 0)
+    )
+    if divergences > CONVERGENCE["divergences"]:
+        failed.add("divergences")
+    failed_list = [k for k in CONVERGENCE if k in failed]
+    passed = not failed_list and (standard is None or standard["passed"])
+    values = [w for w in worst if w["missed"]] or worst
+    record = {
+        "passed": passed,
+        "failed": failed_list,
+        "divergences": divergences,
+        "ess_bulk": _nan_worst([w["ess_bulk"] for w in values], largest=False),
+        "ess_tail": _nan_worst([w["ess_tail"] for w in values], largest=False),
+        "draws": convergence["draws"],
+        "reason": standard.get("reason") if standard else None,
+    }
+    model = str(result.attrs.get("model", posterior.attrs.get("model", ""))) or None
+    out: dict[str, Any] = {
+        "passed": passed,
+        "failed": failed_list,
+        "divergences": divergences,
+        "n_total_draws": convergence["chains"] * convergence["draws"],
+        "reason": record["reason"],
+        "worst": worst if not passed else [],
+        "advice": (
+            "" if passed else convergence_advice(record, command_line=command_line, model=model)
+        ),
+        "limits": dict(CONVERGENCE),
+        "fig": None,
+    }
+    if out["worst"] and convergence["chains"] >= 2:
+        draws = {
+            w["parameter"]: posterior[w["variable"]]
+            .transpose("chain", "draw", ...)
+            .values[(slice(None), slice(None), *w["index"])]
+            for w in out["worst"][:N_RANK_PLOTS]
+        }
+        out["fig"] = figures.parameter_rank_plots(draws)
     return out
 
 
@@ -512,16 +642,42 @@ def _refit_symmetric(
 
 
 def _raters(result: Any, hdi_prob: float | None) -> dict[str, Any] | None:
-    """The rater section (fits with rater effects ``b``): ``summarize(level="rater")`` ranked
-    by the can't-solve odds ratio, over-users first; None for models without raters."""
+    """The rater section (fits with rater effects ``b``): ``summarize(level="rater")``; None
+    for models without raters.
+
+    With a can't-solve category: ranked by the can't-solve odds ratio, over-users first.
+    Without one: ranked by label bias (strongest first): the favoured label, the label bias
+    (posterior mean of the largest logit bias of a proper category over the rater's mean
+    over them, :func:`ambppl.raters.summarize_raters`'s ``label_bias``) and its HDI
+    (:func:`arviz.hdi` of the same per-draw quantity).
+    """
     if "b" not in result["posterior"].data_vars:
         return None
+    import arviz as az
+
+    from ambppl._resultdata import cant_solve_index, observed_counts
     from ambppl.raters import summarize_raters
 
     table = summarize_raters(result, hdi_prob=hdi_prob)
-    table = table.sort_values(
-        ["overuses_cant_solve", "cant_solve_odds_ratio"], ascending=False, na_position="last"
+    post = result["posterior"]
+    attrs = {**post.attrs, **result.attrs}
+    cs = cant_solve_index(result, attrs, observed_counts(result))
+    b = post["b"].transpose("chain", "draw", "rater", "category")
+    proper = [k for k in range(b.sizes["category"]) if k != cs]
+    bp = b.isel(category=proper)
+    strength = (bp - bp.mean("category")).max("category")  # label_bias per draw
+    hdi = az.hdi(strength, prob=table.attrs["hdi_prob"], dim=["chain", "draw"])
+    hdi = hdi.transpose("rater", "ci_bound").to_pandas()
+    table = table.assign(
+        bias_lower=hdi["lower"].reindex(table.index).to_numpy(),
+        bias_upper=hdi["upper"].reindex(table.index).to_numpy(),
     )
+    if cs is None:
+        table = table.sort_values("label_bias", ascending=False, na_position="last")
+    else:
+        table = table.sort_values(
+            ["overuses_cant_solve", "cant_solve_odds_ratio"], ascending=False, na_position="last"
+        )
     rows = [
         {
             "rater": rater,
@@ -533,6 +689,8 @@ def _raters(result: Any, hdi_prob: float | None) -> dict[str, Any] | None:
             "over": bool(row.overuses_cant_solve),
             "favoured": row.favoured_label,
             "bias": row.label_bias,
+            "bias_lower": row.bias_lower,
+            "bias_upper": row.bias_upper,
         }
         for rater, row in zip(table.index, table.itertuples(index=False), strict=True)
     ]
@@ -541,6 +699,7 @@ def _raters(result: Any, hdi_prob: float | None) -> dict[str, Any] | None:
         "n": len(rows),
         "n_over": int(table["overuses_cant_solve"].sum()),
         "hdi_prob": table.attrs["hdi_prob"],
+        "cant_solve": cs is not None,
     }
 
 
@@ -719,7 +878,15 @@ def _learned_prior(
     change = learned_mean - flat_mean
     finite = np.isfinite(change)
     largest = int(np.argmax(np.where(finite, np.abs(change), -np.inf))) if finite.any() else 0
+    # the hyperprior sensitivity summarize computed (ambppl.hyperprior_sensitivity)
+    sensitivity = table.attrs.get("hyperprior_sensitivity")
+    if sensitivity is not None:
+        sensitivity = {
+            **sensitivity,
+            "flagged": [r["parameter"] for r in sensitivity["rows"] if not r["pinned_down"]],
+        }
     return {
+        "sensitivity": sensitivity,
         "point_estimate": point,
         "n_items": int(counts.sizes["item"]),
         "n_categories": n_cat,
@@ -772,6 +939,8 @@ def render_report(
     command: str | None = None,
     title: str | None = None,
     max_rows: int = TABLE_ROWS,
+    source: str | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> str:
     """Render the HTML diagnostics report of a fit.
 
@@ -802,6 +971,13 @@ def render_report(
         Rows of the sortable item table: the ``max_rows`` most ambiguous items (the page
         says how many were left out; :func:`ambppl.score` or ``ambppl score`` writes every
         row).
+    source : str, optional
+        The name of the data (a file name) in the title and the data overview; default the
+        counts' ``attrs["source"]`` (which is ``"DataFrame"`` for a model fitted to one row
+        per answer from a data frame: ``ambppl report`` passes the file it read).
+    progress : callable, optional
+        Called with one line (e.g. ``"summarizing 11040 items"``) as each long step starts;
+        ``ambppl report`` prints them on stderr unless ``--quiet``.
 
     Returns
     -------
@@ -818,6 +994,18 @@ def render_report(
 
     Notes
     -----
+    A NUTS fit first gets its verdict, before any estimate: whether it met the convergence
+    standard :data:`ambppl.convergence.CONVERGENCE` on every diagnosed variable
+    (hyperparameters included), on every item's measure and on divergences, agreeing with
+    the fit's own record. When it did not, that first section names the parameters furthest
+    from the standard (:func:`ambppl.convergence.worst_parameters`) with their rank plots
+    (:func:`arviz_plots.plot_rank`) and the advice that fits the failure
+    (:func:`ambppl.convergence.convergence_advice`: reparameterize or raise
+    ``target_accept`` for divergences, tune longer for R-hat, draw more for ESS; the
+    command line's options when ``command`` is given), and every later section that shows
+    estimates says that they come from an unconverged fit (the learned prior's kappa and
+    beta lose their bold face).
+
     Sections: data overview; model and prior; convergence (R-hat, ESS, divergences and rank
     plots of the items with the largest R-hat for NUTS, or the statement that the draws are
     exact); agreement of the posterior means with the closed-form means (z-scores against
@@ -833,7 +1021,10 @@ def render_report(
     symmetric priors 0.5 and 1; and the shrinkage plot of every item's posterior mean under
     ``beta = 1`` (:func:`ambppl.summarize_counts`) against the learned prior. Its prior
     sensitivity compares the learned prior with exact refits under ``beta`` = 0.5 and 1.
-    Every value that comes from the data is escaped by Jinja2's autoescaping.
+    Every value that comes from the data is escaped by Jinja2's autoescaping. Characters of
+    labels or ids that the figure font lacks (CJK, emoji) are drawn as empty boxes and
+    named in one ``UserWarning`` for the page (matplotlib would warn per figure and
+    character); control characters are drawn as their escapes.
 
     The convergence section of a NUTS fit (method ``"nuts"`` or ``"collapsed"``) shows every
     diagnostic that applies:
@@ -888,6 +1079,8 @@ def render_report(
         )
     top = check_positive_int(top, "top")
     max_rows = check_positive_int(max_rows, "max_rows")
+    if progress is not None:
+        progress(f"summarizing {result['posterior'].sizes.get('item', 0)} items")
     table = rank(summarize(result, measure=measure, hdi_prob=hdi_prob, threshold=threshold))
     return _render(
         result,
@@ -902,10 +1095,25 @@ def render_report(
         command=command,
         title=title,
         max_rows=max_rows,
+        source=source,
+        progress=progress,
     )
 
 
-def _render(
+def _render(result: Any, table: Any, counts: Any, **settings: Any) -> str:
+    """:func:`_render_page` with one warning for the characters its figures cannot draw
+    (matplotlib gives one per figure and character, with a source line), attributed to the
+    caller of :func:`render_report` or :func:`ambppl.report.score_report`."""
+    from ambppl.report import figures
+
+    with figures.missing_glyphs() as missing:
+        page = _render_page(result, table, counts, **settings)
+    if missing:
+        warnings.warn(figures.missing_glyphs_message(missing), UserWarning, stacklevel=3)
+    return page
+
+
+def _render_page(
     result: Any,
     table: Any,
     counts: Any,
@@ -921,6 +1129,8 @@ def _render(
     max_rows: int,
     checked: Any = None,
     scored: dict[str, Any] | None = None,
+    source: str | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> str:
     """Fill the template. ``table`` is the ranked table of every item and ``counts`` their
     counts; ``result`` holds the draws, of every item or (``checked``, its own summary table)
@@ -932,10 +1142,19 @@ def _render(
 
     if checked is None:
         checked = table
+    say = progress or (lambda message: None)
     variable = VARIABLES.get(measure, measure)
-    overview = _overview(counts)
+    say("drawing the data overview")
+    overview = _overview(counts, source)
+    say("diagnosing convergence (R-hat, ESS of every stored variable)")
     convergence = _convergence(result, checked, variable)
+    standard = _standard(result)
+    verdict = _verdict(
+        result, checked, convergence, standard, variable, command_line=command is not None
+    )
+    say("checking the draws against the closed forms")
     agreement = _agreement(result, checked, measure)
+    say("refitting the top items under other priors")
     top_n = min(top, len(table))
     sensitivity = _sensitivity(
         result,
@@ -947,6 +1166,8 @@ def _render(
         threshold=threshold,
         random_seed=random_seed,
     )
+    if _is_learned(result):
+        say("summarizing the learned prior")
     learned = _learned_prior(
         result,
         table,
@@ -1019,7 +1240,9 @@ def _render(
         },
         "overview": overview,
         "convergence": convergence,
-        "standard": _standard(result),
+        "standard": standard,
+        "verdict": verdict,
+        "unconverged": verdict is not None and not verdict["passed"],
         "learned": learned,
         "raters": _raters(result, table.attrs.get("hdi_prob", hdi_prob)),
         "agreement": agreement,

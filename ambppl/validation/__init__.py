@@ -10,6 +10,9 @@ Every check returns a :class:`ValidationResult` (``.passed``, ``.statistic``, ``
 - :func:`run_reference_cases` / :func:`check_reference`: fits of the stored reference cases
   (``models/reference/``) against their high-precision reference posteriors;
 - :func:`sbc`: simulation-based calibration of any catalog model and method;
+- :func:`check_fit`: every check that applies to one fit, one verdict (a :class:`FitCheck`),
+  each predictive statistic in words and the catalog model that addresses a failure (what
+  ``ambppl validate FILE`` prints);
 - :func:`wrong_posterior`: deliberately wrong posteriors, to see the checks fail.
 
 Importing this package needs numpy only; pandas, scipy, ArviZ and PyMC are imported by the
@@ -20,6 +23,7 @@ from ambppl.validation._result import ValidationResult
 from ambppl.validation.closed_form import check_moments
 from ambppl.validation.density import check_density
 from ambppl.validation.faults import FAULTS, wrong_posterior
+from ambppl.validation.fit_check import FitCheck, check_fit
 from ambppl.validation.predictive import check_predictive, posterior_predictive
 from ambppl.validation.reference import (
     check_reference,
@@ -31,8 +35,10 @@ from ambppl.validation.sbc import plot_sbc, sbc
 
 __all__ = [
     "FAULTS",
+    "FitCheck",
     "ValidationResult",
     "check_density",
+    "check_fit",
     "check_moments",
     "check_predictive",
     "check_reference",

@@ -367,6 +367,106 @@ def _replicate_q(
     return block, size, "a fresh q_i ~ Dirichlet(concentration of a posterior hyperparameter draw)"
 
 
+#: Posterior variables of a rater model that the mixed predictive reads: the mean item
+#: logits, the item-effect sd (one per category) and every rater's bias.
+RATER_VARIABLES: tuple[str, ...] = ("mu", "sigma_item", "b")
+
+
+def _rater_design(result: xr.DataTree, attrs: dict[str, Any]) -> Any:
+    """The catalog module of a model fitted to answers with rater ids (``rater_effects``),
+    when the result holds what its mixed predictive needs, else None."""
+    from ambppl._resultdata import constant
+    from ambppl.catalog import get_model
+
+    name = attrs.get("model")
+    if name is None or fixed_prior(result, attrs) is not None:
+        return None
+    try:
+        entry = get_model(str(name))
+    except (ValueError, OSError, KeyError):
+        return None
+    if entry.info.get("data") != "long" or not callable(
+        getattr(entry.module, "simulate_answers", None)
+    ):
+        return None
+    post = result["posterior"]
+    if any(v not in post.data_vars for v in RATER_VARIABLES) or any(
+        constant(result, v) is None for v in ("answer_item", "answer_rater")
+    ):
+        return None
+    return entry.module
+
+
+def _replicate_rater_answers(
+    result: xr.DataTree,
+    module: Any,
+    rng: np.random.Generator,
+    values: np.ndarray,
+    replicates: int | None,
+) -> tuple[Any, int, str, int]:
+    """Mixed predictive of a rater model: replicated counts (stop - start, items, K).
+
+    Per replicate, a posterior draw of (``mu``, ``sigma_item``, ``b``): fresh item logits
+    ``eta_i ~ N(mu, diag(sigma_item^2))`` (the model's item population; the zero-sum
+    projection does not change a softmax), and every observed answer replicated by its own
+    rater, ``y ~ Categorical(softmax(eta_i + b_r))`` (the model's ``simulate_answers``), so
+    the design (which rater answered which item) is the observed one.
+    """
+    import pandas as pd
+
+    from ambppl._resultdata import constant
+
+    post = result["posterior"]
+    item = np.asarray(constant(result, "answer_item"), dtype=np.int64)
+    rater = np.asarray(constant(result, "answer_rater"), dtype=np.int64)
+    mu = post["mu"].transpose("chain", "draw", "category")
+    sigma = post["sigma_item"].transpose("chain", "draw", "category")
+    b = post["b"].transpose("chain", "draw", "rater", "category")
+    n_items, n_cat = values.shape
+    total = mu.sizes["chain"] * mu.sizes["draw"]
+    size = total if replicates is None else replicates
+    pick = np.floor(np.arange(size) * total / size).astype(np.int64)
+    mu_flat = mu.values.reshape(total, n_cat)
+    sigma_flat = sigma.values.reshape(total, n_cat)
+    b_flat = b.values.reshape(total, b.sizes["rater"], n_cat)
+    # the model's item order (positions in answer_item) -> the rows of the observed counts
+    order = np.arange(n_items)
+    model_items = post["eta"] if "eta" in post.data_vars else None
+    if model_items is not None and "item" in model_items.coords:
+        counts_items = pd.Index(observed_counts(result)["item"].values)
+        order = counts_items.get_indexer(pd.Index(model_items["item"].values))
+    per_item = np.bincount(item, minlength=n_items)
+    if (
+        item.shape != rater.shape
+        or per_item.size != n_items
+        or (order < 0).any()
+        or not np.array_equal(per_item[np.argsort(order)], values.sum(axis=1))
+        or (rater.size and rater.max() >= b.sizes["rater"])
+    ):
+        raise ValueError(
+            "the rater model's design (constant_data answer_item, answer_rater) does not "
+            "match observed_data['counts'] and posterior['b']; refit with ambppl.fit"
+        )
+
+    def block(a: int, c: int) -> np.ndarray:
+        draws = pick[a:c]
+        eta = mu_flat[draws, None, :] + sigma_flat[draws, None, :] * rng.standard_normal(
+            (c - a, n_items, n_cat)
+        )
+        codes = module.simulate_answers(eta, b_flat[draws], item, rater, rng=rng)
+        flat = (np.arange(c - a)[:, None] * n_items + item) * n_cat + codes
+        out = np.bincount(flat.ravel(), minlength=(c - a) * n_items * n_cat)
+        return out.reshape(c - a, n_items, n_cat)[:, np.argsort(order)]
+
+    where = (
+        "fresh item logits eta_i ~ N(mu, sigma_item^2) of a posterior draw, each observed "
+        "answer replicated by its own rater with that draw's bias b_r (the rater model's "
+        "mixed predictive)"
+    )
+    per_draw = 8 * item.size * n_cat * 4 + 8 * n_items * n_cat * 4
+    return block, size, where, per_draw
+
+
 def _learned_concentration(result: xr.DataTree, attrs: dict[str, Any], n_cat: int) -> np.ndarray:
     """Per-draw Dirichlet concentration of q_i (chain, draw, K) from the catalog model."""
     from ambppl.catalog import get_model
@@ -565,13 +665,22 @@ def check_predictive(
         notes.append(f"{int((~answered).sum())} items without answers left out")
     rng = np.random.default_rng(random_seed)
     n_items, n_cat = values.shape
-    block, size, where = _replicate_q(result, attrs, kind, rng, n_items, n_cat, replicates)
+    rater_model = _rater_design(result, attrs) if kind == "mixed" else None
+    if rater_model is not None:
+        counts_block, size, where, per_draw = _replicate_rater_answers(
+            result, rater_model, rng, values, replicates
+        )
+    else:
+        block, size, where = _replicate_q(result, attrs, kind, rng, n_items, n_cat, replicates)
+        per_draw = 8 * n_items * n_cat * 4
+
+        def counts_block(a: int, b: int) -> np.ndarray:
+            return rng.multinomial(n, block(a, b))
 
     observed = {k: v[answered] for k, v in _statistics(values, n, cs, names).items()}
     per_item = {s: np.empty((size, int(answered.sum()))) for s in names}
-    for start, stop in _draw_blocks(size, 8 * n_items * n_cat * 4):
-        q_rep = block(start, stop)
-        rep = rng.multinomial(n, q_rep)
+    for start, stop in _draw_blocks(size, per_draw):
+        rep = counts_block(start, stop)
         for s, v in _statistics(rep, n, cs, names).items():
             per_item[s][start:stop] = v[:, answered]
 

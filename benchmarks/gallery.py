@@ -1,0 +1,346 @@
+"""Real-data gallery: every catalog model, with its defaults, on every data set that suits it.
+
+One row per (data set, model): wall time of ``ambppl.fit`` (compilation included), peak
+memory of the process, the worst R-hat over every stored posterior variable and which
+variable it is, the smallest bulk and tail ESS (and where), divergences, whether the
+convergence standard (R-hat <= 1.01, bulk and tail ESS >= 400, no divergences) is met, and
+``elpd_loo`` (:func:`ambppl.loo`). Exact fits (independent draws) have no MCMC diagnostics:
+their standard is "met" by construction and the columns say "exact".
+
+Data sets:
+
+- the eight public sets in ``../shared/data`` (its README): each model that suits the data
+  (count models on every set; ``rater_effects`` where there are rater ids, i.e. all but
+  CIFAR-10H, which ships counts only);
+- simulated stress designs (seeded; :func:`stress_design`): ``two_classes`` (500 items x 5
+  answers, 2 classes), ``three_answers`` (2000 items x 3 answers), ``many_raters`` (10^4
+  items x 5 answers from 10^3 raters), ``dominant_rater`` (one rater gives half of all
+  answers), ``near_identical`` (every item answered from one shared response distribution:
+  a learned prior's ``kappa`` has no upper bound in the data).
+
+Every row runs in its own Python process (a fresh PyMC compilation and an honest peak RSS),
+one at a time, with a time limit (``--timeout``, default 1200 s). A row that fails or times
+out is a row of the table with its reason, never dropped.
+
+Run::
+
+    .venv/bin/python benchmarks/gallery.py                   # everything (about an hour)
+    .venv/bin/python benchmarks/gallery.py --small           # CI's small gallery
+    .venv/bin/python benchmarks/gallery.py --data dog_zhou2012,two_classes --models rater_effects
+
+``--small`` takes the first 60 items of each set (stress designs: 60 items too) and two
+chains of 500 draws after 500 tuning steps for NUTS routes: a check that every row runs and
+reports, not the convergence verdict (that needs the defaults, which only the full gallery
+uses). ``--json PATH`` also writes the rows as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+#: The catalog models in the gallery, and whether each needs rater ids.
+MODELS = {
+    "dirichlet_categorical": False,
+    "hierarchical_dirichlet": False,
+    "rater_effects": True,
+}
+
+#: Real data sets: file, how to read it (pandas.read_csv keywords), the columns, can't-solve.
+REAL = {
+    "cf_weather_sentiment": {
+        "file": "cf_weather_sentiment/weather-non-agg-DFE.csv",
+        "read": {},
+        "columns": ("tweet_id", "worker_id", "emotion"),
+        "cant_solve": "I can't tell",
+    },
+    "anesthesia_ds1979": {
+        "file": "anesthesia_ds1979/anesthesia_long.csv",
+        "read": {},
+        "columns": ("item", "rater", "rating"),
+        "cant_solve": None,
+    },
+    "cifar10h": {"file": "cifar10h/cifar10h-counts.npy", "counts": True, "cant_solve": None},
+    "dog_zhou2012": {
+        "file": "dog_zhou2012/answer.csv",
+        "read": {},
+        "columns": ("question", "worker", "answer"),
+        "cant_solve": None,
+    },
+    "face_sentiment": {
+        "file": "face_sentiment/answer.csv",
+        "read": {},
+        "columns": ("question", "worker", "answer"),
+        "cant_solve": None,
+    },
+    "jn_product": {
+        "file": "jn_product/answer.csv",
+        "read": {},
+        "columns": ("question", "worker", "answer"),
+        "cant_solve": None,
+    },
+    "hitspam_crowdflower": {
+        "file": "hitspam_crowdflower/labels.txt",
+        "read": {"sep": "\t", "header": None, "names": ["worker", "item", "label"]},
+        "columns": ("item", "worker", "label"),
+        "cant_solve": None,
+    },
+    "barzan_mozafari": {
+        "file": "barzan_mozafari/labels.txt",
+        "read": {"sep": "\t", "header": None, "names": ["worker", "item", "label"]},
+        "columns": ("item", "worker", "label"),
+        "cant_solve": None,
+    },
+}
+
+STRESS = ("two_classes", "three_answers", "many_raters", "dominant_rater", "near_identical")
+
+#: --small: items per data set, and the NUTS settings (a smoke run, not a verdict)
+SMALL_ITEMS = 60
+SMALL_NUTS = {"draws": 500, "chains": 2, "sample_kwargs": {"tune": 500}}
+
+
+def stress_design(name: str, n_items: int | None = None, seed: int = 20261127) -> Any:
+    """A simulated long answers table (columns item, rater, label) for a stress design.
+
+    Items have response distributions ``q_i ~ Dirichlet(alpha)`` (``near_identical``: one
+    shared ``q``); each answer comes from its item's ``q_i`` and a rater drawn from the
+    design's rater pool. Labels are ``"c0"``, ``"c1"``, ...; the last is not can't-solve.
+    """
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    spec = {
+        "two_classes": (500, 5, 100, [0.8, 0.8]),
+        "three_answers": (2000, 3, 300, [1.0, 1.0, 1.0]),
+        "many_raters": (10_000, 5, 1000, [0.7, 0.7, 0.7, 0.7]),
+        "dominant_rater": (800, 6, 80, [1.0, 1.0, 1.0]),
+        "near_identical": (1000, 5, 100, None),
+    }[name]
+    items, per_item, raters, alpha = spec
+    items = n_items or items
+    if alpha is None:
+        q = np.tile([0.55, 0.3, 0.15], (items, 1))
+    else:
+        q = rng.dirichlet(alpha, size=items)
+    k = q.shape[1]
+    item = np.repeat(np.arange(items), per_item)
+    label = (rng.random((items * per_item, 1)) > np.cumsum(q[item], axis=1)).sum(axis=1)
+    label = np.minimum(label, k - 1)
+    rater = rng.integers(raters, size=items * per_item)
+    if name == "dominant_rater":
+        rater[rng.random(len(rater)) < 0.5] = 0  # rater 0 gives half of all answers
+    return pd.DataFrame(
+        {"item": item.astype(str), "rater": rater.astype(str), "label": [f"c{j}" for j in label]}
+    )
+
+
+def _load(name: str, small: bool) -> tuple[Any, dict[str, Any]]:
+    """The data (a long frame or a count matrix) and fit's reading keywords."""
+    import pandas as pd
+
+    if name in STRESS:
+        frame = stress_design(name, SMALL_ITEMS if small else None)
+        return frame, {"item": "item", "rater": "rater", "label": "label"}
+    spec = REAL[name]
+    path = SHARED_DATA / spec["file"]
+    if spec.get("counts"):
+        counts = np.load(path)
+        if small:
+            counts = counts[:SMALL_ITEMS]
+        return counts, {"cant_solve": spec["cant_solve"]}
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False, **spec["read"])
+    item, rater, label = spec["columns"]
+    frame = frame[[item, rater, label]]
+    if small:
+        keep = frame[item].drop_duplicates().iloc[:SMALL_ITEMS]
+        frame = frame[frame[item].isin(keep)]
+    kwargs = {"item": item, "rater": rater, "label": label}
+    if spec["cant_solve"] is not None:
+        kwargs["cant_solve"] = spec["cant_solve"]
+    return frame, kwargs
+
+
+def rows(data: list[str], models: list[str]) -> list[tuple[str, str]]:
+    """The (data set, model) pairs that suit each other."""
+    out = []
+    for name in data:
+        has_raters = name in STRESS or not REAL[name].get("counts")
+        for model in models:
+            if MODELS[model] and not has_raters:
+                continue
+            out.append((name, model))
+    return out
+
+
+def _worst(result: Any) -> dict[str, Any]:
+    """Worst R-hat, smallest bulk/tail ESS and the variables they come from, over every
+    stored posterior variable (ambppl.convergence.check_convergence per variable)."""
+    from ambppl.convergence import ConvergenceWarning, check_convergence
+
+    out: dict[str, Any] = {"r_hat": -np.inf, "ess_bulk": np.inf, "ess_tail": np.inf}
+    saved = result.attrs.get("convergence")
+    for name in result["posterior"].data_vars:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            record = check_convergence(result, [name])
+        for key, worse in (("r_hat", np.greater), ("ess_bulk", np.less), ("ess_tail", np.less)):
+            value = record.get(key)
+            if value is not None and np.isfinite(value) and worse(value, out[key]):
+                out[key], out[f"{key}_var"] = float(value), name
+    if saved is not None:
+        result.attrs["convergence"] = saved
+    div = 0
+    if "sample_stats" in result.children and "diverging" in result["sample_stats"]:
+        div = int(result["sample_stats"]["diverging"].values.sum())
+    out["divergences"] = div
+    out["met"] = (
+        out["r_hat"] <= 1.01 and out["ess_bulk"] >= 400 and out["ess_tail"] >= 400 and div == 0
+    )
+    return out
+
+
+def run_row(name: str, model: str, small: bool) -> dict[str, Any]:
+    """Fit one (data set, model) with the model's defaults in this process; the row."""
+    import ambppl
+
+    data, kwargs = _load(name, small)
+    settings = dict(SMALL_NUTS) if small and model != "dirichlet_categorical" else {}
+    if model == "hierarchical_dirichlet" and small:
+        settings = {"draws": 500, "chains": 2}
+    row: dict[str, Any] = {"data": name, "model": model, "small": small}
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
+        result = ambppl.fit(data, model, random_seed=1, progressbar=False, **kwargs, **settings)
+    row["wall_s"] = time.perf_counter() - start
+    counts = result["observed_data"]["counts"]
+    row["items"] = int(counts.sizes["item"])
+    row["categories"] = int(counts.sizes["category"])
+    row["answers"] = int(counts.values.sum())
+    row["method"] = result.attrs.get("method") or result["posterior"].attrs.get("method")
+    if row["method"] in ("exact", "empirical_bayes"):
+        row.update(r_hat="exact", ess_bulk="exact", ess_tail="exact", divergences=0, met=True)
+    else:
+        row.update(_worst(result))
+    if "log_prior" in result.children:
+        table = ambppl.hyperprior_sensitivity(result)
+        row["not_pinned_down"] = table.index[~table["pinned_down"]].tolist()
+    try:
+        row["elpd_loo"] = float(ambppl.loo(result, pointwise=False).elpd)
+    except Exception as err:  # a row reports why, it never disappears
+        row["elpd_loo"] = f"n/a: {type(err).__name__}: {str(err).splitlines()[0][:80]}"
+    row["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return row
+
+
+def run_isolated(name: str, model: str, small: bool, timeout: float) -> dict[str, Any]:
+    """:func:`run_row` in a fresh process with a time limit."""
+    cmd = [sys.executable, __file__, "--row", f"{name}:{model}"] + (["--small"] if small else [])
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return {"data": name, "model": model, "error": f"timeout after {timeout:.0f} s"}
+    for line in done.stdout.splitlines()[::-1]:
+        if line.startswith("{"):
+            return json.loads(line)
+    tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    return {
+        "data": name,
+        "model": model,
+        "error": f"exit {done.returncode}: {tail[:160]}",
+        "wall_s": time.perf_counter() - start,
+    }
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if isinstance(value, float):
+        if not np.isfinite(value):
+            return str(value)
+        return f"{value:.{digits}f}" if abs(value) < 1e4 else f"{value:.4g}"
+    return str(value)
+
+
+def markdown(table: list[dict[str, Any]]) -> str:
+    """The gallery as a Markdown table."""
+    head = (
+        "| data | model | items x answers | wall s | peak GB | worst R-hat (variable) "
+        "| min bulk / tail ESS (variable) | div | standard | elpd_loo |"
+    )
+    lines = [head, "|" + "---|" * 10]
+    for r in table:
+        if "error" in r:
+            lines.append(f"| {r['data']} | {r['model']} | | | | {r['error']} | | | not met | |")
+            continue
+        size = f"{r['items']} x {r['answers'] / r['items']:.1f}"
+        if r["r_hat"] == "exact":
+            rhat, ess = "exact draws", "exact draws"
+        else:
+            rhat = f"{r['r_hat']:.3f} ({r.get('r_hat_var', '')})"
+            ess = (
+                f"{r['ess_bulk']:.0f} / {r['ess_tail']:.0f} "
+                f"({r.get('ess_bulk_var', '')}, {r.get('ess_tail_var', '')})"
+            )
+        met = "met" if r["met"] else "**not met**"
+        if r.get("not_pinned_down"):
+            met += f"; prior decides {', '.join(r['not_pinned_down'])}"
+        lines.append(
+            f"| {r['data']} | {r['model']} | {size} | {r['wall_s']:.1f} | "
+            f"{r['peak_rss_gb']:.2f} | {rhat} | {ess} | {r['divergences']} | {met} | "
+            f"{_fmt(r['elpd_loo'], 1)} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", help="comma-separated data sets (default: all)")
+    parser.add_argument("--models", help="comma-separated catalog models (default: all)")
+    parser.add_argument("--small", action="store_true", help="60 items per set, short NUTS")
+    parser.add_argument("--timeout", type=float, default=1200.0, help="seconds per row")
+    parser.add_argument("--json", help="also write the rows to this JSON file")
+    parser.add_argument("--row", help=argparse.SUPPRESS)  # DATA:MODEL, in this process
+    args = parser.parse_args(argv)
+    if args.row:
+        name, model = args.row.split(":")
+        print(json.dumps(run_row(name, model, args.small), default=str))
+        return 0
+    available = [n for n in REAL if (SHARED_DATA / REAL[n]["file"]).exists()]
+    data = args.data.split(",") if args.data else [*available, *STRESS]
+    models = args.models.split(",") if args.models else list(MODELS)
+    unknown = [d for d in data if d not in REAL and d not in STRESS]
+    unknown += [m for m in models if m not in MODELS]
+    if unknown:
+        parser.error(f"unknown data sets or models: {unknown}")
+    table = []
+    for name, model in rows(data, models):
+        row = run_isolated(name, model, args.small, args.timeout)
+        table.append(row)
+        print(
+            f"{name} / {model}: {row.get('error') or _fmt(row.get('wall_s'), 1) + ' s'}",
+            file=sys.stderr,
+            flush=True,
+        )
+    print(markdown(table))
+    if args.json:
+        Path(args.json).write_text(json.dumps(table, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    sys.exit(main())

@@ -1,0 +1,243 @@
+"""Tests of ambppl.convergence: the worst parameters and the advice that fits the failure.
+
+Draws are fabricated (no sampler): independent normal draws meet the standard; an AR(1)
+chain with autocorrelation 0.99 has an ESS of about N (1 - 0.99) / (1 + 0.99) ~ N / 200
+(Geyer 1992), far below 400; a chain shifted by 3 standard deviations gives R-hat far above
+1.01 (about sqrt(1 + 9/4 * 3/4) ~ 1.6 for one of four chains).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from ambppl import cli
+from ambppl._diagnostics import diagnose
+from ambppl.convergence import (
+    CONVERGENCE,
+    ConvergenceWarning,
+    check_convergence,
+    convergence_advice,
+    convergence_message,
+    worst_parameters,
+)
+
+
+def _ar1(rng: np.random.Generator, shape: tuple[int, ...], phi: float) -> np.ndarray:
+    x = np.zeros(shape)
+    noise = rng.normal(size=shape)
+    for t in range(1, shape[1]):
+        x[:, t] = phi * x[:, t - 1] + noise[:, t]
+    return x
+
+
+def _tree(n_divergent: int = 0, stuck: bool = True, sticky: bool = False) -> xr.DataTree:
+    """A rater-model-like posterior: hyperparameter ``sigma_item`` (category), item logits
+    ``eta`` (item x category) and ``kappa``; 4 chains x 1000 draws."""
+    rng = np.random.default_rng(2024)
+    chains, draws = 4, 1000
+    sigma = rng.normal(size=(chains, draws, 2))
+    if stuck:
+        sigma[0, :, 1] += 3.0  # chain 0 of sigma_item["no"] elsewhere: R-hat ~ 1.6
+    eta = rng.normal(size=(chains, draws, 50, 2))
+    kappa = _ar1(rng, (chains, draws), 0.99) if sticky else rng.normal(size=(chains, draws))
+    diverging = np.zeros((chains, draws), dtype=bool)
+    diverging.flat[:n_divergent] = True
+    post = xr.Dataset(
+        {
+            "sigma_item": (("chain", "draw", "category"), sigma),
+            "eta": (("chain", "draw", "item", "category"), eta),
+            "kappa": (("chain", "draw"), kappa),
+        },
+        coords={"category": ["yes", "no"], "item": [f"i{k}" for k in range(50)]},
+    )
+    return xr.DataTree.from_dict(
+        {
+            "posterior": post,
+            "sample_stats": xr.Dataset({"diverging": (("chain", "draw"), diverging)}),
+        }
+    )
+
+
+def test_worst_parameters_names_every_variable_worst_first() -> None:
+    """Each variable's worst scalar comes first (100 item scalars do not crowd out a
+    hyperparameter), with its coordinates in the name and ArviZ's own diagnostics."""
+    import arviz as az
+
+    tree = _tree(stuck=True, sticky=True)
+    post = tree["posterior"].to_dataset()
+    diag = {v: diagnose(post[v].values) for v in post.data_vars}
+    worst = worst_parameters(post, diag, n=3)
+    # the stuck chain (R-hat ~ 1.5, ESS ~ 8) before the sticky kappa (ESS ~ 20), then the
+    # worst of the 100 well-mixed eta scalars
+    assert [w["variable"] for w in worst] == ["sigma_item", "kappa", "eta"]
+    by_name = {w["parameter"]: w for w in worst}
+    assert "sigma_item[no]" in by_name and "kappa" in by_name
+    assert any(p.startswith("eta[i") and p.endswith(("yes]", "no]")) for p in by_name)
+    # the values are ArviZ's (to rounding) at the named coordinates
+    stuck = by_name["sigma_item[no]"]
+    da = post["sigma_item"].sel(category="no")
+    assert stuck["r_hat"] == pytest.approx(float(az.rhat(da)), rel=1e-10)
+    assert stuck["ess_bulk"] == pytest.approx(float(az.ess(da, method="bulk")), rel=1e-10)
+    assert stuck["r_hat"] > 1.3 and "r_hat" in stuck["missed"]
+    assert by_name["kappa"]["ess_bulk"] < CONVERGENCE["ess_bulk"]
+    severities = [w["severity"] for w in worst]
+    assert severities == sorted(severities, reverse=True)
+    # more than the variables: the next worst scalars fill up, still worst first
+    worst6 = worst_parameters(post, diag, n=6)
+    assert len(worst6) == 6 and worst6[:3] == worst
+
+
+@pytest.mark.parametrize(
+    ("record", "expected", "absent"),
+    [
+        (  # divergences, with a low ESS too: the divergences decide, never "draw more"
+            {"failed": ["ess_bulk", "divergences"], "divergences": 7, "ess_bulk": 90.0},
+            ["7 divergent transitions", "more draws do not help", "target_accept"],
+            ["draw more", "tune longer"],
+        ),
+        (
+            {"failed": ["r_hat"], "r_hat": 1.3, "draws": 500},
+            ["the chains disagree", "tune longer (sample_kwargs={'tune': 2000})"],
+            ["draw more", "divergent"],
+        ),
+        (  # both: both remedies (500 * 400 / 50 = 4000 draws)
+            {"failed": ["r_hat", "ess_bulk"], "r_hat": 1.3, "ess_bulk": 50.0, "draws": 500},
+            ["tune longer (sample_kwargs={'tune': 2000})", "draw more (draws=4000 or more)"],
+            ["divergent"],
+        ),
+        (  # low ESS alone: draws * 400 / 120 = 3334, rounded up to hundreds
+            {"failed": ["ess_tail"], "ess_tail": 120.0, "draws": 1000},
+            ["autocorrelated", "draw more (draws=3400 or more)"],
+            ["divergent", "tune"],
+        ),
+    ],
+)
+def test_advice_matches_the_failure(record, expected, absent) -> None:
+    text = convergence_advice({"passed": False, **record})
+    for part in expected:
+        assert part in text
+    for part in absent:
+        assert part not in text
+
+
+def test_advice_on_the_command_line_names_options_not_keywords() -> None:
+    records = [
+        {"passed": False, "failed": ["divergences"], "divergences": 3},
+        {"passed": False, "failed": ["r_hat"], "r_hat": 1.2},
+        {"passed": False, "failed": ["ess_bulk"], "ess_bulk": 200.0, "draws": 1000},
+    ]
+    texts = [convergence_advice(r, command_line=True) for r in records]
+    assert "--target-accept 0.95" in texts[0]
+    assert "--tune 2000" in texts[1]
+    assert "raise --draws to 2000 or more" in texts[2]
+    for text in texts:
+        assert "sample_kwargs" not in text and "draws=" not in text and "tune=" not in text
+    assert convergence_advice({"passed": True, "failed": []}) == ""
+
+
+def test_divergence_advice_names_the_models_parameterization() -> None:
+    """rater_effects has the parameter ``centred``: divergences point to it."""
+    record = {"passed": False, "failed": ["divergences"], "divergences": 19}
+    assert "centred=false" in convergence_advice(record, model="rater_effects")
+    text = convergence_advice(record, model="rater_effects", command_line=True)
+    assert "--param centred=false" in text
+    assert "centred" not in convergence_advice(record, model="dirichlet_categorical")
+
+
+def test_warning_names_the_worst_parameter_and_keeps_the_record() -> None:
+    tree = _tree(stuck=True)
+    with pytest.warns(ConvergenceWarning) as caught:
+        record = check_convergence(tree, ["sigma_item", "eta", "kappa"], what="the test fit")
+    assert len(caught) == 1
+    warning = caught[0].message
+    text = str(warning)
+    assert text.startswith("the test fit missed the convergence standard")
+    assert "worst parameter sigma_item[no] (R-hat 1." in text
+    assert '"failed": ["r_hat"' in text and "tune longer" in text and "divergent" not in text
+    assert warning.record == record and warning.what == "the test fit"
+    stored = json.loads(tree.attrs["convergence"])
+    assert stored["worst"][0]["parameter"] == "sigma_item[no]"
+    assert stored["worst"][0]["index"] == [1] and stored["chains"] == 4
+    assert {w["variable"] for w in stored["worst"]} == {"sigma_item", "eta", "kappa"}
+
+
+def test_divergences_never_advise_more_draws() -> None:
+    tree = _tree(n_divergent=5, stuck=False)
+    with pytest.warns(ConvergenceWarning, match="5 divergent transitions") as caught:
+        record = check_convergence(tree, ["sigma_item", "eta", "kappa"])
+    assert record["failed"] == ["divergences"]
+    assert "draw more" not in str(caught[0].message)
+
+
+def test_passing_fit_does_not_warn() -> None:
+    tree = _tree(stuck=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        record = check_convergence(tree, ["sigma_item", "eta", "kappa"])
+    assert record["passed"] and record["failed"] == []
+    # even a passing record names the parameters closest to the limits
+    assert len(record["worst"]) == 6
+
+
+def test_command_line_prints_one_warning_line_with_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The command prints the fit's ConvergenceWarning as one line naming the worst
+    parameter, with the command's options (--tune), not Python keywords."""
+    tree = _tree(stuck=True, sticky=True)
+    with cli._warnings_as_lines():
+        check_convergence(tree, ["sigma_item", "eta", "kappa"], what="the nuts fit")
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("warning: the nuts fit missed")
+    assert "worst parameter " in lines[0]
+    worst = json.loads(tree.attrs["convergence"])["worst"][0]["parameter"]
+    assert f"worst parameter {worst} (" in lines[0]
+    assert "--tune 2000" in lines[0]
+    assert "sample_kwargs" not in lines[0] and "draws=" not in lines[0]
+
+
+def test_message_is_built_from_the_record_alone() -> None:
+    record = {
+        "passed": False,
+        "failed": ["ess_bulk"],
+        "ess_bulk": 100.0,
+        "draws": 500,
+        "worst": [{"parameter": "b[r7, yes]", "r_hat": 1.002, "ess_bulk": 100.0}],
+    }
+    text = convergence_message(record, what="x", command_line=True)
+    assert "worst parameter b[r7, yes] (R-hat 1.002, bulk ESS 100)" in text
+    assert text.endswith("draw more (raise --draws to 2000 or more)")
+
+
+def test_command_line_tune_and_target_accept_reach_the_sampler(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--tune and --target-accept, the options the advice names, are passed to NUTS; with a
+    method that runs no NUTS they are one error line naming them."""
+    import importlib
+
+    fit_module = importlib.import_module("ambppl.fit")  # ambppl.fit is also the function
+    seen: dict = {}
+
+    def fake_fit(data, **kwargs):
+        seen.update(kwargs)
+        raise ValueError("stopped after recording the arguments")
+
+    monkeypatch.setattr(fit_module, "fit", fake_fit)
+    data = tmp_path / "answers.csv"
+    data.write_text("task,worker,label\na,w1,yes\na,w2,no\nb,w1,yes\n")
+    argv = ["score", str(data), "-q", "-o", str(tmp_path / "s.csv")]
+    assert cli.main([*argv, "--method", "nuts", "--tune", "1500", "--target-accept", "0.95"]) == 2
+    assert seen["sample_kwargs"] == {"tune": 1500, "target_accept": 0.95}
+    assert "stopped after recording" in capsys.readouterr().err
+    seen.clear()
+    assert cli.main([*argv, "--target-accept", "0.9"]) == 2  # the default method: exact
+    err = capsys.readouterr().err
+    assert err.startswith("ambppl: error: --target-accept tune NUTS, but --method exact of")
+    assert "choose --method nuts" in err
+    assert "sample_kwargs" not in err and not seen

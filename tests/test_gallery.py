@@ -1,0 +1,87 @@
+"""``benchmarks/gallery.py``: the real-data gallery runs and reports every row (CI's small
+gallery); the full gallery's table is in README ("Real-data gallery")."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def gallery():
+    spec = importlib.util.spec_from_file_location("gallery", ROOT / "benchmarks" / "gallery.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rows_pair_each_data_set_with_the_models_that_suit_it(gallery):
+    pairs = gallery.rows(["cifar10h", "dog_zhou2012", "two_classes"], list(gallery.MODELS))
+    # CIFAR-10H ships counts only: no rater model
+    assert ("cifar10h", "rater_effects") not in pairs
+    assert ("cifar10h", "hierarchical_dirichlet") in pairs
+    assert ("dog_zhou2012", "rater_effects") in pairs and ("two_classes", "rater_effects") in pairs
+    assert len(pairs) == 2 + 3 + 3
+
+
+@pytest.mark.parametrize(
+    "name", ["two_classes", "three_answers", "dominant_rater", "near_identical"]
+)
+def test_stress_designs_are_what_they_say(gallery, name):
+    frame = gallery.stress_design(name, n_items=300)
+    assert list(frame.columns) == ["item", "rater", "label"]
+    per_item = frame.groupby("item").size()
+    assert frame["item"].nunique() == 300
+    if name == "two_classes":
+        assert set(frame["label"]) == {"c0", "c1"} and (per_item == 5).all()
+    if name == "three_answers":
+        assert (per_item == 3).all()
+    if name == "dominant_rater":
+        share = (frame["rater"] == "0").mean()
+        # half the answers are reassigned to rater 0, plus its 1/80 of the rest:
+        # 0.5 + 0.5 / 80 = 0.506; binomial sd over 1800 answers is 0.012
+        assert abs(share - 0.50625) < 4 * 0.012
+    if name == "near_identical":
+        # one shared q = (0.55, 0.3, 0.15): label shares within 4 binomial sd (5000 answers)
+        shares = frame["label"].value_counts(normalize=True).reindex(["c0", "c1", "c2"])
+        sd = np.sqrt(np.array([0.55, 0.3, 0.15]) * [0.45, 0.7, 0.85] / len(frame))
+        assert np.all(np.abs(shares.to_numpy() - [0.55, 0.3, 0.15]) < 4 * sd)
+
+
+@pytest.mark.slow
+def test_small_gallery_runs_every_row(gallery, shared_data, tmp_path, capsys):
+    out = tmp_path / "rows.json"
+    gallery.main(
+        [
+            "--small",
+            "--data",
+            "barzan_mozafari,near_identical",
+            "--models",
+            "dirichlet_categorical,hierarchical_dirichlet",
+            "--json",
+            str(out),
+        ]
+    )
+    table = json.loads(out.read_text())
+    assert [(r["data"], r["model"]) for r in table] == [
+        ("barzan_mozafari", "dirichlet_categorical"),
+        ("barzan_mozafari", "hierarchical_dirichlet"),
+        ("near_identical", "dirichlet_categorical"),
+        ("near_identical", "hierarchical_dirichlet"),
+    ]
+    assert all("error" not in r for r in table), table
+    for r in table:
+        assert r["items"] == gallery.SMALL_ITEMS and r["wall_s"] > 0 and r["peak_rss_gb"] > 0
+        assert isinstance(r["elpd_loo"], float) and r["elpd_loo"] < 0
+        if r["model"] == "dirichlet_categorical":
+            assert r["r_hat"] == "exact" and r["met"] is True
+        else:
+            assert r["r_hat_var"] and r["ess_bulk_var"] and r["divergences"] >= 0
+            assert isinstance(r["not_pinned_down"], list)
+    printed = capsys.readouterr().out
+    rows = [line for line in printed.splitlines() if line.startswith("| ")]
+    assert len(rows) == 1 + 4 and "| near_identical | hierarchical_dirichlet |" in printed

@@ -1,0 +1,364 @@
+"""Tests of ``ambppl.validation.check_fit`` (one verdict per fit, the predictive statistics in
+words, the suggested models, ``compare``) and of the rater model's mixed predictive."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import ambppl
+from ambppl.cli import main
+from ambppl.data import example_path
+from ambppl.validation import FitCheck, check_fit, check_predictive
+from ambppl.validation._result import holm
+from ambppl.validation.fit_check import MEANINGS, _holm_levels
+
+WEATHER_CS = "I can't tell"
+
+
+@pytest.fixture(scope="module")
+def weather_flat():
+    """The bundled weather tweets under the flat prior: the predictive check fails (the
+    README's measurement: a fifth of answers can't-solve under Dirichlet(1), 5 % observed)."""
+    return ambppl.fit(
+        example_path("weather_sentiment"),
+        cant_solve=WEATHER_CS,
+        draws=1000,
+        chains=2,
+        random_seed=3,
+    )
+
+
+def _flat_counts(rng: np.random.Generator, items: int = 150, answers: int = 10) -> np.ndarray:
+    """Data from the flat model itself: q_i ~ Dirichlet(1) over 3 categories."""
+    return rng.multinomial(answers, rng.dirichlet(np.ones(3), size=items))
+
+
+# ------------------------------------------------------------------------------ the verdict
+
+
+def test_flat_data_pass_every_check() -> None:
+    rng = np.random.default_rng(11)
+    result = ambppl.fit(_flat_counts(rng), cant_solve="2", draws=1000, chains=2, random_seed=1)
+    check = check_fit(result, random_seed=2)
+    assert isinstance(check, FitCheck) and check.passed and bool(check)
+    assert set(check.checks) == {"moments", "density", "predictive"} and not check.skipped
+    assert list(check.table["check"]) == ["moments", "density", "predictive"]
+    assert (check.table["verdict"] == "pass").all()
+    table = check.predictive
+    assert list(table["statistic"].unique()) == ["modal_share", "cant_solve_share", "plugin_amb"]
+    assert (table["verdict"] == "pass").all() and (table["meaning"] == "").all()
+    assert ((table["lower"] <= table["observed"]) & (table["observed"] <= table["upper"])).all()
+    assert len(check.suggestions) == 0 and check.comparison is None
+    assert "every check passed" in check.verdict and "FitCheck" in repr(check)
+    assert check["predictive"] is check.checks["predictive"]
+
+
+def test_failures_are_named_with_intervals_meanings_and_models(weather_flat) -> None:
+    check = check_fit(weather_flat, random_seed=4)
+    assert not check.passed and check.skipped.keys() == {"density"}
+    assert "two proper classes" in check.skipped["density"]
+    rows = check.predictive.set_index(["summary", "statistic"])
+    # the same rows and verdicts as check_predictive with the same seed (the replicates are
+    # drawn after the moment and density checks, which use no random numbers)
+    direct = check_predictive(weather_flat, random_seed=np.random.default_rng(4))
+    direct = direct.table.set_index(["summary", "statistic"])
+    np.testing.assert_array_equal(rows["verdict"] == "FAIL", direct.loc[rows.index, "flagged"])
+    np.testing.assert_allclose(rows["predicted"], direct.loc[rows.index, "rep_mean"])
+    # a row fails exactly when the observed value lies outside its interval
+    outside = (rows["observed"] < rows["lower"]) | (rows["observed"] > rows["upper"])
+    np.testing.assert_array_equal(outside, rows["verdict"] == "FAIL")
+    assert ((rows["level"] >= 0.99) & (rows["level"] < 1)).all()
+    # the weather tweets agree far more than Dirichlet(1) items, and say "I can't tell" in
+    # 5 % of answers against 1/5 under the prior (README, Validation)
+    agree = rows.loc[("mean", "modal_share")]
+    assert agree["verdict"] == "FAIL" and agree["observed"] > agree["upper"]
+    assert agree["meaning"].startswith("answers agree more than the model predicts")
+    assert "a flat Dirichlet(1) prior" in agree["meaning"]
+    rare = rows.loc[("mean", "cant_solve_share")]
+    assert rare["verdict"] == "FAIL" and "rarer" in rare["meaning"]
+    # suggestions: the learned prior first; the counts were read with rater ids
+    assert list(check.suggestions["model"]) == ["hierarchical_dirichlet", "rater_effects"]
+    text = check.text(command_line=True)
+    assert "mean modal_share" in text and "what the failures mean" in text
+    assert "rerun with --compare" in text and "99." in text
+    assert "compare=True" in check.text() and "--compare" not in check.text()
+
+
+def test_without_rater_ids_rater_effects_is_a_note_not_a_suggestion(weather_flat) -> None:
+    counts = weather_flat["observed_data"]["counts"].copy()
+    counts.attrs["n_raters"] = None
+    result = ambppl.fit(counts, draws=1000, chains=2, random_seed=3)
+    check = check_fit(result, random_seed=4)
+    assert list(check.suggestions["model"]) == ["hierarchical_dirichlet"]
+    assert any("no rater ids" in note and "--rater" in note for note in check.notes)
+
+
+def test_a_learned_prior_that_fails_points_to_rater_effects(weather_flat) -> None:
+    counts = weather_flat["observed_data"]["counts"]
+    learned = ambppl.fit(
+        counts,
+        "hierarchical_dirichlet",
+        method="empirical_bayes",
+        draws=200,
+        chains=2,
+        random_seed=5,
+    )
+    check = check_fit(learned, random_seed=6)
+    assert "the Dirichlet population estimated by empirical Bayes" in check.population
+    if check.passed:  # nothing to suggest
+        assert len(check.suggestions) == 0
+    else:
+        assert list(check.suggestions["model"]) == ["rater_effects"]
+        assert "even a learned Dirichlet population" in check.suggestions["reason"].iloc[0]
+
+
+def test_every_meaning_names_a_direction() -> None:
+    from ambppl.validation.predictive import STATISTICS, SUMMARIES
+
+    for statistic in STATISTICS:
+        for summary in SUMMARIES:
+            for direction in ("high", "low"):
+                text = MEANINGS[(statistic, summary, direction)]
+                assert text.format(population="the prior")
+
+
+def test_holm_levels_give_holm_decisions() -> None:
+    # Holm at alpha = 0.01 on two rows with p = 0.006, 0.007: the first is tested at 0.005,
+    # is kept, and the procedure stops: both rows are held to 0.005 and neither is flagged
+    np.testing.assert_allclose(_holm_levels(np.array([0.007, 0.006]), 0.01), [0.005, 0.005])
+    np.testing.assert_allclose(_holm_levels(np.array([0.007, 0.001]), 0.01), [0.01, 0.005])
+    rng = np.random.default_rng(8)
+    for _ in range(500):
+        m = int(rng.integers(1, 8))
+        p = np.where(rng.random(m) < 0.5, rng.random(m) * 0.02, rng.random(m))
+        alpha = float(rng.choice([0.01, 0.05]))
+        np.testing.assert_array_equal(p <= _holm_levels(p, alpha), holm(p) <= alpha)
+
+
+def test_bad_arguments() -> None:
+    rng = np.random.default_rng(1)
+    result = ambppl.fit(_flat_counts(rng, 20), draws=50, chains=2, random_seed=1)
+    with pytest.raises(TypeError, match="result must be"):
+        check_fit(result["posterior"].to_dataset())
+    with pytest.raises(ValueError, match="alpha"):
+        check_fit(result, alpha=1.5)
+    with pytest.raises(TypeError, match=r"answers must be a pandas\.DataFrame"):
+        check_fit(result, answers=np.zeros(3))
+    with pytest.raises(ValueError, match="draws"):
+        check_fit(result, compare=True, draws=0)
+
+
+# --------------------------------------------------------------------- the same as the CLI
+
+
+def test_the_command_line_prints_check_fit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "answers.csv"
+    rng = np.random.default_rng(12)
+    rows = [
+        {"task": f"t{i}", "worker": f"w{j}", "label": lab}
+        for i, q in enumerate(rng.dirichlet([0.3, 0.3, 0.3], size=60))
+        for j, lab in enumerate(rng.choice(["a", "b", "c"], size=8, p=q))
+    ]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    code = main(["validate", str(path), "--draws", "1000", "--chains", "2", "--seed", "9", "-q"])
+    out = capsys.readouterr().out
+    result = ambppl.fit(path, draws=1000, chains=2, random_seed=9)
+    check = check_fit(result, random_seed=9)
+    assert out.startswith(check.text(command_line=True))
+    assert code == (0 if check.passed else 1)
+    # answers far clearer than Dirichlet(1) items: the flat prior fails and the learned
+    # prior is suggested
+    assert not check.passed and "hierarchical_dirichlet" in out
+
+
+# --------------------------------------------------------------------------------- compare
+
+
+@pytest.mark.slow
+def test_compare_fits_the_learned_prior(capsys: pytest.CaptureFixture[str]) -> None:
+    """Data from a Dirichlet population unlike Dirichlet(1): the flat prior fails, the
+    learned prior (collapsed NUTS) passes; the counts say they were read with rater ids, so
+    rater_effects is suggested, but without the answers it is not fitted."""
+    rng = np.random.default_rng(13)
+    values = rng.multinomial(12, rng.dirichlet([2.0, 0.3, 0.3], size=120))
+    counts = xr.DataArray(values, dims=("item", "category"), attrs={"n_raters": 30})
+    result = ambppl.fit(counts, draws=250, chains=2, random_seed=2)
+    check = check_fit(result, random_seed=3, compare=True, draws=1000, chains=2)
+    table = check.comparison
+    assert list(table["model"]) == [
+        "dirichlet_categorical",
+        "hierarchical_dirichlet",
+        "rater_effects",
+    ]
+    absent = table.iloc[2]
+    assert absent["verdict"] == "not fitted" and "rater ids" in absent["note"]
+    assert absent["predictive"] == "-"
+    assert list(table.columns) == [
+        "model",
+        "method",
+        "moments",
+        "density",
+        "predictive",
+        "convergence",
+        "verdict",
+        "note",
+    ]
+    first, learned = table.iloc[0], table.iloc[1]
+    assert first["predictive"] == "FAIL" and first["convergence"] == "-"
+    assert learned["method"] == "collapsed" and learned["predictive"] == "pass"
+    assert learned["moments"] == "pass" and learned["convergence"] in ("pass", "FAIL")
+    text = check.text()
+    assert "comparison (each model with its defaults)" in text
+
+
+def test_compare_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A small counts file: --compare fits hierarchical_dirichlet and prints the table."""
+    rng = np.random.default_rng(14)
+    path = tmp_path / "counts.npy"
+    np.save(path, rng.multinomial(10, rng.dirichlet([2.0, 0.3, 0.3], size=40)))
+    argv = ["validate", str(path), "--compare", "--draws", "300", "--chains", "2", "--seed", "5"]
+    code = main([*argv, "-q"])
+    out = capsys.readouterr().out
+    assert code == 1  # the exit status is that of --model's fit: the flat prior fails
+    lines = out.splitlines()
+    start = lines.index("comparison (each model with its defaults):")
+    header = lines[start + 1].split()
+    assert header == [
+        "model",
+        "method",
+        "moments",
+        "density",
+        "predictive",
+        "convergence",
+        "verdict",
+    ]
+    assert lines[start + 2].split()[0] == "dirichlet_categorical"
+    assert lines[start + 3].split()[:2] == ["hierarchical_dirichlet", "collapsed"]
+    assert "passes every check" in out or "none of these models passes every check" in out
+
+
+def test_compare_needs_a_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--compare", "-q"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and err[0].startswith("ambppl: error: --compare")
+
+
+# ------------------------------------------------------------ the rater model's predictive
+
+
+def _rater_tree(
+    rng: np.random.Generator, item_order: list[int], n_draws: int = 50
+) -> tuple[xr.DataTree, np.ndarray, np.ndarray]:
+    """A rater-model result built by hand: sigma_item = 0 and the same mu and b in every
+    draw, so each replicated answer is Categorical(softmax(mu + b_r)) exactly.
+
+    ``item_order``: the model's item order (positions in answer_item) as labels of the
+    counts, to check that replicates are matched to the counts by item label."""
+    n_items, n_raters, k = len(item_order), 3, 3
+    mu = np.array([0.5, 0.0, -0.5])
+    b = np.array([[0.0, 0.0, 0.0], [1.0, -0.5, -0.5], [-1.0, -1.0, 2.0]])
+    per_item = rng.integers(2, 7, size=n_items)
+    item = np.repeat(np.arange(n_items), per_item)
+    rater = rng.integers(0, n_raters, size=item.size)
+    shape = (1, n_draws)
+    model_items = [f"i{j}" for j in item_order]
+    counts = np.zeros((n_items, k), dtype=np.int64)
+    counts[:, 0] = per_item  # observed answers: only the number per item matters here
+    counts_da = xr.DataArray(
+        counts[np.argsort(item_order)],
+        dims=("item", "category"),
+        coords={"item": [f"i{j}" for j in range(n_items)], "category": ["a", "b", "cs"]},
+        attrs={"cant_solve": "cs"},
+    )
+    posterior = xr.Dataset(
+        {
+            "mu": (("chain", "draw", "category"), np.broadcast_to(mu, (*shape, k))),
+            "sigma_item": (("chain", "draw", "category"), np.zeros((*shape, k))),
+            "b": (("chain", "draw", "rater", "category"), np.broadcast_to(b, (*shape, *b.shape))),
+            "eta": (("chain", "draw", "item", "category"), np.zeros((*shape, n_items, k))),
+            "q": (("chain", "draw", "item", "category"), np.full((*shape, n_items, k), 1 / k)),
+        },
+        coords={"item": model_items, "category": ["a", "b", "cs"]},
+    )
+    tree = xr.DataTree.from_dict(
+        {
+            "posterior": posterior,
+            "observed_data": xr.Dataset({"counts": counts_da}),
+            "constant_data": xr.Dataset(
+                {"answer_item": ("answer", item), "answer_rater": ("answer", rater)}
+            ),
+        }
+    )
+    tree.attrs.update({"model": "rater_effects", "method": "nuts", "cant_solve": "cs"})
+    logits = mu + b
+    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    # expected can't-solve share of each item (model order), from its raters' p
+    expected = np.bincount(item, weights=p[rater, 2], minlength=n_items) / per_item
+    return tree, expected, per_item
+
+
+def test_rater_model_mixed_predictive_replicates_the_design() -> None:
+    rng = np.random.default_rng(15)
+    order = [3, 0, 5, 1, 4, 2, 7, 6]
+    tree, expected, per_item = _rater_tree(rng, order)
+    check = check_predictive(tree, statistics="cant_solve_share", replicates=2000, random_seed=1)
+    assert "by its own rater" in check.description
+    items = check.details["items"].set_index("item")
+    # per item: the mean over 2000 replicates of a share of n_i answers, each
+    # Bernoulli(p_a): standard error <= sqrt(1 / (4 n_i)) / sqrt(2000)
+    for j, label in enumerate(f"i{o}" for o in order):
+        se = math.sqrt(0.25 / per_item[j] / 2000)
+        assert abs(items.loc[label, "rep_mean"] - expected[j]) < 5 * se, label
+    mean_row = check.table.set_index("summary").loc["mean"]
+    np.testing.assert_allclose(
+        mean_row["rep_mean"], expected.mean(), atol=5 * mean_row["rep_sd"] / math.sqrt(2000)
+    )
+
+
+def test_rater_model_design_that_does_not_match_is_refused() -> None:
+    tree, _, _ = _rater_tree(np.random.default_rng(16), list(range(6)))
+    design = tree["constant_data"].to_dataset()
+    design["answer_item"] = design["answer_item"].where(design["answer"] != 0, 5)
+    tree["constant_data"] = design
+    with pytest.raises(ValueError, match="design"):
+        check_predictive(tree, random_seed=1)
+
+
+@pytest.mark.slow
+def test_a_rater_model_fit_gets_its_own_predictive_check() -> None:
+    """rater_effects: no closed form (moments and density skipped with the reason), the
+    mixed predictive of the rater model, and the convergence record as a check."""
+    rng = np.random.default_rng(17)
+    n_items, per_item = 40, 6
+    item = np.repeat(np.arange(n_items), per_item)
+    rater = rng.integers(0, 12, size=item.size)
+    q = rng.dirichlet(np.ones(3), size=n_items)
+    labels = np.array(["a", "b", "c"])[[rng.choice(3, p=q[i]) for i in item]]
+    answers = pd.DataFrame(
+        {"item": item, "rater": rater, "label": pd.Categorical(labels, ["a", "b", "c"])}
+    )
+    with pytest.warns(ambppl.ConvergenceWarning):  # 2 x 200 draws: ESS below 400
+        result = ambppl.fit(
+            answers,
+            "rater_effects",
+            item="item",
+            rater="rater",
+            label="label",
+            draws=200,
+            chains=2,
+            random_seed=1,
+        )
+    check = check_fit(result, answers=answers, random_seed=2)
+    assert set(check.skipped) == {"moments", "density"}
+    assert "closed-form" in check.skipped["moments"]
+    assert "by its own rater" in check["predictive"].description
+    assert "convergence" in check.checks and len(check.suggestions) == 0
+    assert list(check.table["check"]) == ["moments", "density", "predictive", "convergence"]
