@@ -524,6 +524,11 @@ def _route_nuts(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
         **kwargs,
     )
     post = tree["posterior"].to_dataset()
+    # the sampled hyperparameters only (a model may list derived ones, e.g. rater_effects'
+    # eta and b, which have no prior density of their own), from every free variable's draws
+    # before var_names drops any
+    sampled = [n for n in hyper_names if n in free]
+    log_prior = _hyperprior_log_density(tree, pm_model, sampled) if sampled else None
     if wanted:
         derived = pm.compute_deterministics(
             post, var_names=wanted, model=pm_model, progressbar=False
@@ -542,11 +547,8 @@ def _route_nuts(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
         if group in tree.children:
             del tree[group]
     hyper = {name: post[name].values for name in hyper_names} if hyper_names else None
-    # the sampled hyperparameters only (a model may list derived ones, e.g. rater_effects'
-    # eta and b, which have no prior density of their own)
-    sampled = [n for n in hyper_names if n in free]
-    if sampled:
-        tree["log_prior"] = _hyperprior_log_density(tree, pm_model, sampled)
+    if log_prior is not None:
+        tree["log_prior"] = log_prior
     return tree, job.concentration(hyper)
 
 
