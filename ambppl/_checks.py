@@ -333,6 +333,97 @@ def cant_solve_position(label: Any, categories: Any, name: str = "cant_solve") -
     return labels.index(str(label))
 
 
+class CantSolveOptionError(ValueError, TypeError):
+    """A ``cant_solve=`` string other than ``"auto"``.
+
+    A ``ValueError``, and a ``TypeError`` too, as such strings raised before ``"auto"``
+    existed (``cant_solve="last"``), so that handlers of either keep catching it.
+    """
+
+
+def resolve_cant_solve(
+    data: Any, cant_solve: int | str | None, *, dim: str | None = None, name: str = "data"
+) -> int | None:
+    """The can't-solve position an array function uses for ``data``.
+
+    The one place where the array-level functions (measures, moments, estimators, exact,
+    approx, planning, decisions) turn their ``cant_solve=`` keyword into a position.
+
+    Parameters
+    ----------
+    data : array_like, xarray.DataArray or pytensor TensorVariable
+        The function's input (``q``, ``alpha`` or ``counts``).
+    cant_solve : int, None or "auto"
+        The keyword as given. ``"auto"``: from ``data.attrs["cant_solve"]`` where a
+        DataArray has that key (the labelled counts of :func:`ambppl.read_annotations`,
+        and arrays computed from them: xarray keeps ``attrs`` through arithmetic; a count
+        array reloaded from a saved fit, whose ``attrs`` keep the readers' ``source`` and
+        ``format`` but not a ``cant_solve`` of None, which netCDF cannot store, has none);
+        otherwise the documented convention, the last category (``-1``).
+    dim : str, optional
+        The DataArray's category dimension; default its last dimension (where the functions
+        without a ``dim=`` keyword read the categories).
+    name : str, default "data"
+        The argument's name, for messages.
+
+    Returns
+    -------
+    int or None
+        With the ``attrs`` contract: the non-negative position of the can't-solve label
+        along ``dim``, or None. Otherwise ``-1`` for ``"auto"`` and an explicit value
+        unchanged (the callers' :func:`check_cant_solve` checks its type and range).
+
+    Raises
+    ------
+    ValueError
+        For a string other than ``"auto"`` (:class:`CantSolveOptionError`, also a
+        ``TypeError``); for an ``attrs["cant_solve"]`` label that is not among the labels of
+        ``dim``; for an explicit position or None that contradicts ``attrs["cant_solve"]``.
+    """
+    if isinstance(cant_solve, str) and cant_solve != "auto":
+        raise CantSolveOptionError(
+            "cant_solve must be an integer position along the category axis, None (no "
+            "can't-solve category) or 'auto' (a labelled DataArray's attrs['cant_solve'], "
+            f"else the last category), but got {cant_solve!r}"
+        )
+    cls = type(data)
+    labelled = cls.__name__ == "DataArray" and cls.__module__.startswith("xarray")
+    attrs = data.attrs if labelled else {}
+    # The readers write attrs "source", "format" and "cant_solve"; saving a fit to netCDF
+    # leaves out attributes that are None (ambppl.fit's _storable_attrs), so a reloaded count
+    # array with the readers' marks and no "cant_solve" had none.
+    stored = {"source", "format"} <= set(attrs)
+    if not labelled or not ("cant_solve" in attrs or stored) or data.ndim == 0:  # a scalar:
+        return -1 if isinstance(cant_solve, str) else cant_solve  # the callers refuse it
+    label = attrs.get("cant_solve")
+    if dim is None:
+        dim = data.dims[-1]
+    labels = [str(c) for c in np.asarray(data[dim].values).tolist()]
+    if label is None:
+        position = None
+    elif str(label) in labels:
+        position = labels.index(str(label))
+    else:
+        raise ValueError(
+            f"{name}.attrs['cant_solve'] must be one of the labels of its {dim!r} dimension "
+            f"{labels} or None, but got {label!r}; set {name}.attrs['cant_solve'] to the "
+            "can't-solve label (None if there is none)"
+        )
+    if isinstance(cant_solve, str):
+        return position
+    given = check_cant_solve(cant_solve, len(labels))
+    if given != position:
+        said = "no can't-solve category" if given is None else f"category {labels[given]!r}"
+        held = "no can't-solve category" if position is None else f"position {position}"
+        raise ValueError(
+            f"cant_solve={cant_solve!r} ({said}) contradicts {name}.attrs['cant_solve'] = "
+            f"{label!r} ({held} along {dim!r}); leave cant_solve out (it then follows "
+            f"attrs['cant_solve']), or change {name}.attrs['cant_solve'] if the data are "
+            "labelled wrongly"
+        )
+    return position
+
+
 def check_item_counts(counts: Any) -> tuple[np.ndarray, bool]:
     """Counts of one item (K,) or of many (items, K): ``(array, single)``."""
     arr = check_counts(counts, "counts")

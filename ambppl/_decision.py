@@ -55,6 +55,7 @@ from ambppl._checks import (
     check_n_proper,
     check_option,
     check_prior,
+    resolve_cant_solve,
 )
 from ambppl.measures import MEASURES, min_proper
 
@@ -275,7 +276,7 @@ def expected_correct_decision(
     threshold: float = 0.4,
     measure: str = "amb",
     prior: Any = 1.0,
-    cant_solve: int | None = -1,
+    cant_solve: int | str | None = "auto",
     method: str | None = None,
 ) -> Any:
     r"""Expected probability that "is amb > threshold?" is decided right after more answers.
@@ -292,8 +293,12 @@ def expected_correct_decision(
         Which measure; "old" only with ``method="exact"`` (two proper categories).
     prior : float or array_like, default 1.0
         Dirichlet prior: one concentration for all categories or one per category.
-    cant_solve : int or None, default -1
+    cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category on the last axis; ``None`` if there is none.
+        ``"auto"``: for labelled counts (a DataArray with ``attrs["cant_solve"]``, as
+        :func:`ambppl.read_annotations` returns) the position of that label along the last
+        dimension (None: no can't-solve category); for bare arrays the last category
+        (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
     method : {None, "exact", "beta"}, default None
         None: "exact" for two proper categories (``K = 3`` with can't-solve, ``K = 2``
         without) while the number of new count vectors ``C(m + K - 1, K - 1)`` is at most
@@ -313,8 +318,8 @@ def expected_correct_decision(
     ------
     ValueError
         If ``counts``, ``extra``, ``prior``, ``threshold``, ``measure``, ``method`` or
-        ``cant_solve`` has a wrong value, or ``method="exact"`` is asked for other than two
-        proper categories.
+        ``cant_solve`` has a wrong value (or contradicts ``counts.attrs["cant_solve"]``), or
+        ``method="exact"`` is asked for other than two proper categories.
     TypeError
         If an argument is not numeric (``extra`` boolean, ``cant_solve`` not an integer).
 
@@ -371,7 +376,7 @@ def expected_correct_decision(
     t = _check_threshold(threshold)
     counts_arr, single = check_item_counts(counts)
     k = counts_arr.shape[-1]
-    idx = check_cant_solve(cant_solve, k)
+    idx = check_cant_solve(resolve_cant_solve(counts, cant_solve, name="counts"), k)
     check_n_proper(k - (idx is not None), max(2, min_proper(measure)), f"measure={measure!r}")
     route = _route(method, measure, k, idx)
     prior_vec = check_prior(prior, k, "prior")
@@ -475,7 +480,7 @@ def decision_gain(
     threshold: float = 0.4,
     measure: str = "amb",
     prior: Any = 1.0,
-    cant_solve: int | None = -1,
+    cant_solve: int | str | None = "auto",
     method: str | None = None,
 ) -> Any:
     r"""Gain in the expected probability of a correct threshold decision, ``g(m) - g(0)``.
@@ -503,6 +508,8 @@ def decision_gain(
         "cant_solve": cant_solve,
     }
     g_m = expected_correct_decision(counts, extra, method=method, **kw)
+    # g(0) below is asked of the bare rows: pass the position the labelled counts gave
+    kw["cant_solve"] = resolve_cant_solve(counts, cant_solve, name="counts")
     counts_arr = check_counts(counts, "counts")
     n_items = 1 if counts_arr.ndim == 1 else counts_arr.shape[0]
     m = _check_extra(extra, n_items)
@@ -510,7 +517,7 @@ def decision_gain(
         # the route of g(0) must be the one g(m) used (exact rows may switch to beta at
         # large m): ask each row for g(0) by the route of its own m
         k = counts_arr.shape[-1]
-        idx = check_cant_solve(cant_solve, k)
+        idx = check_cant_solve(kw["cant_solve"], k)
         two = (k == 2 and idx is None) or (k == 3 and idx is not None)
         big = np.array([_n_vectors(int(mi), k) > ENUMERATION_LIMIT for mi in m])
         flat = counts_arr.reshape(-1, k)

@@ -44,6 +44,7 @@ from ambppl._checks import (
     check_cant_solve,
     check_n_proper,
     check_option,
+    resolve_cant_solve,
 )
 from ambppl.measures import MEASURES, min_proper
 
@@ -278,7 +279,11 @@ class DirichletMoments(NamedTuple):
 
 
 def dirichlet_moments(
-    alpha: Any, measure: str = "amb", order: int = 4, *, cant_solve: int | None = -1
+    alpha: Any,
+    measure: str = "amb",
+    order: int = 4,
+    *,
+    cant_solve: int | str | None = "auto",
 ) -> DirichletMoments:
     r"""Exact mean, variance, skewness, kurtosis and central moments under a Dirichlet.
 
@@ -292,8 +297,12 @@ def dirichlet_moments(
         :class:`NotImplementedError` (not polynomials in ``q``: no finite moment sums).
     order : int, default 4
         Highest central moment computed, from 4 to :data:`MAX_ORDER` (12).
-    cant_solve : int or None, default -1
+    cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category on the last axis; ``None`` if there is none.
+        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` (labelled counts and
+        arrays computed from them) the position of that label along its last dimension
+        (None: no can't-solve category); for bare arrays the last category (``-1``). An
+        explicit value contradicting ``attrs["cant_solve"]`` raises.
 
     Returns
     -------
@@ -311,7 +320,8 @@ def dirichlet_moments(
     ValueError
         If ``measure`` is unknown, ``order`` is not an integer in [4, 12], ``alpha`` is not
         finite and positive or has fewer than 2 categories, ``cant_solve`` is out of range,
-        or ``measure="modified"`` has fewer than 2 proper categories.
+        a string other than ``"auto"`` or contradicts ``alpha.attrs["cant_solve"]``, or
+        ``measure="modified"`` has fewer than 2 proper categories.
     TypeError
         If ``alpha`` is not numeric.
 
@@ -375,7 +385,7 @@ def dirichlet_moments(
     arr = as_float_array(alpha, "alpha")
     check_alpha(arr)
     k = arr.shape[-1]
-    idx = check_cant_solve(cant_solve, k)
+    idx = check_cant_solve(resolve_cant_solve(alpha, cant_solve, name="alpha"), k)
     check_n_proper(k - (idx is not None), min_proper(measure), f"dirichlet_moments({measure!r})")
     batch = arr.shape[:-1]
     flat = arr.reshape(-1, k)

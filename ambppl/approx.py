@@ -33,7 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from ambppl._checks import as_float_array, check_alpha, check_cant_solve, check_option, check_prob
+from ambppl._checks import (
+    as_float_array,
+    check_alpha,
+    check_cant_solve,
+    check_option,
+    check_prob,
+    resolve_cant_solve,
+)
 
 __all__ = ["ApproximateDistribution", "accuracy_map", "approximate_distribution"]
 
@@ -348,7 +355,7 @@ def approximate_distribution(
     alpha: Any,
     measure: str = "amb",
     *,
-    cant_solve: int | None = -1,
+    cant_solve: int | str | None = "auto",
     method: str = "auto",
     bound: float = DEFAULT_BOUND,
 ) -> ApproximateDistribution:
@@ -361,8 +368,12 @@ def approximate_distribution(
         axis, any batch shape before it; all finite and positive.
     measure : {"amb", "modified"}, default "amb"
         :func:`ambppl.amb` or :func:`ambppl.amb_modified`.
-    cant_solve : int or None, default -1
-        Position of the "can't solve" category; ``None`` if there is none.
+    cant_solve : int, None or "auto", default "auto"
+        Position of the "can't solve" category on the last axis; ``None`` if there is none.
+        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` (labelled counts, and
+        ``counts + prior`` computed from them) the position of that label along its last
+        dimension (None: no can't-solve category); for bare arrays the last category
+        (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
     method : {"auto", "beta", "pearson"}, default "auto"
         The family: ``"beta"`` (mean and variance on the measure's support), ``"pearson"``
         (four-parameter Beta matched to four moments, falling back to ``"beta"`` for rows
@@ -442,6 +453,8 @@ def approximate_distribution(
     check_option(method, METHODS, "method")
     bound = check_prob(bound, "bound")
     check_option(measure, ("amb", "modified", "old", "entropy"), "measure")
+    # the position is resolved once, on the input: its attrs say which entry is can't-solve
+    cant_solve = resolve_cant_solve(alpha, cant_solve, name="alpha")
     moments = dirichlet_moments(alpha, measure, order=6, cant_solve=cant_solve)
     arr = check_alpha(as_float_array(alpha, "alpha"))
     k = arr.shape[-1]

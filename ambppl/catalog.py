@@ -4,7 +4,9 @@ Each entry is a pair of files, ``<name>.py`` (maths in the module docstring, the
 and the functions of the sampling routes it offers) and ``<name>.json`` (the info record:
 ``name``, ``description``, ``parameters`` with their defaults, ``reference``, ``data``
 (``"counts"`` or ``"long"``: what the model is fitted to) and ``methods``, the sampling
-routes of :func:`ambppl.fit`, the default first). Adding a model is adding these two files;
+routes of :func:`ambppl.fit`, the default first; optional: ``sampler``, the default NUTS
+implementation, and ``nuts_defaults``, ``fit``'s defaults for the methods that run NUTS, with
+keys from :data:`NUTS_DEFAULT_KEYS`). Adding a model is adding these two files;
 what each route needs from the ``.py`` file:
 
 =================== ==========================================================================
@@ -60,6 +62,8 @@ INFO_KEYS = ("name", "description", "parameters", "reference", "methods", "data"
 #: NUTS implementations an info record may name as its default (optional key ``sampler``,
 #: used by ``fit(method="nuts")`` when ``sampler=None`` and the package is installed).
 SAMPLERS = ("pymc", "nutpie", "numpyro", "blackjax")
+#: Keys of an info record's optional ``nuts_defaults`` (``fit``'s defaults for NUTS methods).
+NUTS_DEFAULT_KEYS = ("draws", "chains", "tune", "target_accept")
 #: Sampling route (``fit``'s ``method``) -> the functions the model file must define for it.
 ROUTE_FUNCTIONS: dict[str, tuple[str, ...]] = {
     "exact": ("concentration",),
@@ -200,12 +204,37 @@ def _read_info(json_path: Path) -> dict[str, Any]:
             f"info record {json_path.name!r} must have data 'counts' or 'long', "
             f"but got {info['data']!r}"
         )
+    _check_nuts_defaults(info.get("nuts_defaults", {}), json_path.name)
     if info.get("sampler") not in (None, *SAMPLERS):
         raise ValueError(
             f"info record {json_path.name!r} may name its default NUTS sampler from "
             f"{list(SAMPLERS)}, but got sampler {info['sampler']!r}"
         )
     return info
+
+
+def _check_nuts_defaults(defaults: Any, name: str) -> None:
+    """The optional ``nuts_defaults`` of an info record: ``fit``'s defaults for the methods
+    that run NUTS (``draws`` and ``chains``: positive integers; ``tune``: a non-negative
+    integer; ``target_accept``: a number in (0, 1))."""
+    if not isinstance(defaults, dict) or set(defaults) - set(NUTS_DEFAULT_KEYS):
+        raise ValueError(
+            f"info record {name!r} may set nuts_defaults, a mapping with keys from "
+            f"{list(NUTS_DEFAULT_KEYS)}, but got {defaults!r}"
+        )
+    for key, value in defaults.items():
+        if key == "target_accept":
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            ok = ok and 0.0 < value < 1.0
+        else:
+            low = 0 if key == "tune" else 1
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
+        if not ok:
+            raise ValueError(
+                f"info record {name!r}: nuts_defaults[{key!r}] must be "
+                + ("a number in (0, 1)" if key == "target_accept" else "a whole number")
+                + f", but got {value!r}"
+            )
 
 
 def _load_module(path: Path) -> ModuleType:

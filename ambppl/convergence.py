@@ -268,8 +268,9 @@ def convergence_advice(
         if "centred" in info.get("parameters", {}):
             option = "--param centred=" if cli else "centred="
             text += (
-                f"switch the parameterization ({option}false for items with few answers, "
-                "true for many) or read them as the model's limitation on these data"
+                f"switch the parameterization ({option}true for items with many answers "
+                f"each, {option}false for few; the default picks one per design) or read "
+                "them as the model's limitation on these data"
             )
         else:
             text += "reparameterize the model or read them as its limitation on these data"

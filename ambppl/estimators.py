@@ -35,8 +35,9 @@ from ambppl._checks import (
     check_positive_scalar,
     check_prior_total,
     check_probabilities,
+    resolve_cant_solve,
 )
-from ambppl._labels import is_dataarray, over_categories
+from ambppl._labels import category_dim, is_dataarray, over_categories
 from ambppl.measures import MEASURES, evaluate, min_proper
 from ambppl.moments import _pair_products, dirichlet_mean
 
@@ -133,7 +134,7 @@ def estimate(
     measure: str = "amb",
     *,
     prior: Any = 1.0,
-    cant_solve: int | None = -1,
+    cant_solve: int | str | None = "auto",
     dim: str | None = None,
 ) -> Any:
     r"""Estimate the ambiguity of each item from its answer counts.
@@ -152,8 +153,12 @@ def estimate(
     prior : float or array_like, default 1.0
         Dirichlet prior for ``"posterior_mean"``: a symmetric concentration ``beta`` or one
         concentration per category (broadcast against ``counts``). Ignored otherwise.
-    cant_solve : int or None, default -1
-        Position of the "can't solve" category on the last axis; ``None`` if there is none.
+    cant_solve : int, None or "auto", default "auto"
+        Position of the "can't solve" category on the last axis (on ``dim`` for a
+        DataArray); ``None`` if there is none. ``"auto"``: for a DataArray with
+        ``attrs["cant_solve"]`` (as :func:`ambppl.read_annotations` returns) the position of
+        that label (None: no can't-solve category); for bare arrays the last category
+        (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
     dim : str, optional
         For a DataArray: the dimension holding the categories (default ``"category"`` if
         present, else the last).
@@ -171,11 +176,12 @@ def estimate(
         If counts are negative, not whole or not finite; if an item has no answers and
         ``method`` is "plugin" or "less_biased" (the message names the first such item);
         if ``method``/``measure`` is unknown; if ``prior`` is not positive; if
-        ``cant_solve`` is out of range or the measure needs more proper categories.
+        ``cant_solve`` is out of range, a string other than ``"auto"`` or contradicts
+        ``counts.attrs["cant_solve"]``; if the measure needs more proper categories.
     NotImplementedError
         For ``method="less_biased"`` with ``measure`` "old" or "entropy".
     TypeError
-        If counts are not numeric or ``cant_solve`` is not an integer or None.
+        If counts are not numeric or ``cant_solve`` is not an integer, None or a string.
 
     Notes
     -----
@@ -211,8 +217,10 @@ def estimate(
     if is_dataarray(counts):
         check_option(method, METHODS, "method")  # argument errors at once, even when lazy
         check_option(measure, MEASURES, "measure")
+        dim = category_dim(counts, dim, "estimate")
+        idx = resolve_cant_solve(counts, cant_solve, dim=dim, name="counts")
         return over_categories(
-            lambda c: estimate(c, method, measure, prior=prior, cant_solve=cant_solve),
+            lambda c: estimate(c, method, measure, prior=prior, cant_solve=idx),
             counts,
             dim=dim,
             name=f"{measure}_{method}",
@@ -228,7 +236,7 @@ def estimate(
         )
     arr = check_counts(counts)
     k = arr.shape[-1]
-    idx = check_cant_solve(cant_solve, k)
+    idx = check_cant_solve(resolve_cant_solve(counts, cant_solve, name="counts"), k)
     check_n_proper(k - (idx is not None), min_proper(measure), f"estimate(measure={measure!r})")
     if method == "posterior_mean":
         alpha = arr + _check_prior(prior, k)
@@ -242,7 +250,7 @@ def estimate(
 
 
 def _bias_parts(
-    q: Any, n: Any, measure: str, cant_solve: int | None
+    q: Any, n: Any, measure: str, cant_solve: int | str | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     """Checked (u = q_cs, b = 1 - q_cs, G = 1 - sum p_k^2, n, flip factor), broadcast."""
     check_option(measure, MEASURES, "measure")
@@ -254,7 +262,7 @@ def _bias_parts(
         )
     arr = check_probabilities(q, -1)
     k = arr.shape[-1]
-    idx = check_cant_solve(cant_solve, k)
+    idx = check_cant_solve(resolve_cant_solve(q, cant_solve, name="q"), k)
     check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}")
     nn = _check_sample_size(n)
     proper, u = _split_last(arr, idx)
@@ -280,7 +288,9 @@ def _scalar(x: np.ndarray) -> Any:
     return x[()] if x.ndim == 0 else x
 
 
-def plugin_bias(q: Any, n: Any, *, measure: str = "amb", cant_solve: int | None = -1) -> Any:
+def plugin_bias(
+    q: Any, n: Any, *, measure: str = "amb", cant_solve: int | str | None = "auto"
+) -> Any:
     r"""Exact bias of the plug-in estimator for ``n`` answers drawn from ``q``.
 
     Parameters
@@ -291,8 +301,11 @@ def plugin_bias(q: Any, n: Any, *, measure: str = "amb", cant_solve: int | None 
         Number of answers per item (>= 1), broadcast against ``q.shape[:-1]``.
     measure : {"amb", "modified"}, default "amb"
         Which measure.
-    cant_solve : int or None, default -1
+    cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category on the last axis; ``None`` if there is none.
+        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` the position of that label
+        along its last dimension (None: no can't-solve category); for bare arrays the last
+        category (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
 
     Returns
     -------
@@ -303,7 +316,7 @@ def plugin_bias(q: Any, n: Any, *, measure: str = "amb", cant_solve: int | None 
     ------
     ValueError
         If ``q`` is not a probability vector, ``n`` is not a whole number >= 1, or
-        ``measure``/``cant_solve`` is invalid.
+        ``measure``/``cant_solve`` is invalid (or contradicts ``q.attrs["cant_solve"]``).
     NotImplementedError
         For ``measure`` "old" or "entropy" (no closed form).
 
@@ -330,7 +343,9 @@ def plugin_bias(q: Any, n: Any, *, measure: str = "amb", cant_solve: int | None 
     return _scalar(0.0 - factor * _one_minus_power(u, b, nn) / nn * gini)
 
 
-def expected_plugin(q: Any, n: Any, *, measure: str = "amb", cant_solve: int | None = -1) -> Any:
+def expected_plugin(
+    q: Any, n: Any, *, measure: str = "amb", cant_solve: int | str | None = "auto"
+) -> Any:
     r"""Exact expectation of the plug-in estimator for ``n`` answers drawn from ``q``.
 
     Parameters
@@ -341,8 +356,11 @@ def expected_plugin(q: Any, n: Any, *, measure: str = "amb", cant_solve: int | N
         Number of answers per item (>= 1), broadcast against ``q.shape[:-1]``.
     measure : {"amb", "modified"}, default "amb"
         Which measure.
-    cant_solve : int or None, default -1
+    cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category on the last axis; ``None`` if there is none.
+        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` the position of that label
+        along its last dimension (None: no can't-solve category); for bare arrays the last
+        category (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
 
     Returns
     -------
@@ -353,7 +371,7 @@ def expected_plugin(q: Any, n: Any, *, measure: str = "amb", cant_solve: int | N
     ------
     ValueError
         If ``q`` is not a probability vector, ``n`` is not a whole number >= 1, or
-        ``measure``/``cant_solve`` is invalid.
+        ``measure``/``cant_solve`` is invalid (or contradicts ``q.attrs["cant_solve"]``).
     NotImplementedError
         For ``measure`` "old" or "entropy" (no closed form).
 
@@ -381,7 +399,9 @@ def expected_plugin(q: Any, n: Any, *, measure: str = "amb", cant_solve: int | N
     return _scalar(u + factor * gini * (b - _one_minus_power(u, b, nn) / nn))
 
 
-def less_biased_bias(q: Any, n: Any, *, measure: str = "amb", cant_solve: int | None = -1) -> Any:
+def less_biased_bias(
+    q: Any, n: Any, *, measure: str = "amb", cant_solve: int | str | None = "auto"
+) -> Any:
     r"""Exact bias of the less-biased estimator (ERRATA item 8) for ``n`` answers from ``q``.
 
     Parameters
@@ -392,8 +412,11 @@ def less_biased_bias(q: Any, n: Any, *, measure: str = "amb", cant_solve: int | 
         Number of answers per item (>= 1), broadcast against ``q.shape[:-1]``.
     measure : {"amb", "modified"}, default "amb"
         Which measure.
-    cant_solve : int or None, default -1
+    cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category on the last axis; ``None`` if there is none.
+        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` the position of that label
+        along its last dimension (None: no can't-solve category); for bare arrays the last
+        category (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
 
     Returns
     -------
@@ -404,7 +427,7 @@ def less_biased_bias(q: Any, n: Any, *, measure: str = "amb", cant_solve: int | 
     ------
     ValueError
         If ``q`` is not a probability vector, ``n`` is not a whole number >= 1, or
-        ``measure``/``cant_solve`` is invalid.
+        ``measure``/``cant_solve`` is invalid (or contradicts ``q.attrs["cant_solve"]``).
     NotImplementedError
         For ``measure`` "old" or "entropy" (no closed form).
 

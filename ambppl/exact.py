@@ -39,6 +39,7 @@ from ambppl._checks import (
     check_cant_solve,
     check_option,
     check_positive_int,
+    resolve_cant_solve,
 )
 from ambppl._exact_route import (
     _exact_cdf_sf,
@@ -366,7 +367,7 @@ def ambiguity_posterior(
     alpha: Any,
     measure: str = "amb",
     *,
-    cant_solve: int | None = -1,
+    cant_solve: int | str | None = "auto",
     method: str = "auto",
     n_draws: int = N_DRAWS,
     random_seed: Any = None,
@@ -384,8 +385,13 @@ def ambiguity_posterior(
         finite and strictly positive.
     measure : {"amb", "modified", "old"}, default "amb"
         :func:`ambppl.amb`, :func:`ambppl.amb_modified` or :func:`ambppl.amb_old`.
-    cant_solve : int, default -1
+    cant_solve : int or "auto", default "auto"
         Position of the "can't solve" category on the last axis (moved to the end).
+        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` (labelled counts, and
+        ``counts + prior`` computed from them) the position of that label along its last
+        dimension; for bare arrays the last category (``-1``). ``None``, or
+        ``attrs["cant_solve"]`` None, is refused (the measure's law needs a can't-solve
+        entry); an explicit value contradicting ``attrs["cant_solve"]`` raises.
     method : {"auto", "exact", "sampling"}, default "auto"
         "exact" needs two proper categories plus "can't solve" (3 entries) and alphas that
         double precision resolves (entries at least 1e-100 and ``|log B(a1, a2)| +
@@ -408,7 +414,8 @@ def ambiguity_posterior(
     ------
     ValueError
         If ``measure`` or ``method`` is unknown, ``alpha`` is not positive and finite or
-        sums to more than 1e300, ``cant_solve`` is out of range or None, there are fewer
+        sums to more than 1e300, ``cant_solve`` is out of range or None (given, or from
+        ``alpha.attrs["cant_solve"]``) or contradicts that attribute, there are fewer
         than 2 proper categories, or ``method="exact"`` is asked for other than 3 categories
         or for an alpha it cannot resolve (see ``method``).
     TypeError
@@ -471,9 +478,11 @@ def ambiguity_posterior(
     method = check_option(method, METHODS, "method")
     arr = check_alpha(alpha)
     n_cat = arr.shape[-1]
+    given, cant_solve = cant_solve, resolve_cant_solve(alpha, cant_solve, name="alpha")
     if cant_solve is None:
+        got = "None" if given is None else "alpha.attrs['cant_solve'] None (no such category)"
         raise ValueError(
-            "cant_solve must be the position of the \"can't solve\" category, but got None; "
+            f"cant_solve must be the position of the \"can't solve\" category, but got {got}; "
             "for tasks without one, draw q yourself (ambppl.fit) or add a category with a "
             "tiny concentration"
         )

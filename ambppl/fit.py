@@ -87,8 +87,8 @@ def fit(
     model: str = "dirichlet_categorical",
     *,
     method: str | None = None,
-    draws: int = 1000,
-    chains: int = 4,
+    draws: int | None = None,
+    chains: int | None = None,
     random_seed: Any = None,
     sampler: str | None = None,
     var_names: Sequence[str] | str | None = None,
@@ -110,8 +110,10 @@ def fit(
         One of the model's ``methods`` (its info record; :func:`ambppl.list_models`).
         Default: the model's first method, or ``"nuts"`` when ``sampler`` or
         ``sample_kwargs`` is given and the first method runs no NUTS.
-    draws, chains : int, default 1000, 4
-        Draws per chain and number of chains.
+    draws, chains : int, optional
+        Draws per chain and number of chains. Default: the model's own for the methods that
+        run NUTS (its info record's ``nuts_defaults``, e.g. 2000 draws for
+        ``rater_effects``), else 1000 and 4.
     random_seed : int, numpy.random.Generator or None
         Seed; the same seed gives identical draws.
     sampler : {"pymc", "nutpie", "numpyro", "blackjax"}, optional
@@ -133,7 +135,8 @@ def fit(
     progressbar : bool, default False
         Show a progress bar.
     sample_kwargs : dict, optional
-        Further arguments for ``pymc.sample`` (e.g. ``tune``, ``target_accept``).
+        Further arguments for ``pymc.sample`` (e.g. ``tune``, ``target_accept``; those the
+        model's info record sets in ``nuts_defaults`` apply unless given here).
     log_likelihood : bool, default True
         Store the ``log_likelihood`` group (draws x chains x items x 8 bytes).
     **kwargs
@@ -224,13 +227,18 @@ def fit(
     entry = get_model(model)
     params, read_kwargs = _split_kwargs(entry, kwargs, data)
     method = _choose_method(entry, method, sampler, sample_kwargs)
-    draws = check_positive_int(draws, "draws")
-    chains = check_positive_int(chains, "chains")
+    own = entry.info.get("nuts_defaults", {}) if method in NUTS_METHODS else {}
+    draws = check_positive_int(own.get("draws", 1000) if draws is None else draws, "draws")
+    chains = check_positive_int(own.get("chains", 4) if chains is None else chains, "chains")
     if not isinstance(log_likelihood, bool):
         raise TypeError(f"log_likelihood must be True or False, but got {log_likelihood!r}")
     if method in NUTS_METHODS:
         sampler = _check_sampler(sampler) or _default_sampler(entry, method)
         sample_kwargs = _check_sample_kwargs(sample_kwargs)
+        # the model's own tune / target_accept (info record nuts_defaults) unless given
+        for key in ("tune", "target_accept"):
+            if key in own:
+                sample_kwargs.setdefault(key, own[key])
     else:
         _refuse_nuts_options(method, sampler, sample_kwargs)
     answers = None

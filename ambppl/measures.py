@@ -5,8 +5,10 @@ of ``axis``; coordinates kept) and PyTensor tensors, so a PyMC model can use the
 function for its ``pm.Deterministic`` nodes.
 
 Convention: ``q = (q_1, ..., q_C, q_cs)`` with the categories on ``axis``; ``cant_solve`` is
-the position of the "can't solve" answer (default: last; ``None`` = the task has none, so
-``q_cs = 0`` and all entries are proper categories).
+the position of the "can't solve" answer (``None`` = the task has none, so ``q_cs = 0`` and
+all entries are proper categories). Its default ``"auto"`` reads a labelled DataArray's
+``attrs["cant_solve"]`` (as :func:`ambppl.read_annotations` sets it) and takes the last
+category for bare arrays and tensors.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from ambppl._checks import check_axis, check_cant_solve, check_n_proper, check_probabilities
+from ambppl._checks import (
+    check_axis,
+    check_cant_solve,
+    check_n_proper,
+    check_probabilities,
+    resolve_cant_solve,
+)
 
 __all__ = [
     "MEASURES",
@@ -169,7 +177,11 @@ def min_proper(measure: str) -> int:
 
 
 def evaluate(
-    measure: str, q: Any, cant_solve: int | None = -1, axis: int = -1, dim: str | None = None
+    measure: str,
+    q: Any,
+    cant_solve: int | str | None = "auto",
+    axis: int = -1,
+    dim: str | None = None,
 ) -> Any:
     """Any measure by name: ``evaluate("modified", q)`` is ``amb_modified(q)``.
 
@@ -178,7 +190,9 @@ def evaluate(
     measure : {"amb", "modified", "old", "entropy"}
         The measure.
     q, cant_solve, axis, dim
-        As for :func:`amb` (numpy arrays, xarray DataArrays or PyTensor tensors).
+        As for :func:`amb` (numpy arrays, xarray DataArrays or PyTensor tensors); the
+        default ``cant_solve="auto"`` reads a DataArray's ``attrs["cant_solve"]`` and takes
+        the last category for bare arrays and tensors.
 
     Returns
     -------
@@ -221,11 +235,14 @@ def measures_for(n_proper: int) -> tuple[str, ...]:
     return tuple(m for m in MEASURES if n_proper >= _KERNELS[m][1])
 
 
-def _apply(measure: str, q: Any, cant_solve: int | None, axis: int, dim: str | None) -> Any:
+def _apply(
+    measure: str, q: Any, cant_solve: int | str | None, axis: int, dim: str | None
+) -> Any:
     kernel, min_proper, fname = _KERNELS[measure]
     module = type(q).__module__
     if module.startswith("xarray"):
         return _apply_xarray(measure, q, cant_solve, dim)
+    cant_solve = resolve_cant_solve(q, cant_solve, name="q")  # "auto": the last category
     if dim is not None:
         raise TypeError(
             f"{fname}: dim= is for xarray inputs; for arrays use axis=, got dim={dim!r}"
@@ -256,7 +273,9 @@ def _numpy(measure: str, q: Any, cant_solve: int | None, axis: int, *, check: bo
     return out[()] if out.ndim == 0 else out
 
 
-def _apply_xarray(measure: str, q: Any, cant_solve: int | None, dim: str | None) -> Any:
+def _apply_xarray(
+    measure: str, q: Any, cant_solve: int | str | None, dim: str | None
+) -> Any:
     import xarray as xr
 
     fname = _KERNELS[measure][2]
@@ -265,7 +284,7 @@ def _apply_xarray(measure: str, q: Any, cant_solve: int | None, dim: str | None)
     if dim not in q.dims:
         raise ValueError(f"{fname}: dim must be one of {list(q.dims)}, but got {dim!r}")
     n = q.sizes[dim]
-    idx = check_cant_solve(cant_solve, n)
+    idx = check_cant_solve(resolve_cant_solve(q, cant_solve, dim=dim, name="q"), n)
     check_n_proper(n - (idx is not None), _KERNELS[measure][1], fname)
     if not q.chunks:  # eager data is checked once here; dask chunks are checked as computed
         check_probabilities(q.values, q.dims.index(dim))
@@ -284,15 +303,21 @@ def _apply_xarray(measure: str, q: Any, cant_solve: int | None, dim: str | None)
     return out.rename(fname)
 
 
-def amb[T](q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | None = None) -> T:
+def amb[T](
+    q: T, *, cant_solve: int | str | None = "auto", axis: int = -1, dim: str | None = None
+) -> T:
     r"""Ambiguity: probability of "can't solve" or of a label flip between two answers.
 
     Parameters
     ----------
     q : array_like, xarray.DataArray or pytensor TensorVariable
         Response probabilities along ``axis`` (non-negative, summing to 1 within 1e-6).
-    cant_solve : int or None, default -1
+    cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category along ``axis``; ``None`` if there is none.
+        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` (as
+        :func:`ambppl.read_annotations` returns, kept through arithmetic) the position of
+        that label (None: no can't-solve category); for bare arrays and tensors the last
+        category (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
     axis : int, default -1
         Axis holding the categories (numpy and PyTensor inputs).
     dim : str, optional
@@ -307,8 +332,9 @@ def amb[T](q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | None
     Raises
     ------
     ValueError
-        If ``q`` is not a probability vector along ``axis``, or ``axis``/``cant_solve`` is
-        out of range.
+        If ``q`` is not a probability vector along ``axis``, ``axis``/``cant_solve`` is
+        out of range, or ``cant_solve`` is a string other than ``"auto"`` or contradicts
+        ``q.attrs["cant_solve"]``.
     TypeError
         If ``q`` is not numeric.
 
@@ -338,7 +364,7 @@ def amb[T](q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | None
 
 
 def amb_modified[T](
-    q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | None = None
+    q: T, *, cant_solve: int | str | None = "auto", axis: int = -1, dim: str | None = None
 ) -> T:
     r"""Modified ambiguity: the label-flip part normalized to reach 1 at uniform answers.
 
@@ -346,8 +372,12 @@ def amb_modified[T](
     ----------
     q : array_like, xarray.DataArray or pytensor TensorVariable
         Response probabilities along ``axis`` (non-negative, summing to 1 within 1e-6).
-    cant_solve : int or None, default -1
+    cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category along ``axis``; ``None`` if there is none.
+        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` (as
+        :func:`ambppl.read_annotations` returns, kept through arithmetic) the position of
+        that label (None: no can't-solve category); for bare arrays and tensors the last
+        category (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
     axis : int, default -1
         Axis holding the categories (numpy and PyTensor inputs).
     dim : str, optional
@@ -382,15 +412,21 @@ def amb_modified[T](
     return _apply("modified", q, cant_solve, axis, dim)
 
 
-def amb_old[T](q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | None = None) -> T:
+def amb_old[T](
+    q: T, *, cant_solve: int | str | None = "auto", axis: int = -1, dim: str | None = None
+) -> T:
     r"""The older total-variation ambiguity ``amb0`` of Schwirten et al. and Klugmann et al.
 
     Parameters
     ----------
     q : array_like, xarray.DataArray or pytensor TensorVariable
         Response probabilities along ``axis``.
-    cant_solve : int or None, default -1
+    cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category along ``axis``; ``None`` if there is none.
+        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` (as
+        :func:`ambppl.read_annotations` returns, kept through arithmetic) the position of
+        that label (None: no can't-solve category); for bare arrays and tensors the last
+        category (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
     axis : int, default -1
         Axis holding the categories.
     dim : str, optional
@@ -427,7 +463,7 @@ def amb_old[T](q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | 
 
 
 def normalized_entropy[T](
-    q: T, *, cant_solve: int | None = -1, axis: int = -1, dim: str | None = None
+    q: T, *, cant_solve: int | str | None = "auto", axis: int = -1, dim: str | None = None
 ) -> T:
     r"""Shannon entropy of ``q`` divided by its maximum ``log K``.
 
@@ -435,9 +471,11 @@ def normalized_entropy[T](
     ----------
     q : array_like, xarray.DataArray or pytensor TensorVariable
         Probabilities along ``axis`` (``K >= 2`` entries).
-    cant_solve : int or None, default -1
-        Accepted (and range-checked) so that every measure shares one signature. Entropy
-        treats "can't solve" as an ordinary answer: its value does not depend on it.
+    cant_solve : int, None or "auto", default "auto"
+        Accepted (and checked as for :func:`amb`: ``"auto"`` reads a DataArray's
+        ``attrs["cant_solve"]``, else takes the last category) so that every measure shares
+        one signature. Entropy treats "can't solve" as an ordinary answer: its value does
+        not depend on it.
     axis : int, default -1
         Axis holding the categories.
     dim : str, optional

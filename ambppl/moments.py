@@ -62,9 +62,10 @@ from ambppl._checks import (
     check_cant_solve,
     check_n_proper,
     check_option,
+    resolve_cant_solve,
 )
 from ambppl._higher_moments import MAX_ORDER, DirichletMoments, dirichlet_moments
-from ambppl._labels import is_dataarray, over_categories
+from ambppl._labels import category_dim, is_dataarray, over_categories
 from ambppl.measures import MEASURES, min_proper
 
 __all__ = [
@@ -303,7 +304,7 @@ _VARIANCES: dict[str, Kernel] = {
 
 # --------------------------------------------------------------------------- dispatch
 def _evaluate(
-    alpha: Any, measure: str, cant_solve: int | None, table: dict[str, Kernel], what: str
+    alpha: Any, measure: str, cant_solve: int | str | None, table: dict[str, Kernel], what: str
 ) -> Any:
     check_option(measure, MEASURES, "measure")
     kernel = table.get(measure)
@@ -318,7 +319,7 @@ def _evaluate(
     if arr.ndim == 0 or arr.shape[-1] < 2:
         check_alpha(arr)  # raises: too few categories
     k = arr.shape[-1]
-    idx = check_cant_solve(cant_solve, k)
+    idx = check_cant_solve(resolve_cant_solve(alpha, cant_solve, name="alpha"), k)
     check_n_proper(k - (idx is not None), min_proper(measure), f"dirichlet_{what}({measure!r})")
     batch = arr.shape[:-1]
     flat = arr.reshape(-1, k)
@@ -337,7 +338,11 @@ def _evaluate(
 
 
 def dirichlet_mean(
-    alpha: Any, measure: str = "amb", *, cant_solve: int | None = -1, dim: str | None = None
+    alpha: Any,
+    measure: str = "amb",
+    *,
+    cant_solve: int | str | None = "auto",
+    dim: str | None = None,
 ) -> Any:
     r"""Exact mean of an ambiguity measure of ``q ~ Dirichlet(alpha)``.
 
@@ -349,8 +354,13 @@ def dirichlet_mean(
     measure : {"amb", "modified", "old", "entropy"}, default "amb"
         Which measure of ``q``: :func:`ambppl.amb`, :func:`ambppl.amb_modified`,
         :func:`ambppl.amb_old` or :func:`ambppl.normalized_entropy`.
-    cant_solve : int or None, default -1
-        Position of the "can't solve" category on the last axis; ``None`` if there is none.
+    cant_solve : int, None or "auto", default "auto"
+        Position of the "can't solve" category on the last axis (on ``dim`` for a
+        DataArray); ``None`` if there is none. ``"auto"``: for a DataArray with
+        ``attrs["cant_solve"]`` (labelled counts, and ``counts + prior`` computed from them)
+        the position of that label (None: no can't-solve category); for bare arrays the
+        last category (``-1``). An explicit value contradicting ``attrs["cant_solve"]``
+        raises.
     dim : str, optional
         For a DataArray: the dimension holding the categories (default ``"category"`` if
         present, else the last).
@@ -366,10 +376,11 @@ def dirichlet_mean(
     ------
     ValueError
         If ``measure`` is unknown, ``alpha`` is not finite and positive or has fewer than 2
-        categories, ``cant_solve`` is out of range, or ``measure`` is "modified" or "old"
+        categories, ``cant_solve`` is out of range, a string other than ``"auto"`` or
+        contradicts ``alpha.attrs["cant_solve"]``, or ``measure`` is "modified" or "old"
         with fewer than 2 proper categories.
     TypeError
-        If ``alpha`` is not numeric or ``cant_solve`` is not an integer or None.
+        If ``alpha`` is not numeric or ``cant_solve`` is not an integer, None or a string.
 
     Notes
     -----
@@ -406,8 +417,10 @@ def dirichlet_mean(
     0.64
     """
     if is_dataarray(alpha):
+        dim = category_dim(alpha, dim, "dirichlet_mean")
+        idx = resolve_cant_solve(alpha, cant_solve, dim=dim, name="alpha")
         return over_categories(
-            lambda a: _evaluate(a, measure, cant_solve, _MEANS, "mean"),
+            lambda a: _evaluate(a, measure, idx, _MEANS, "mean"),
             alpha,
             dim=dim,
             name=f"{measure}_mean",
@@ -417,7 +430,11 @@ def dirichlet_mean(
 
 
 def dirichlet_var(
-    alpha: Any, measure: str = "amb", *, cant_solve: int | None = -1, dim: str | None = None
+    alpha: Any,
+    measure: str = "amb",
+    *,
+    cant_solve: int | str | None = "auto",
+    dim: str | None = None,
 ) -> Any:
     r"""Exact variance of an ambiguity measure of ``q ~ Dirichlet(alpha)``.
 
@@ -429,8 +446,13 @@ def dirichlet_var(
     measure : {"amb", "modified"}, default "amb"
         Which measure of ``q``. "old" and "entropy" are valid measure names but have no
         closed-form variance here: they raise :class:`NotImplementedError`.
-    cant_solve : int or None, default -1
-        Position of the "can't solve" category on the last axis; ``None`` if there is none.
+    cant_solve : int, None or "auto", default "auto"
+        Position of the "can't solve" category on the last axis (on ``dim`` for a
+        DataArray); ``None`` if there is none. ``"auto"``: for a DataArray with
+        ``attrs["cant_solve"]`` (labelled counts, and ``counts + prior`` computed from them)
+        the position of that label (None: no can't-solve category); for bare arrays the
+        last category (``-1``). An explicit value contradicting ``attrs["cant_solve"]``
+        raises.
     dim : str, optional
         For a DataArray: the dimension holding the categories (default ``"category"`` if
         present, else the last).
@@ -447,10 +469,11 @@ def dirichlet_var(
         For ``measure="old"`` or ``measure="entropy"``.
     ValueError
         If ``measure`` is unknown, ``alpha`` is not finite and positive or has fewer than 2
-        categories, ``cant_solve`` is out of range, or ``measure="modified"`` has fewer than
+        categories, ``cant_solve`` is out of range, a string other than ``"auto"`` or
+        contradicts ``alpha.attrs["cant_solve"]``, or ``measure="modified"`` has fewer than
         2 proper categories.
     TypeError
-        If ``alpha`` is not numeric or ``cant_solve`` is not an integer or None.
+        If ``alpha`` is not numeric or ``cant_solve`` is not an integer, None or a string.
 
     Notes
     -----
@@ -489,8 +512,10 @@ def dirichlet_var(
     4.9999934000053416e-14
     """
     if is_dataarray(alpha):
+        dim = category_dim(alpha, dim, "dirichlet_var")
+        idx = resolve_cant_solve(alpha, cant_solve, dim=dim, name="alpha")
         return over_categories(
-            lambda a: _evaluate(a, measure, cant_solve, _VARIANCES, "var"),
+            lambda a: _evaluate(a, measure, idx, _VARIANCES, "var"),
             alpha,
             dim=dim,
             name=f"{measure}_var",

@@ -41,6 +41,7 @@ from ambppl._checks import (
     check_positive_scalar,
     check_prior,
     check_prob,
+    resolve_cant_solve,
 )
 from ambppl.measures import MEASURES, min_proper
 from ambppl.moments import (
@@ -374,7 +375,7 @@ def _prepare(
     measure = _check_measure(measure)
     counts_arr, single = check_item_counts(counts)
     k = counts_arr.shape[-1]
-    idx = check_cant_solve(cant_solve, k)
+    idx = check_cant_solve(resolve_cant_solve(counts, cant_solve, name="counts"), k)
     check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}")
     hyper = _hyper_priors(prior, k, n_hyper)
     if hyper is None:
@@ -672,7 +673,7 @@ def expected_posterior_var(
     *,
     measure: str = "amb",
     prior: Any = 1.0,
-    cant_solve: int | None = -1,
+    cant_solve: int | str | None = "auto",
     n_hyper: int = 100,
 ) -> Any:
     r"""Expected posterior variance of an ambiguity measure after ``extra`` more answers.
@@ -694,8 +695,12 @@ def expected_posterior_var(
         ``ambppl.fit(counts, "hierarchical_dirichlet")`` (its ``posterior`` has ``mu``
         (chain, draw, category) and ``kappa`` (chain, draw)): then the value is averaged
         over the hyperparameters' posterior (see Notes, *Learned prior*).
-    cant_solve : int or None, default -1
+    cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category on the last axis; ``None`` if there is none.
+        ``"auto"``: for labelled counts (a DataArray with ``attrs["cant_solve"]``, as
+        :func:`ambppl.read_annotations` returns) the position of that label along the last
+        dimension (None: no can't-solve category); for bare arrays the last category
+        (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
     n_hyper : int, default 100
         With a learned ``prior``: the number of posterior draws of ``(mu, kappa)`` averaged
         over, an evenly thinned subset of the chain x draw draws (all if fewer). Ignored for
@@ -719,12 +724,13 @@ def expected_posterior_var(
         than 2 categories or more than 2 dimensions; ``extra`` is negative, not whole, or of
         the wrong shape, or its sums would take more than about a minute (Notes, *Large
         m*); ``prior`` is not positive or has the wrong length; ``cant_solve`` is out of
-        range; or ``measure="modified"`` has fewer than 2 proper categories. For
+        range, a string other than ``"auto"`` or contradicts ``counts.attrs["cant_solve"]``;
+        or ``measure="modified"`` has fewer than 2 proper categories. For
         a learned ``prior``: if it has no posterior ``mu`` and ``kappa``, was learned on a
         different number of categories than ``counts`` has, or ``n_hyper < 1``.
     TypeError
         If ``counts``, ``extra`` or ``prior`` is not numeric (or ``extra`` is boolean), or
-        ``cant_solve`` is not an integer or None.
+        ``cant_solve`` is not an integer, None or a string.
 
     Notes
     -----
@@ -865,7 +871,7 @@ def expected_posterior_sd(
     *,
     measure: str = "amb",
     prior: Any = 1.0,
-    cant_solve: int | None = -1,
+    cant_solve: int | str | None = "auto",
     n_hyper: int = 100,
 ) -> Any:
     r"""Square root of the expected posterior variance after ``extra`` more answers.
@@ -882,8 +888,12 @@ def expected_posterior_sd(
         Symmetric Dirichlet concentration, one per category, or a fitted
         ``hierarchical_dirichlet`` result (averaged over its hyperparameters, as in
         :func:`expected_posterior_var`).
-    cant_solve : int or None, default -1
-        Position of the "can't solve" category; ``None`` if there is none.
+    cant_solve : int, None or "auto", default "auto"
+        Position of the "can't solve" category on the last axis; ``None`` if there is none.
+        ``"auto"``: for labelled counts (a DataArray with ``attrs["cant_solve"]``, as
+        :func:`ambppl.read_annotations` returns) the position of that label along the last
+        dimension (None: no can't-solve category); for bare arrays the last category
+        (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
     n_hyper : int, default 100
         Draws of a learned ``prior`` averaged over (see :func:`expected_posterior_var`).
 
@@ -961,7 +971,7 @@ def answers_needed(
     max_extra: int = 1000,
     measure: str = "amb",
     prior: Any = 1.0,
-    cant_solve: int | None = -1,
+    cant_solve: int | str | None = "auto",
     hdi_prob: float = 0.94,
     n_hyper: int = 100,
 ) -> Any:
@@ -990,8 +1000,12 @@ def answers_needed(
         Symmetric Dirichlet concentration, one per category, or a fitted
         ``hierarchical_dirichlet`` result (averaged over its hyperparameters, as in
         :func:`expected_posterior_var`).
-    cant_solve : int or None, default -1
-        Position of the "can't solve" category; ``None`` if there is none.
+    cant_solve : int, None or "auto", default "auto"
+        Position of the "can't solve" category on the last axis; ``None`` if there is none.
+        ``"auto"``: for labelled counts (a DataArray with ``attrs["cant_solve"]``, as
+        :func:`ambppl.read_annotations` returns) the position of that label along the last
+        dimension (None: no can't-solve category); for bare arrays the last category
+        (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
     hdi_prob : float, default 0.94
         Probability mass of the interval, in (0, 1); used only with ``target_hdi_width``.
     n_hyper : int, default 100
@@ -1093,7 +1107,7 @@ def next_batch(
     objective: str = "variance",
     measure: str = "amb",
     prior: Any = 1.0,
-    cant_solve: int | None = -1,
+    cant_solve: int | str | None = "auto",
     n_hyper: int = 100,
     threshold: float = 0.4,
 ) -> np.ndarray:
@@ -1122,8 +1136,12 @@ def next_batch(
         Symmetric Dirichlet concentration, one per category, or a fitted
         ``hierarchical_dirichlet`` result (averaged over its hyperparameters, as in
         :func:`expected_posterior_var`).
-    cant_solve : int or None, default -1
-        Position of the "can't solve" category; ``None`` if there is none.
+    cant_solve : int, None or "auto", default "auto"
+        Position of the "can't solve" category on the last axis; ``None`` if there is none.
+        ``"auto"``: for labelled counts (a DataArray with ``attrs["cant_solve"]``, as
+        :func:`ambppl.read_annotations` returns) the position of that label along the last
+        dimension (None: no can't-solve category); for bare arrays the last category
+        (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
     n_hyper : int, default 100
         Draws of a learned ``prior`` averaged over (see :func:`expected_posterior_var`);
         :math:`f_i` is then the prior-averaged expected posterior variance.

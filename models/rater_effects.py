@@ -15,65 +15,103 @@ vector over the ``K`` categories):
    \mu &\sim \mathrm{ZeroSumNormal}(\texttt{mu\_sd}) \text{ over categories}, \quad
    \sigma^{item}_k \sim \mathrm{HalfNormal}(\texttt{item\_scale}), \quad
    \sigma^{rater}_k \sim \mathrm{HalfNormal}(\texttt{rater\_scale}), \\
-   \eta_i &= P z_i, \quad z_i \sim N(\mu, \mathrm{diag}(\sigma^{item\,2}))
-       \quad\text{(centred, the default; non-centred: } z_i = \mu + \sigma^{item} \odot
-       \tilde z_i,\ \tilde z_i \sim N(0, I_K)), \\
-   b_r &= P(\sigma^{rater} \odot e_r), \quad e_r \sim N(0, I_K).
+   \eta_i &= P z_i, \quad z_i \sim N(\mu, \mathrm{diag}(\sigma^{item\,2})), \qquad
+   b_r = P e_r, \quad e_r \sim N(0, \mathrm{diag}(\sigma^{rater\,2})).
 
-So ``eta_i`` is ``N(mu, diag(sigma_item^2))`` projected to zero sum, and ``b_r`` is a draw of
-the *rater population* ``N(0, diag(sigma_rater^2))`` projected to zero sum. With 20 answers per
-item the data pin every ``eta_i`` more tightly than the prior, so the item logits are centred by
-default (``centred=None``: centred when the median item has at least
-:data:`CENTRED_MIN_ANSWERS` answers; in trial fits of the benchmark data the centred form gave
-1.7x the bulk ESS of ``mu`` and 1.4x that of ``sigma_item`` of the non-centred one; with 8
-answers per item it diverged).
+So ``eta_i`` is ``N(mu, diag(sigma_item^2))`` projected to zero sum, and ``b_r`` a draw of the
+*rater population* ``N(0, diag(sigma_rater^2))`` projected to zero sum. With two categories
+the two scales of each population are one shared scale (``sigma_1 = sigma_2``; below).
 
-Sampling: an exact reparameterization
--------------------------------------
-Item and rater effects share a direction: ``eta_i + c`` and ``b_r - c`` (``c`` zero-sum) give
-the same likelihood, and only the raters' prior pins ``c`` (posterior sd about
-``sigma_rater / sqrt(R)``). Written as above, moving along ``c`` means moving all ``N + R``
-effect vectors together, which a diagonal mass matrix cannot do: ``mu`` mixed slowest (bulk
-ESS 249 of 2000 draws). The program NUTS samples is the same model in other coordinates:
-
-- ``e_r = e_bar + e_dev_r``: the raters' sample mean ``e_bar ~ N(0, I / R)`` and the deviations
-  ``e_dev`` (``ZeroSumNormal`` over raters), independent -- an exact decomposition of ``R``
-  independent standard normals;
-- ``d = P(sigma_rater * e_bar)`` (the bias of the raters' average) moves into the items:
-  ``z'_i = z_i + d ~ N(m, diag(sigma_item^2))`` with ``m = mu + d``, a shift with Jacobian 1;
-  ``mu = m - d`` keeps its ``ZeroSumNormal(mu_sd)`` prior through a potential
-  ``log ZSN(m - d) - log ZSN(m)`` (``m`` is declared ``ZeroSumNormal(mu_sd)``).
-
-Then ``eta_i + b_r = P z'_i + P(sigma_rater * e_dev_r)``: the likelihood sees ``z'`` and
-``e_dev`` only, the data fix ``m``, and ``e_bar`` stays near its prior (its coupling to ``m``
-goes through the wide ``mu`` prior). Stored: ``eta_i = P z'_i - d`` and
-``b_r = P(sigma_rater * e_dev_r) + d``, exactly the original model's quantities. Measured at
-1000 items x 20 answers, 100 raters (nutpie, 2 x (500 + 1500)): bulk ESS of ``mu`` 1866
-(was 249 for 2 x (1000 + 1000) in the first form), slowest now ``sigma_item`` (476). Free
-variables: ``sigma_item``, ``sigma_rater``, ``m``, ``e_bar``, ``e_dev`` (category, rater) and
-``z`` (item, category; ``z'_i``, or ``z~_i`` when non-centred).
+Two categories: one shared scale
+--------------------------------
+For ``K = 2`` the projection keeps one number per item, ``eta_i = (x_i, -x_i) / sqrt(2)``, and
+``P diag(sigma_1^2, sigma_2^2) P`` is ``(sigma_1^2 + sigma_2^2) / 4`` times a fixed matrix:
+only ``sigma_1^2 + sigma_2^2`` enters the likelihood, the split between the two follows the
+prior alone, and NUTS wandered along that curved ridge (on real two-class data R-hat 1.3-1.8,
+bulk ESS 6-11, hundreds of divergences). So for ``K = 2`` the model has *one* scale per
+population, ``sigma_item_shared`` and ``sigma_rater_shared`` (``HalfNormal(item_scale)``,
+``HalfNormal(rater_scale)``; the stored ``sigma_item`` and ``sigma_rater`` repeat it per
+category, so every reader of the fit sees the same variables for every ``K``). One shared
+scale rather than a reference category (``eta_i = (0, x_i)``): the shared scale *is* the
+model above restricted to ``sigma_1 = sigma_2``, keeps both labels symmetric (a reference
+category would make the prior depend on which label is listed first) and keeps ``eta``,
+``b``, ``q`` and every summary defined as for ``K >= 3``; the two parameterizations give the
+same family of distributions for the identified ``x_i`` (``N(., sigma^2)`` either way).
 
 Identifiability
 ---------------
 - The softmax ignores a constant added to all ``K`` logits, so only ``P eta_i`` and ``P b_r``
   are identified: the stored ``eta`` (item, category) and ``b`` (rater, category) sum to zero
-  over the categories, and so does ``mu`` (a ``ZeroSumNormal``). An unconstrained ``mu`` is
-  unidentified (its sum over categories is set by the prior alone), which costs NUTS time.
-- The free normals ``z_i`` and ``e_r`` have ``K`` entries of which ``K - 1`` are identified;
-  the remaining direction (the sum of ``z_i``; ``e_r`` along ``1 / sigma_rater``) follows
-  its Gaussian prior given the rest (for ``e_r`` exactly ``N(0, 1)``, independent of
-  everything else), which NUTS samples at little cost. Keeping it makes ``eta_i`` and
-  ``b_r`` exactly the projected population draws.
+  over the categories, and so does ``mu`` (a ``ZeroSumNormal``). The program NUTS samples
+  has no coordinate along the unidentified direction (below), so none follows its prior.
 - Item effects and rater effects share one more direction: ``eta_i + c`` and ``b_r - c`` give
   the same likelihood for any zero-sum ``c``. The hierarchical priors pin it: the raters'
   population mean is 0, so ``mu`` is the logit of a rater with zero bias (``c`` has posterior
-  sd of about ``sigma_rater / sqrt(raters)``). No other constraint is needed; a mean per
-  category left free (not zero-sum) made this direction drift in a trial fit. NUTS samples
-  this direction in its own coordinate (``e_bar``, "Sampling" above).
+  sd of about ``sigma_rater / sqrt(raters)``). NUTS samples this direction in its own
+  coordinate (``e_bar``, "Sampling").
 - ``sigma_rater`` is identified per category for ``K >= 3`` (the off-diagonal entries of
   ``P diag(sigma^2) P`` give every pairwise sum ``sigma_j^2 + sigma_k^2``); for ``K = 2``
-  only ``sigma_1^2 + sigma_2^2`` is, the split between the two following the prior. The same
-  holds for ``sigma_item``.
+  only ``sigma_1^2 + sigma_2^2`` is, hence the shared scale. The same holds for
+  ``sigma_item``.
+
+Sampling: the coordinates NUTS sees
+-----------------------------------
+The program NUTS samples is the model above in other coordinates (an exact
+reparameterization: the same posterior, checked against a scipy computation of the density
+above in ``tests/test_model_rater_effects.py``). Each choice removes a slow direction that was
+measured, per variable, with :func:`ambppl.convergence.check_convergence`, the per-variable
+ESS and the E-BFMI of nutpie's energy (``benchmarks/rater_effects_real.py``):
+
+1. *Zero-sum coordinates.* With ``Q`` an orthonormal basis of the zero-sum vectors (``K x
+   (K - 1)``, Helmert contrasts; dim ``contrast``), ``w_i = Q' eta_i ~ N(Q' mu, Sigma_item)``
+   and ``v_r = Q' b_r ~ N(0, Sigma_rater)`` with ``Sigma = Q' diag(sigma^2) Q`` (full rank),
+   and ``L`` its Cholesky factor. The earlier program kept ``K`` free normals per item and
+   rater, one of them along the unidentified direction; in the centred form that direction's
+   prior variance depends on every ``sigma_item``, so ``sigma_item`` had to move with a
+   thousand prior-only numbers (the funnel of "I can't tell" on the weather data: R-hat 2.0
+   with the old defaults).
+2. *Non-centred item effects, their mean split off* (``z`` and ``z_bar``): ``w_i = mu +
+   L z_i``, ``z_i ~ N(0, I)``, written as the items' mean ``z_bar ~ N(0, I / N)`` plus
+   deviations ``z`` (zero-sum over items), exactly ``N`` independent standard normals.
+   Non-centred, because items with 1-10 answers (most real designs) and unanimous items (whose
+   likelihood is one-sided) do not pin ``w_i`` (centred, the face data stalled at tree depth
+   10); the mean split, because the data pin the items' mean: without it ``m`` moved only
+   when all ``N`` ``z_i`` moved together (bulk ESS of ``m`` 337-411 on the face data, 768
+   with the split). ``centred=True`` gives centred items (``w ~ N(m - g, Sigma_item)``).
+3. *Rater effects centred where the data pin them, non-centred elsewhere.* A non-centred
+   rater with hundreds of answers ties ``sigma_rater`` to its ``e_r = L^-1 v_r`` (the slowest
+   quantity on the weather data: bulk ESS 440 of 4000 draws); a centred rater with few
+   answers, or any centred rater when ``sigma_rater`` is near 0 (raters that agree, e.g. the
+   spam data), makes a funnel (anesthesia's 5 raters: 33-560 divergences; the spam data:
+   tree depth 10). :func:`centring` estimates ``sigma_rater`` from the count tables (a
+   method of moments, milliseconds) and centres a rater when its answers pin its bias at
+   least :data:`CENTRED_SNR` times more tightly (in variance) than that population does, in
+   designs with at least :data:`CENTRED_MIN_RATERS` raters (weather: 92 of 102 raters centred,
+   face 11 of 27, spam 0 of 153). The centred group ``C`` and the non-centred group ``P``
+   are each split into their mean and deviations: ``v_r = d + (|P|/R) gap + H u_r`` for
+   ``r`` in ``C`` (``u_rater``: ``|C| - 1`` iid ``N(0, Sigma_rater)`` rows, ``H`` an
+   orthonormal map to deviations summing to zero, :func:`_zero_sum_extend`) and ``v_r = d -
+   (|C|/R) gap + L e_dev_r`` for ``r`` in ``P`` (``e_dev``: zero-sum standard normals), with
+   the raters' mean ``d = L e_bar``, ``e_bar ~ N(0, I / R)``, and ``rater_gap ~ N(0,
+   Sigma_rater (1/|C| + 1/|P|))`` the difference of the two groups' means (independent of
+   ``d``: an exact decomposition of ``R`` iid ``N(0, Sigma_rater)`` vectors). Weather:
+   bulk ESS of ``sigma_rater`` 440 -> 862, face 668 -> 1495, two-class Barzan data 554 ->
+   1959. ``centred_raters=True`` / ``False`` centres all raters / none.
+4. *The shared direction in its own coordinate* (``e_bar``, ``m``): ``d`` (the raters' mean
+   bias) and ``g = L z_bar`` (the non-centred items' mean effect) move into the items'
+   centre, ``m = mu + d + g`` (free, declared ``ZeroSumNormal(mu_sd)``), so the likelihood
+   sees ``w_i + d = m + L z_dev_i`` and ``v_r - d`` only; ``mu = m - d - g`` keeps its
+   ``ZeroSumNormal(mu_sd)`` prior through the potential ``mu_prior`` (``log ZSN(m - s) -
+   log ZSN(m)``, ``s = d + g``; the shift has Jacobian 1). Without it moving ``c`` meant
+   moving all ``N + R`` effect vectors together (bulk ESS of ``mu`` 249 of 2000 draws in the
+   first version).
+
+Stored: ``eta_i = Q (w_i + d) - Q d`` and ``b_r = Q v_r``, exactly the model's quantities,
+``mu``, ``sigma_item``, ``sigma_rater`` and every free variable: ``sigma_item`` and
+``sigma_rater`` (category; ``K = 2``: ``sigma_item_shared``, ``sigma_rater_shared``), ``m``
+(category), ``e_bar`` and ``z_bar`` (contrast), ``z`` (contrast, item_nc), ``e_dev``
+(contrast, rater_nc), ``u_rater`` (rater_c_dev, contrast) and ``rater_gap`` (contrast) where
+the design has centred raters, ``w`` (item_c, contrast) with ``centred=True``.
 
 Per-item outputs
 ----------------
@@ -115,6 +153,12 @@ case is tested in ``tests/test_model_rater_effects.py``):
   item prior allows; ``q_i`` puts the largest can't-solve share of all items there.
 - *categories nobody used*: kept (``read_long(categories=...)``); their ``mu`` and ``q`` go
   low, bounded by the priors, with no special case.
+- *one rater with half of all answers, raters with one answer, items with one answer*:
+  :func:`centring` centres the raters whose answers pin them (the dominant one) and keeps
+  the others (and all items) non-centred, so neither group makes a funnel; the item and
+  rater scales are then identified mostly by the items and raters with several answers
+  (on the ``sparse`` design of ``benchmarks/rater_effects_real.py`` the two scales trade
+  off, the slowest quantities of the fit).
 - *answers without a rater id*: refused with a ``ValueError`` that names ``rater=`` (the CLI
   exits 2 and names ``--rater``).
 
@@ -127,44 +171,23 @@ draw for ``q`` at 1000 items and ``S = 256``, 3 ms for all outputs. (Inside the 
 same deterministics cost every warm-up draw as well, in each chain's thread, with BLAS threads
 competing with the chains: computing them there doubled the sampling time.)
 
-Speed (``benchmarks/bench_rater_effects.py``: 1000 items x 20 answers, 100 raters, K = 5,
-2 chains, ``ambppl.fit`` from the answers table to the finished result -- compilation,
-deterministics, log likelihood and convergence check over all 26,025 stored scalars included;
-2 cores, 2026-11-26). One run, 2 x (500 tune + 1500 draws), seed 1:
+Convergence with the defaults
+-----------------------------
+Measured with ``benchmarks/rater_effects_real.py`` (4 chains x 2000 draws after 1000 tuning
+steps, nutpie, 2 cores, 2026-11-27; the README's "Real-data gallery" has the full table):
+the standard (R-hat <= 1.01, bulk and tail ESS >= 400, no divergences) is met on the weather
+data (1000 items x 20 answers, 261 s), face sentiment (53 s), the two-class Barzan (39 s)
+and product (8315 items x 3 answers, 301 s) data, and the simulated ``two_classes``,
+``three_answers``, ``dominant_rater`` and ``near_identical`` designs. Not met: the
+anesthesia data (5 raters; one divergence, none with ``target_accept=0.9`` or another seed),
+the dog photos and the ``sparse`` design (``sigma_item`` mixes slowly: smallest bulk ESS 165
+and 200 of 8000 draws, R-hat 1.03 and 1.02), the spam data, unanimous on every item
+(more than 900 s; :func:`model` warns before sampling), and the ``many_raters`` design
+(10^4 items x 5 answers from 10^3 raters without rater effects: R-hat 1.012 on
+``sigma_rater``, 535 s).
 
-=========  ======  =========  =========  ========  ===========  ======
-sampler    wall s  max R-hat  bulk ESS   tail ESS  divergences  passed
-=========  ======  =========  =========  ========  ===========  ======
-nutpie      108.0     1.0098        495       785            0  yes
-PyMC NUTS   242.2     1.0111        703       870            0  no
-numpyro     342.0     1.0139        333       570            0  no
-=========  ======  =========  =========  ========  ===========  ======
-
-(PyMC's NUTS given both cores: ``cores=2``; its default counts half the CPUs.) So nutpie is
-this model's sampler (info record ``"sampler": "nutpie"``, a core dependency). With seed 2 the
-same settings ended at bulk ESS 357 (121.9 s); 2 x (300 + 2200) reached 409 in 111.4 s. The
-slowest quantity is ``sigma_item`` (bulk ESS 0.2-0.25 per draw); ``tune=300`` suffices for
-nutpie's adaptation. For the standard with a margin use ``chains=2, draws=3000,
-sample_kwargs={"tune": 300}``: 152.7 s (R-hat 1.0048, bulk ESS 782, tail 1100) and 149.2 s
-(R-hat 1.0059, bulk ESS 554, tail 1011) for seeds 1 and 2, no divergences.
-
-The full CrowdFlower weather data (1000 tweets x 20 answers, 102 raters) meet the standard
-with ``centred=False`` and longer chains: 2 x (500 + 6000) ended at R-hat 1.0028, bulk ESS 677,
-tail ESS 945, no divergences (463 s on 2 cores shared with other work); notebook 06 (seed 6)
-ended at R-hat 1.0028, bulk ESS 837, tail ESS 1118. There the
-centred default fails (R-hat 1.54, 36 divergences: "I can't tell" hardly varies between
-tweets, ``sigma_item`` about 0.11, a funnel), and shorter non-centred runs miss the standard:
-2 x (300 + 3000) ended at R-hat 1.0098, bulk ESS 265, tail ESS 318 (160 s). Centring the rater
-effects as well (``b_dev ~ ZeroSumNormal(sigma_rater)``) did not help (bulk ESS 207). Per
-variable (``centred=False``, 2 x (300 + 3000)): smallest bulk ESS ``sigma_rater`` 265,
-``e_dev`` 346, ``sigma_item`` 591, ``m`` 1051; every per-item output above 2000 with R-hat
-<= 1.005; at 2 x 6000 draws ``sigma_rater`` reached 677, ``sigma_item`` 1442, ``mu`` 5448. The
-rater scales are the bottleneck: 21 of the 102 raters overuse "I can't tell" (odds ratios up
-to 22), a heavy tail that one normal sd per category fits poorly and NUTS explores slowly.
-nutpie's low-rank mass matrix (``nuts={"adaptation": "low_rank"}``) took 449 s for the
-sampling alone on the benchmark data (diagonal: 68 s) and did not mix better.
-
-The same program in Stan notation::
+The model in Stan notation (the textbook coordinates; NUTS samples the coordinates of
+"Sampling", the same distribution)::
 
     data {
       int<lower=1> N;  int<lower=1> R;  int<lower=2> K;  int<lower=1> A;  // answers
@@ -176,22 +199,22 @@ The same program in Stan notation::
     }
     parameters {
       sum_to_zero_vector[K] mu;
-      vector<lower=0>[K] sigma_item;
-      vector<lower=0>[K] sigma_rater;
-      array[N] vector[K] z;                             // centred item effects
-      array[R] vector[K] e;                             // non-centred rater effects
+      vector<lower=0>[K] sigma_item;                    // K = 2: one shared scale,
+      vector<lower=0>[K] sigma_rater;                   //   sigma[1] == sigma[2]
+      array[N] vector[K] z;                             // item effects
+      array[R] vector[K] e;                             // rater effects
     }
     transformed parameters {
       array[N] vector[K] eta;  array[R] vector[K] b;
       for (i in 1:N) eta[i] = z[i] - mean(z[i]);
-      for (r in 1:R) { b[r] = sigma_rater .* e[r];  b[r] -= mean(b[r]); }
+      for (r in 1:R) b[r] = e[r] - mean(e[r]);
     }
     model {
       mu ~ normal(0, mu_sd);                            // zero-sum normal
       sigma_item ~ normal(0, item_scale);
       sigma_rater ~ normal(0, rater_scale);
-      for (i in 1:N) z[i] ~ normal(mu, sigma_item);      // centred=False: std_normal()
-      for (r in 1:R) e[r] ~ std_normal();
+      for (i in 1:N) z[i] ~ normal(mu, sigma_item);
+      for (r in 1:R) e[r] ~ normal(0, sigma_rater);
       for (a in 1:A) y[a] ~ categorical_logit(eta[item[a]] + b[rater[a]]);
     }
     generated quantities {
@@ -244,10 +267,15 @@ from ambppl.modeling import add_annotation_data, add_measures
 #: Posterior variables always stored by ``fit`` (``log_likelihood`` reads ``eta`` and ``b``).
 HYPERPARAMETERS: tuple[str, ...] = ("mu", "sigma_item", "sigma_rater", "eta", "b")
 
-#: Default parameterization of the item logits: centred when the median item has at least
-#: this many answers (20 answers: centred 1.4-1.7x the ESS per step of non-centred for
-#: ``mu`` and ``sigma_item``; 8 answers: centred diverged). A heuristic between the two.
-CENTRED_MIN_ANSWERS = 12
+#: :func:`centring`: a rater's effect is centred when its answers pin it this many times more
+#: tightly (in variance) than the rater population does ...
+CENTRED_SNR = 4.0
+
+#: ... and the design has at least this many raters.
+CENTRED_MIN_RATERS = 10
+
+#: :func:`_warn_if_unanimous`: designs with at least this many items with two or more answers.
+UNANIMOUS_MIN_ITEMS = 10
 
 #: Seed of the scrambled Sobol sequence of :func:`qmc_nodes` (fixed: every fit, every item and
 #: every draw uses the same nodes).
@@ -467,6 +495,206 @@ def _tables(codes: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     return item_counts, rater_counts
 
 
+def centring(answers: Any) -> dict[str, Any]:
+    """The default parameterization of the item and rater effects for these answers.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        One row per answer (:func:`ambppl.data.read_long`).
+
+    Returns
+    -------
+    dict
+        ``items``: a boolean array, one entry per item (in order of first appearance),
+        ``True`` for a centred item effect: all ``False`` (non-centred item effects whatever
+        the design, module docstring "Sampling"); ``raters``: the same per rater;
+        ``sigma_rater_hat``: the pilot estimate of the rater sd behind the choice;
+        ``rater_snr``: per rater, the ratio of ``sigma_rater_hat^2`` to the sampling variance
+        of the rater's bias.
+
+    Notes
+    -----
+    A rater's effect is centred when its answers pin it more tightly than the rater
+    population does: ``snr_r = sigma_hat^2 / var_r >`` :data:`CENTRED_SNR`, and the design
+    has at least :data:`CENTRED_MIN_RATERS` raters (with fewer the posterior of
+    ``sigma_rater`` reaches towards 0, where centred effects make a funnel). The pilot
+    estimate is a method of moments on the count tables, computed in milliseconds: per
+    answer the item's other answers give the expected label distribution (add 1/2, leave
+    the answer out); per rater ``beta_rk = log((O_rk + 1/2) / (E_rk + 1/2))`` (observed
+    against expected counts, centred over the categories) has sampling variance about
+    ``var_r = mean_k 1 / (n_r p_rk (1 - p_rk) + 1/2) (1 - 1/K)``; ``sigma_hat^2`` is the
+    precision-weighted mean of ``sum_k beta_rk^2 / (K - 1) - var_r`` (weights
+    ``1 / (var_r + sigma_hat^2)^2``, solved for ``sigma_hat^2``; 0 when no root is above 0).
+    It only picks coordinates: the model and its posterior are the same either way.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from ambppl.data import read_long
+    >>> frame = pd.DataFrame({"item": [1, 1, 2], "rater": ["a", "b", "a"],
+    ...                       "label": ["x", "y", "x"]})
+    >>> centring(read_long(frame, item="item", rater="rater", label="label"))["raters"]
+    array([False, False])
+    """
+    codes = _codes(answers)
+    k = len(codes["categories"])
+    item_counts, rater_counts = _tables(codes)
+    item, rater, y = codes["item"], codes["rater"], codes["y"]
+    n_items_answers = item_counts.sum(axis=1)
+    n_r = rater_counts.sum(axis=1).astype(float)
+    others = item_counts[item].astype(float)
+    others[np.arange(len(y)), y] -= 1.0  # leave the answer out
+    expected_p = (others + 0.5) / (n_items_answers[item] - 1.0 + 0.5 * k)[:, None]
+    expected = np.zeros(rater_counts.shape)
+    np.add.at(expected, rater, expected_p)
+    beta = np.log((rater_counts + 0.5) / (expected + 0.5))
+    beta -= beta.mean(axis=1, keepdims=True)
+    share = (expected + 0.5) / (n_r[:, None] + 0.5 * k)
+    var = (1.0 / (n_r[:, None] * share * (1.0 - share) + 0.5)).mean(axis=1) * (1.0 - 1.0 / k)
+    s2 = _moment_variance((beta**2).sum(axis=1) / (k - 1), var)
+    rater_snr = s2 / var
+    raters = (rater_snr > CENTRED_SNR) & (len(n_r) >= CENTRED_MIN_RATERS)
+    return {
+        "items": np.zeros(len(item_counts), dtype=bool),
+        "raters": raters,
+        "sigma_rater_hat": float(np.sqrt(s2)),
+        "rater_snr": rater_snr,
+    }
+
+
+def _moment_variance(spread: np.ndarray, var: np.ndarray) -> float:
+    """Between-group variance ``s2`` from per-group spreads and sampling variances: the root
+    of ``sum_r w_r (spread_r - var_r - s2) = 0`` with weights ``w_r = 1 / (var_r + s2)^2``
+    (a precision-weighted method of moments), or 0 where there is none above 0."""
+    from scipy.optimize import brentq
+
+    excess = spread - var
+
+    def estimating(s2: float) -> float:
+        weight = 1.0 / (var + s2) ** 2
+        return float(np.sum(weight * (excess - s2)))
+
+    high = float(np.max(excess, initial=0.0))
+    if high <= 0.0 or estimating(0.0) <= 0.0:
+        return 0.0
+    return float(brentq(estimating, 0.0, high, xtol=1e-8))
+
+
+def _warn_if_unanimous(item_counts: np.ndarray) -> None:
+    """Say before sampling when every item's answers agree (a design that defeats the model).
+
+    Where every item with two or more answers is unanimous (and there are at least
+    :data:`UNANIMOUS_MIN_ITEMS` of them), each item's likelihood is one-sided: the item
+    logits and their scale ``sigma_item`` are decided by the priors, and NUTS takes very long
+    trajectories (the spam data of the README's real-data gallery, 5380 unanimous items,
+    ran past 900 s). The count models describe such data (every item's ambiguity is about
+    0). A :class:`ambppl.ConvergenceWarning` without a record: the command line prints it as
+    one ``warning:`` line.
+    """
+    import warnings
+
+    from ambppl.convergence import ConvergenceWarning
+
+    n = item_counts.sum(axis=1)
+    several = item_counts[n >= 2]
+    if len(several) < UNANIMOUS_MIN_ITEMS:
+        return
+    if np.all(several.max(axis=1) == several.sum(axis=1)):
+        warnings.warn(
+            ConvergenceWarning(
+                f"rater_effects: the answers agree on every one of the {len(several)} items "
+                "with two or more answers, so each item's likelihood is one-sided: the item "
+                "logits and sigma_item are decided by their priors and sampling is slow and "
+                "unlikely to converge; every item's ambiguity is about 0, which the count "
+                "models ('dirichlet_categorical', 'hierarchical_dirichlet') estimate directly",
+                model="rater_effects",
+            ),
+            stacklevel=3,
+        )
+
+
+def _zero_sum_extend(u: Any) -> Any:
+    """Map ``n - 1`` rows to ``n`` rows summing to zero, isometrically (PyMC's zero-sum
+    transform, ``ZeroSumTransform.extend_axis`` along axis 0): ``u`` of iid rows ``N(0, S)``
+    gives the deviations from their mean of ``n`` iid rows ``N(0, S)``."""
+    n = u.shape[0] + 1
+    total = u.sum(axis=0, keepdims=True)
+    norm = total / (n**0.5 + n)
+    fill = norm - total / n**0.5
+    try:
+        import pytensor.tensor as pt
+
+        if isinstance(u, pt.TensorVariable):
+            return pt.concatenate([u, fill], axis=0) - norm
+    except ImportError:  # pragma: no cover - pytensor comes with pymc
+        pass
+    return np.concatenate([u, fill], axis=0) - norm
+
+
+def _rater_deviations(groups: tuple[np.ndarray, np.ndarray], chol: Any, p: int) -> Any:
+    """The rater effects minus their mean ``d``, ``v_r - d`` (raters x contrasts), from the
+    free variables of the two groups (module docstring, "Sampling"): centred raters ``C``
+    (their mean and ``u_rater``, iid ``N(0, Sigma_rater)`` rows mapped to deviations) and
+    non-centred raters ``P`` (their mean and ``e_dev``, zero-sum standard normals); with both
+    groups, the difference of their means ``rater_gap ~ N(0, Sigma_rater (1/|C| + 1/|P|))``."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    rich, poor = groups
+    n_c, n_p = len(rich), len(poor)
+    n = n_c + n_p
+    v_dev = pt.zeros((n, p))
+    shift_c = shift_p = pt.zeros(p)
+    if n_c and n_p:  # mean of C minus mean of P; d is their weighted mean
+        gap = pm.MvNormal(
+            "rater_gap", mu=np.zeros(p), chol=chol * np.sqrt(1.0 / n_c + 1.0 / n_p), dims="contrast"
+        )
+        shift_c, shift_p = (n_p / n) * gap, -(n_c / n) * gap
+    if n_c:
+        dev_c = pt.zeros((1, p))
+        if n_c > 1:
+            u = pm.MvNormal("u_rater", mu=np.zeros(p), chol=chol, dims=("rater_c_dev", "contrast"))
+            dev_c = _zero_sum_extend(u)
+        v_dev = pt.set_subtensor(v_dev[rich], dev_c + shift_c)
+    if n_p:
+        dev_p = pt.zeros((1, p))
+        if n_p > 1:
+            e_dev = pm.ZeroSumNormal("e_dev", sigma=1.0, dims=("contrast", "rater_nc"))
+            dev_p = pt.dot(chol, e_dev).T
+        v_dev = pt.set_subtensor(v_dev[poor], dev_p + shift_p)
+    return v_dev
+
+
+def _item_effects(
+    groups: tuple[np.ndarray, np.ndarray], m_w: Any, chol: Any, p: int
+) -> tuple[Any, Any]:
+    """The item effects in the likelihood's coordinates (items x contrasts) and ``g``, the
+    non-centred items' mean effect (module docstring, "Sampling"): centred items ``w``
+    (item_c, contrast) ``~ N(m - g, Sigma_item)``; non-centred items ``m + L z_i`` with
+    ``z`` (contrast, item_nc) zero-sum over those items and their mean ``z_bar``
+    ``~ N(0, I / |P|)`` split off, ``g = L z_bar``."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    strong, weak = groups
+    n = len(strong) + len(weak)
+    w = pt.zeros((n, p))
+    g_w = pt.zeros(p)
+    if len(weak):
+        z_bar = pm.Normal("z_bar", 0.0, 1.0 / np.sqrt(len(weak)), dims="contrast")
+        g_w = pt.dot(chol, z_bar)
+        dev = pt.zeros((1, p))
+        if len(weak) > 1:
+            z = pm.ZeroSumNormal("z", sigma=1.0, dims=("contrast", "item_nc"))
+            dev = pt.dot(chol, z).T
+        w = pt.set_subtensor(w[weak], m_w + dev)
+    if len(strong):
+        w_c = pm.MvNormal("w", mu=m_w - g_w, chol=chol, dims=("item_c", "contrast"))
+        w = pt.set_subtensor(w[strong], w_c)
+    return w, g_w
+
+
 def model(
     answers: Any,
     *,
@@ -475,6 +703,7 @@ def model(
     rater_scale: float = 1.0,
     n_nodes: int = 256,
     centred: bool | None = None,
+    centred_raters: bool | None = None,
 ) -> Any:
     """Build the PyMC model for one row per answer.
 
@@ -486,24 +715,31 @@ def model(
     mu_sd : float, default 2.0
         Scale of the zero-sum normal prior of the mean item logits ``mu``.
     item_scale : float, default 2.0
-        Scale of the half-normal prior of each ``sigma_item[k]``.
+        Scale of the half-normal prior of each ``sigma_item[k]`` (two categories: of the one
+        shared scale ``sigma_item_shared``).
     rater_scale : float, default 1.0
-        Scale of the half-normal prior of each ``sigma_rater[k]``.
+        Scale of the half-normal prior of each ``sigma_rater[k]`` (two categories: of
+        ``sigma_rater_shared``).
     n_nodes : int, default 256
         QMC nodes for the population expectation ``q`` (module docstring).
     centred : bool, optional
-        ``True``: centred item logits (free ``z_i ~ N(mu, diag(sigma_item^2))``), the faster
-        choice with many answers per item; ``False``: non-centred (free ``z_i ~ N(0, I)``),
-        needed when items have few answers (8 answers per item gave divergences centred).
-        Default: centred when the median item has at least :data:`CENTRED_MIN_ANSWERS`
-        answers.
+        ``True``: centred item effects (free ``w_i ~ N(m, Sigma_item)`` in the zero-sum
+        coordinates); ``False``: non-centred (free standard normals, their mean over the
+        items split off), the default (``None``: :func:`centring`).
+    centred_raters : bool, optional
+        The same for the rater effects (``None``: :func:`centring`).
 
     Returns
     -------
     pymc.Model
-        Free variables ``mu``, ``sigma_item``, ``sigma_rater``, ``z`` (item, category),
-        ``e`` (rater, category); deterministics ``eta``, ``b``, ``q``, ``q_typical``, the
-        measures of ``q`` and ``amb_typical``; data ``is_cant_solve`` and ``rater_answers``.
+        Free variables (module docstring, "Sampling"): ``sigma_item`` and ``sigma_rater``
+        (category; two categories: ``sigma_item_shared`` and ``sigma_rater_shared``, and
+        ``sigma_item`` / ``sigma_rater`` are their deterministic copies per category),
+        ``m`` (category), ``e_bar`` and ``z_bar`` (contrast), ``e_dev`` (contrast, rater;
+        centred raters: ``u_rater`` (rater_dev, contrast)) and ``z`` (contrast, item;
+        centred items: ``w`` (item, contrast)); deterministics ``mu``, ``eta``, ``b``,
+        ``q``, ``q_typical``, the measures of ``q`` and ``amb_typical``; data
+        ``is_cant_solve``, ``rater_answers``, ``answer_item`` and ``answer_rater``.
 
     Raises
     ------
@@ -512,14 +748,25 @@ def model(
     ValueError
         If an answer has no rater id (the message names ``rater=``), for an empty table or
         bad parameter values.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from ambppl.data import read_long
+    >>> answers = read_long(pd.DataFrame({"item": [1, 1, 2], "rater": ["a", "b", "a"],
+    ...                                   "label": ["x", "y", "x"]}))
+    >>> m = model(answers)
+    >>> sorted(rv.name for rv in m.free_RVs)
+    ['e_bar', 'e_dev', 'm', 'sigma_item_shared', 'sigma_rater_shared', 'z', 'z_bar']
     """
     import pymc as pm
     import pytensor.tensor as pt
     import xarray as xr
     from pytensor.gradient import disconnected_grad
 
-    if centred is not None and not isinstance(centred, bool):
-        raise ValueError(f"centred must be True, False or None (automatic), but got {centred!r}")
+    for name, flag in (("centred", centred), ("centred_raters", centred_raters)):
+        if flag is not None and not isinstance(flag, bool):
+            raise ValueError(f"{name} must be True, False or None (automatic), but got {flag!r}")
     for name, value in (("mu_sd", mu_sd), ("item_scale", item_scale), ("rater_scale", rater_scale)):
         if not (isinstance(value, int | float) and np.isfinite(value) and value > 0):
             raise ValueError(f"{name} must be a positive number, but got {value!r}")
@@ -529,8 +776,13 @@ def model(
         raise ValueError(f"answers must have at least 2 categories, but got {k}")
     nodes = qmc_nodes(n_nodes, k)
     item_counts, rater_counts = _tables(codes)
-    if centred is None:
-        centred = bool(np.median(item_counts.sum(axis=1)) >= CENTRED_MIN_ANSWERS)
+    _warn_if_unanimous(item_counts)
+    auto = centring(answers)
+    n_items, n_raters = len(codes["item_ids"]), len(codes["rater_ids"])
+    strong = auto["items"] if centred is None else np.full(n_items, centred)
+    rich = auto["raters"] if centred_raters is None else np.full(n_raters, centred_raters)
+    item_groups = (np.flatnonzero(strong), np.flatnonzero(~strong))
+    rater_groups = (np.flatnonzero(rich), np.flatnonzero(~rich))
     cs = None if codes["cant_solve"] is None else codes["categories"].index(codes["cant_solve"])
     counts = xr.DataArray(
         item_counts,
@@ -538,12 +790,25 @@ def model(
         coords={"item": codes["item_ids"], "category": codes["categories"]},
         attrs={"cant_solve": codes["cant_solve"]},
     )
+    basis = _zero_sum_basis(k)  # Q: K x (K - 1), orthonormal, columns sum to zero
+    p = k - 1
     coords = {
         "item": codes["item_ids"],
         "rater": codes["rater_ids"],
         "category": codes["categories"],
+        "contrast": [f"h{j + 1}" for j in range(p)],
         "answer": np.arange(len(codes["item"])),
     }
+    item_ids = np.asarray(codes["item_ids"], dtype=object)
+    if len(item_groups[0]):  # centred items: their ids
+        coords["item_c"] = list(item_ids[item_groups[0]])
+    if len(item_groups[1]) > 1:  # non-centred items: their ids
+        coords["item_nc"] = list(item_ids[item_groups[1]])
+    rater_ids = np.asarray(codes["rater_ids"], dtype=object)
+    if len(rater_groups[0]) > 1:  # centred raters: their deviations, one row fewer
+        coords["rater_c_dev"] = np.arange(len(rater_groups[0]) - 1)
+    if len(rater_groups[1]) > 1:  # non-centred raters: their ids
+        coords["rater_nc"] = list(rater_ids[rater_groups[1]])
     item_idx, rater_idx = codes["item"], codes["rater"]
     with pm.Model(coords=coords) as rater_effects:
         add_annotation_data(counts)
@@ -552,53 +817,61 @@ def model(
         # compared with the typical rater on the items it rated.
         pm.Data("answer_item", item_idx, dims="answer")
         pm.Data("answer_rater", rater_idx, dims="answer")
-        sigma_item = pm.HalfNormal("sigma_item", sigma=item_scale, dims="category")
-        sigma_rater = pm.HalfNormal("sigma_rater", sigma=rater_scale, dims="category")
-        # Exact reparameterization (module docstring, "Sampling"): e_r ~ N(0, I) is split
-        # into the raters' sample mean e_bar ~ N(0, I / R) and deviations e_dev (zero-sum
-        # over raters, independent of e_bar), and the items are centred on
-        # m = mu + d, d = P(sigma_rater * e_bar), the mean logit for the raters' average
-        # bias, which the data pin down. mu = m - d keeps its ZeroSumNormal prior through the
-        # potential (the change of variables mu -> m has Jacobian 1).
-        n_raters = len(coords["rater"])
+        if k == 2:
+            # Two categories: only sigma_1^2 + sigma_2^2 enters the model (module docstring,
+            # "Identifiability"), so one scale is shared; Q' diag(s^2, s^2) Q = s^2.
+            s_item = pm.HalfNormal("sigma_item_shared", sigma=item_scale)
+            s_rater = pm.HalfNormal("sigma_rater_shared", sigma=rater_scale)
+            pm.Deterministic("sigma_item", pt.stack([s_item, s_item]), dims="category")
+            sigma_rater = pm.Deterministic(
+                "sigma_rater", pt.stack([s_rater, s_rater]), dims="category"
+            )
+            chol_item = pt.reshape(s_item, (1, 1))
+            chol_rater = pt.reshape(s_rater, (1, 1))
+        else:
+            sigma_item = pm.HalfNormal("sigma_item", sigma=item_scale, dims="category")
+            sigma_rater = pm.HalfNormal("sigma_rater", sigma=rater_scale, dims="category")
+            # the populations in zero-sum coordinates: N(., Q' diag(sigma^2) Q), full rank
+            chol_item = pt.linalg.cholesky(pt.dot(basis.T, sigma_item[:, None] ** 2 * basis))
+            chol_rater = pt.linalg.cholesky(pt.dot(basis.T, sigma_rater[:, None] ** 2 * basis))
+        # The free centre m (module docstring, "Sampling"): m = mu + d + g, the mean item
+        # logit for the raters' average bias d (and, non-centred, plus the items' average
+        # effect g), which the data pin down; mu = m - d - g keeps its ZeroSumNormal prior
+        # through the potential mu_prior (the shift has Jacobian 1).
         m = pm.ZeroSumNormal("m", sigma=mu_sd, dims="category")
-        e_bar = pm.Normal("e_bar", 0.0, 1.0 / np.sqrt(n_raters), dims="category")
-        d = sigma_rater * e_bar - pt.mean(sigma_rater * e_bar)
-        # log ZSN(m - d) - log ZSN(m), the ZeroSumNormal log density being -|x|^2 / (2 s^2)
-        pm.Potential("mu_prior", (2.0 * pt.sum(m * d) - pt.sum(d * d)) / (2.0 * mu_sd**2))
-        e_dev = pm.ZeroSumNormal("e_dev", sigma=1.0, dims=("category", "rater")).T
-        if centred:  # z_i ~ N(m, diag(sigma_item^2)) directly
-            z = pm.Normal("z", m, sigma_item, dims=("item", "category"))
-        else:  # z_i = m + sigma_item * z~_i, z~_i ~ N(0, I)
-            z = m + sigma_item * pm.Normal("z", 0.0, 1.0, dims=("item", "category"))
-        eta_raw = z - d
-        b_dev = sigma_rater * e_dev
-        b_raw = b_dev + d
-        # The likelihood sees z and b_dev only: d cancels in eta_i + b_r.
+        m_w = pt.dot(m, basis)
+        e_bar = pm.Normal("e_bar", 0.0, 1.0 / np.sqrt(n_raters), dims="contrast")
+        d_w = pt.dot(chol_rater, e_bar)  # the raters' average bias (zero-sum coordinates)
+        v_dev = _rater_deviations(rater_groups, chol_rater, p)
+        w, g_w = _item_effects(item_groups, m_w, chol_item, p)
+        s_w = d_w + g_w
+        # log ZSN(m - s) - log ZSN(m), the ZeroSumNormal log density being -|x|^2 / (2 s^2)
+        pm.Potential("mu_prior", (2.0 * pt.sum(m_w * s_w) - pt.sum(s_w * s_w)) / (2.0 * mu_sd**2))
+        # The likelihood sees w and v_dev only: d and g cancel in eta_i + b_r.
         # log softmax(eta_i + b_r)[y] summed over answers, the softmax invariant to shifts:
         # linear part from the count tables, normalizer from row-max-shifted exponentials.
-        m_item = disconnected_grad(pt.max(z, axis=1, keepdims=True))
-        m_rater = disconnected_grad(pt.max(b_dev, axis=1, keepdims=True))
-        norm = pt.sum(pt.exp(z - m_item)[item_idx] * pt.exp(b_dev - m_rater)[rater_idx], axis=1)
+        eta_lik = pt.dot(w, basis.T)
+        b_lik = pt.dot(v_dev, basis.T)
+        m_item = disconnected_grad(pt.max(eta_lik, axis=1, keepdims=True))
+        m_rater = disconnected_grad(pt.max(b_lik, axis=1, keepdims=True))
+        norm = pt.sum(
+            pt.exp(eta_lik - m_item)[item_idx] * pt.exp(b_lik - m_rater)[rater_idx], axis=1
+        )
         pm.Potential(
             "answers",
-            pt.sum(item_counts * z)
-            + pt.sum(rater_counts * b_dev)
+            pt.sum(item_counts * eta_lik)
+            + pt.sum(rater_counts * b_lik)
             - pt.sum(pt.log(norm))
             - pt.sum(m_item[:, 0] * item_counts.sum(axis=1))
             - pt.sum(m_rater[:, 0] * rater_counts.sum(axis=1)),
         )
-        pm.Deterministic("mu", m - d, dims="category")
+        pm.Deterministic("mu", pt.dot(m_w - s_w, basis.T), dims="category")
         eta = pm.Deterministic(
             "eta",
-            pt.specify_shape(
-                eta_raw - pt.mean(eta_raw, axis=1, keepdims=True), (len(coords["item"]), k)
-            ),
+            pt.specify_shape(pt.dot(w - d_w, basis.T), (n_items, k)),
             dims=("item", "category"),
         )
-        pm.Deterministic(
-            "b", b_raw - pt.mean(b_raw, axis=1, keepdims=True), dims=("rater", "category")
-        )
+        pm.Deterministic("b", pt.dot(v_dev + d_w, basis.T), dims=("rater", "category"))
         q = pm.Deterministic("q", population_q(eta, sigma_rater, nodes), dims=("item", "category"))
         add_measures(q, cant_solve=cs)
         q_typical = pm.Deterministic(

@@ -277,6 +277,7 @@ def test_xarray_result_drops_the_attrs_of_q():
     da = xr.DataArray(
         np.array([[0.5, 0.3, 0.2]]),
         dims=("item", "category"),
+        coords={"category": ["a", "b", "cs"]},  # attrs["cant_solve"] must name a label
         attrs={"units": "probability", "cant_solve": "cs"},
     )
     for f in FUNCS.values():

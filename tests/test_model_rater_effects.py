@@ -49,8 +49,85 @@ def edge_answers() -> pd.DataFrame:
 def test_info_record_and_catalog():
     entry = get_model("rater_effects")
     assert entry.info["data"] == "long" and entry.info["methods"] == ["nuts"]
-    assert set(entry.defaults) == {"mu_sd", "item_scale", "rater_scale", "centred", "n_nodes"}
+    assert set(entry.defaults) == {
+        "mu_sd",
+        "item_scale",
+        "rater_scale",
+        "centred",
+        "centred_raters",
+        "n_nodes",
+    }
     assert "rater_effects" in ambppl.list_models().index
+    # fit's defaults for this model (benchmarks/rater_effects_real.py: 4 x 1000 draws left
+    # the largest R-hat over the ~50,000 stored scalars of jn_product at 1.011)
+    assert entry.info["nuts_defaults"] == {"draws": 2000}
+
+
+class _Sampled(Exception):
+    """Raised by the stand-in NUTS route: fit got this far with these settings."""
+
+
+@pytest.fixture
+def nuts_settings(monkeypatch):
+    """Replace fit's NUTS route by one that records the job's settings and stops."""
+    import importlib
+
+    fit_module = importlib.import_module("ambppl.fit")
+    seen = {}
+
+    def record(job):
+        seen.update(draws=job.draws, chains=job.chains, sample_kwargs=dict(job.sample_kwargs))
+        raise _Sampled
+
+    monkeypatch.setitem(fit_module._ROUTES, "nuts", record)
+    return seen
+
+
+def test_fit_takes_the_models_nuts_defaults(nuts_settings):
+    frame = edge_frame()
+    with pytest.raises(_Sampled):
+        ambppl.fit(frame, "rater_effects", cant_solve="?")
+    assert nuts_settings == {"draws": 2000, "chains": 4, "sample_kwargs": {}}
+    # the caller's settings win
+    with pytest.raises(_Sampled):
+        ambppl.fit(
+            frame, "rater_effects", cant_solve="?", draws=30, chains=2, sample_kwargs={"tune": 40}
+        )
+    assert nuts_settings == {"draws": 30, "chains": 2, "sample_kwargs": {"tune": 40}}
+
+
+def test_nuts_defaults_of_an_info_record_apply_and_are_checked(
+    tmp_path, monkeypatch, nuts_settings
+):
+    import json
+    import shutil
+
+    entry = get_model("rater_effects")
+    shutil.copy(entry.path, tmp_path / "rater_effects.py")
+
+    def write(defaults):
+        record = {**entry.info, "nuts_defaults": defaults}
+        (tmp_path / "rater_effects.json").write_text(json.dumps(record))
+
+    write({"draws": 7, "chains": 3, "tune": 11, "target_accept": 0.95})
+    monkeypatch.setenv("AMBPPL_MODELS", str(tmp_path))
+    with pytest.raises(_Sampled):
+        ambppl.fit(edge_frame(), "rater_effects", cant_solve="?")
+    assert nuts_settings == {
+        "draws": 7,
+        "chains": 3,
+        "sample_kwargs": {"tune": 11, "target_accept": 0.95},
+    }
+    for bad, match in (
+        ({"draw": 7}, r"nuts_defaults, a mapping with keys from \['draws'"),
+        ({"draws": 0}, r"nuts_defaults\['draws'\] must be a whole number"),
+        ({"tune": 2.5}, r"nuts_defaults\['tune'\] must be a whole number"),
+        ({"target_accept": 1.0}, r"nuts_defaults\['target_accept'\] must be a number in"),
+        ([2000], r"nuts_defaults, a mapping"),
+    ):
+        write(bad)
+        with pytest.raises(ValueError, match=match):
+            ambppl.list_models(tmp_path)
 
 
 def test_codes_and_tables_of_edge_cases(module):
@@ -92,6 +169,33 @@ def test_bad_parameters_are_refused():
         get_model("rater_effects").build(edge_answers(), n_nodes=0)
 
 
+def _unanimous_frame(n_items: int, split_item: bool) -> pd.DataFrame:
+    """n_items items with three agreeing answers each (one item split 2:1 if split_item),
+    plus one item with a single answer (never counted: it cannot disagree)."""
+    rng = np.random.default_rng(3)
+    rows = [
+        (f"i{i}", f"r{j}", "yes" if i % 2 else "no")
+        for i in range(n_items)
+        for j in rng.choice(6, size=3, replace=False)
+    ]
+    if split_item:
+        rows[0] = ("i0", rows[0][1], "yes")  # i0 is a "no" item: now 1 yes, 2 no
+    rows.append(("lone", "r0", "yes"))
+    return pd.DataFrame(rows, columns=["task", "worker", "label"])
+
+
+def test_a_design_where_every_item_agrees_is_named_before_sampling():
+    from ambppl.convergence import ConvergenceWarning
+
+    build = get_model("rater_effects").build
+    with pytest.warns(ConvergenceWarning, match=r"agree on every one of the 10 items.*count"):
+        build(read_long(_unanimous_frame(10, split_item=False)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        build(read_long(_unanimous_frame(10, split_item=True)))  # one split item: no warning
+        build(read_long(_unanimous_frame(9, split_item=False)))  # too few items to say
+
+
 def test_population_q_is_the_softmax_average_over_its_nodes(module):
     rng = np.random.default_rng(3)
     eta, sigma = rng.normal(0, 3, size=(2, 7, 5)), np.abs(rng.normal(1, 0.3, size=(2, 5)))
@@ -122,84 +226,128 @@ def test_qmc_error_is_below_its_stated_bound(module, sigma_level, bound):
     assert error < np.abs(plain - reference).max()  # QMC beats plain Monte Carlo
 
 
-def _numpy_logp(answers, values, mu_sd=2.0, item_scale=2.0, rater_scale=1.0, centred=True):
-    """The model's log density (no Jacobians) from scipy, answer by answer."""
-    codes = get_model("rater_effects").module._codes(answers)
-    mu, s_item, s_rater, z, e = (values[k] for k in ("mu", "sigma_item", "sigma_rater", "z", "e"))
-    k = len(mu)
-    prior = (
-        -0.5 * np.sum(mu**2) / mu_sd**2
-        - (k - 1) * (np.log(mu_sd) + 0.5 * np.log(2 * np.pi))
-        + halfnorm.logpdf(s_item, scale=item_scale).sum()
-        + halfnorm.logpdf(s_rater, scale=rater_scale).sum()
-        + (norm.logpdf(z, mu, s_item) if centred else norm.logpdf(z)).sum()
-        + norm.logpdf(e).sum()
-    )
-    eta, b = (z if centred else mu + s_item * z), s_rater * e
+def two_class_answers() -> pd.DataFrame:
+    """The edge design with two categories (one shared scale per population)."""
+    frame = edge_frame()
+    frame["label"] = frame["label"].map(lambda v: "pos" if v in ("pos", "?") else "neg")
+    return read_long(frame, categories=["pos", "neg"])
+
+
+def _numpy_logp(answers, new, centred, centred_raters, mu_sd, item_scale, rater_scale):
+    """The textbook model's log density (no Jacobians) from scipy, answer by answer, at the
+    sampled point ``new`` mapped back to the textbook coordinates, plus the constant and
+    ``log det`` terms of that map (module docstring, "Sampling")."""
+    from scipy.stats import multivariate_normal
+
+    module = get_model("rater_effects").module
+    codes = module._codes(answers)
+    k = len(codes["categories"])
+    p, n_items, n_raters = k - 1, len(codes["item_ids"]), len(codes["rater_ids"])
+    basis = module._zero_sum_basis(k)
+    assert np.allclose(basis.T @ basis, np.eye(p)) and np.allclose(basis.sum(axis=0), 0.0)
+    if k == 2:  # one shared scale: Q' diag(s^2, s^2) Q = s^2
+        s_item, s_rater = new["sigma_item_shared"], new["sigma_rater_shared"]
+        prior = halfnorm.logpdf(s_item, scale=item_scale) + halfnorm.logpdf(
+            s_rater, scale=rater_scale
+        )
+        chol_item, chol_rater = np.array([[s_item]]), np.array([[s_rater]])
+    else:
+        s_item, s_rater = new["sigma_item"], new["sigma_rater"]
+        prior = (
+            halfnorm.logpdf(s_item, scale=item_scale).sum()
+            + halfnorm.logpdf(s_rater, scale=rater_scale).sum()
+        )
+        chol_item = np.linalg.cholesky(basis.T @ np.diag(s_item**2) @ basis)
+        chol_rater = np.linalg.cholesky(basis.T @ np.diag(s_rater**2) @ basis)
+    cov_item, cov_rater = chol_item @ chol_item.T, chol_rater @ chol_rater.T
+    d = chol_rater @ new["e_bar"]
+    g = np.zeros(p) if centred else chol_item @ new["z_bar"]
+    mu_w = basis.T @ new["m"] - d - g
+    prior += norm.logpdf(mu_w, 0.0, mu_sd).sum()  # mu ~ ZeroSumNormal(mu_sd)
+    constant = 0.0
+    if centred:  # w_i ~ N(mu_w, Sigma_item); the sampled w is shifted by d (Jacobian 1)
+        w = new["w"] - d
+        prior += multivariate_normal.logpdf(w, mu_w, cov_item).sum()
+    else:  # z_i = z_bar + z_dev_i ~ N(0, I): the split costs the constant p log(N) / 2
+        z = new["z_bar"] + new["z"].T
+        w = mu_w + z @ chol_item.T
+        prior += norm.logpdf(z).sum()
+        constant += p * np.log(n_items) / 2
+    if centred_raters:  # v_r ~ N(0, Sigma_rater): (v_bar = L e_bar, isometric rest u)
+        v = d + module._zero_sum_extend(new["u_rater"])
+        prior += multivariate_normal.logpdf(v, np.zeros(p), cov_rater).sum()
+        constant += p * np.log(n_raters) / 2 + np.log(np.diag(chol_rater)).sum()
+    else:  # e_r = e_bar + e_dev_r ~ N(0, I)
+        e = new["e_bar"] + new["e_dev"].T
+        v = e @ chol_rater.T
+        prior += norm.logpdf(e).sum()
+        constant += p * np.log(n_raters) / 2
+    eta, b = w @ basis.T, v @ basis.T
     lik = sum(
         log_softmax(eta[i] + b[r])[y]
         for i, r, y in zip(codes["item"], codes["rater"], codes["y"], strict=True)
     )
-    return prior + lik
+    return prior + lik + constant, eta, b, mu_w @ basis.T
 
 
-@pytest.mark.parametrize("centred", [True, False])
-def test_logp_equals_a_scipy_computation_on_the_edge_cases(centred):
-    answers = edge_answers()
+@pytest.mark.parametrize("centred_raters", [False, True])
+@pytest.mark.parametrize("centred", [False, True])
+@pytest.mark.parametrize("two", [False, True], ids=["K5", "K2"])
+def test_logp_equals_a_scipy_computation_on_the_edge_cases(two, centred, centred_raters):
+    answers = two_class_answers() if two else edge_answers()
+    options = {"mu_sd": 1.5, "item_scale": 2.5, "rater_scale": 0.7}
     m = get_model("rater_effects").build(
-        answers, mu_sd=1.5, item_scale=2.5, rater_scale=0.7, centred=centred
+        answers, centred=centred, centred_raters=centred_raters, **options
     )
+    free = sorted(rv.name for rv in m.free_RVs)
+    scales = ["sigma_item_shared", "sigma_rater_shared"] if two else ["sigma_item", "sigma_rater"]
+    items = ["w"] if centred else ["z", "z_bar"]
+    raters = ["u_rater"] if centred_raters else ["e_dev"]
+    assert free == sorted(["e_bar", "m", *scales, *items, *raters])
     rng = np.random.default_rng(7)
     start = m.initial_point()
     point = {v.name: rng.normal(0, 1.5, size=np.shape(start[v.name])) for v in m.value_vars}
     logp = m.compile_logp(jacobian=False)(point)
     # constrained values and deterministics as functions of the value variables
     as_values = {v.name: v for v in m.unobserved_value_vars}
-    names = ("mu", "m", "e_bar", "e_dev", "sigma_item", "sigma_rater", "z")
-    constrained = m.compile_fn(
+    names = [*free, "mu", "eta", "b", "q", "q_typical", "sigma_item", "sigma_rater"]
+    values = m.compile_fn(
         [as_values[n] for n in names], inputs=m.value_vars, on_unused_input="ignore", point_fn=False
     )(*point.values())
-    new = dict(zip(names, constrained, strict=True))
-    assert abs(new["mu"].sum()) < 1e-12 and new["z"].shape == (4, 5)
-    assert np.allclose(new["e_dev"].sum(axis=1), 0.0)  # zero-sum over raters
-    # The sampled program is the textbook model in other coordinates (module docstring,
-    # "Sampling"): map the point back, e_r = e_bar + e_dev_r, z_i = z'_i - d (centred;
-    # the non-centred z~ is unchanged), and evaluate the textbook density with scipy. The
-    # split of R standard normals into their mean and deviations has the constant Jacobian
-    # sqrt(R) per category, so the two log densities differ by exactly K log(R) / 2.
-    s_rater = new["sigma_rater"]
-    d = s_rater * new["e_bar"] - np.mean(s_rater * new["e_bar"])
-    assert np.allclose(new["mu"], new["m"] - d)
-    values = {
-        "mu": new["mu"],
-        "sigma_item": new["sigma_item"],
-        "sigma_rater": s_rater,
-        "z": new["z"] - d if centred else new["z"],
-        "e": new["e_bar"] + new["e_dev"].T,
-    }
-    n_raters, k = values["e"].shape
-    expected = _numpy_logp(
-        answers, values, mu_sd=1.5, item_scale=2.5, rater_scale=0.7, centred=centred
-    )
+    new = dict(zip(names, values, strict=True))
+    assert abs(new["m"].sum()) < 1e-12
+    if not centred:
+        assert np.allclose(new["z"].sum(axis=1), 0.0)  # zero-sum over items
+    if not centred_raters:
+        assert np.allclose(new["e_dev"].sum(axis=1), 0.0)  # zero-sum over raters
+    expected, eta, b, mu = _numpy_logp(answers, new, centred, centred_raters, **options)
     # rel 1e-8: PyMC's ZeroSumNormal normalizing constant differs from scipy's in the 8th
-    # digit (the same offset, 9e-8, at every point); a wrong density term is O(1)
-    assert logp == pytest.approx(expected + k * np.log(n_raters) / 2, rel=1e-8)
-    # the deterministics: zero-sum effects, q from the shared QMC nodes, softmax of eta
-    det = m.compile_fn(
-        [as_values[n] for n in ("eta", "b", "q", "q_typical")],
-        inputs=m.value_vars,
-        point_fn=False,
-        on_unused_input="ignore",
-    )(*point.values())
-    eta, b, q, q_typical = det
-    assert np.allclose(eta.sum(1), 0) and np.allclose(b.sum(1), 0)
-    raw = values["z"] if centred else values["mu"] + values["sigma_item"] * values["z"]
-    assert np.allclose(eta, raw - raw.mean(1, keepdims=True))
-    b_raw = s_rater * values["e"]
-    assert np.allclose(b, b_raw - b_raw.mean(1, keepdims=True))
+    # digit (the same offset at every point); a wrong density term is O(1)
+    assert logp == pytest.approx(expected, rel=1e-8)
+    # the deterministics are the textbook quantities: zero-sum effects, q from the shared
+    # QMC nodes, the softmax of eta; two categories: both scales equal the shared one
+    assert np.allclose(new["mu"], mu) and np.allclose(new["eta"], eta)
+    assert np.allclose(new["b"], b)
+    assert np.allclose(new["eta"].sum(1), 0) and np.allclose(new["b"].sum(1), 0)
     module = get_model("rater_effects").module
-    assert np.allclose(q, module.population_q(eta, values["sigma_rater"], module.qmc_nodes(256, 5)))
-    assert np.allclose(q_typical, softmax(eta, axis=1))
+    k = len(new["mu"])
+    nodes = module.qmc_nodes(256, k)
+    assert np.allclose(new["q"], module.population_q(eta, new["sigma_rater"], nodes))
+    assert np.allclose(new["q_typical"], softmax(eta, axis=1))
+    if two:
+        assert np.allclose(new["sigma_item"], new["sigma_item_shared"])
+        assert np.allclose(new["sigma_rater"], new["sigma_rater_shared"])
+
+
+def test_zero_sum_extend_splits_iid_rows_exactly(module):
+    # n iid rows N(0, S) = their mean and an orthonormal rest: the map is an isometry onto
+    # the rows summing to zero (Helmert-like), so iid N(0, S) inputs give the deviations.
+    rng = np.random.default_rng(4)
+    u = rng.normal(size=(6, 3))
+    out = module._zero_sum_extend(u)
+    assert out.shape == (7, 3) and np.allclose(out.sum(axis=0), 0.0)
+    basis = module._zero_sum_extend(np.eye(6))  # 7 x 6: its columns are orthonormal
+    assert np.allclose(basis.T @ basis, np.eye(6)) and np.allclose(out, basis @ u)
 
 
 def test_log_likelihood_hook_sums_each_items_answers(module):

@@ -1,0 +1,288 @@
+"""The can't-solve contract of labelled inputs: ``attrs["cant_solve"]`` wins everywhere.
+
+Labelled counts (:func:`ambppl.read_annotations`) carry the can't-solve label in
+``attrs["cant_solve"]`` (None: there is none), and xarray keeps it through arithmetic
+(``counts + 1.0``, ``counts / counts.sum("category")``). Every array-level function with a
+``cant_solve=`` keyword defaults to ``"auto"``: it reads that label, and only bare arrays
+(and DataArrays without the key) take the last category. Checked for each public function:
+
+(a) two-class labelled counts without can't-solve give what the bare array gives with
+    ``cant_solve=None``;
+(b) a can't-solve label in the first position gives what the bare array gives with
+    ``cant_solve=0``;
+(c) an explicit keyword that contradicts the attrs raises one ValueError naming both;
+(d) bare arrays keep the last-category default.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import ambppl
+from ambppl._checks import resolve_cant_solve
+from ambppl._decision import decision_gain, expected_correct_decision
+from ambppl.estimators import expected_plugin, less_biased_bias, plugin_bias
+from ambppl.measures import evaluate
+from ambppl.moments import dirichlet_moments
+from ambppl.planning import answers_needed, expected_posterior_sd, expected_posterior_var
+
+#: Two classes, no can't-solve: the example of the bug report.
+TWO = np.array([[5, 5], [10, 0], [0, 10]])
+
+#: Three categories with the can't-solve answer ("?") in the first column.
+FIRST = np.array([[1, 3, 0], [2, 0, 2], [0, 3, 1], [2, 1, 1]])
+FIRST_LABELS = ["?", "a", "b"]
+
+
+def _labelled_two() -> xr.DataArray:
+    counts = ambppl.read_annotations(TWO)
+    assert counts.attrs["cant_solve"] is None
+    return counts
+
+
+def _labelled_first() -> xr.DataArray:
+    # read_annotations moves the can't-solve label last; arrays built (or reordered) by hand
+    # keep it wherever it is
+    return xr.DataArray(
+        FIRST,
+        dims=("item", "category"),
+        coords={"item": [10, 11, 12, 13], "category": FIRST_LABELS},
+        attrs={"cant_solve": "?"},
+    )
+
+
+def _input(kind: str, counts: xr.DataArray | np.ndarray) -> xr.DataArray | np.ndarray:
+    """The function's input built from counts as a user would (attrs kept by xarray)."""
+    if kind == "counts":
+        return counts
+    if kind == "alpha":
+        return counts + 1.0
+    if isinstance(counts, xr.DataArray):
+        return counts / counts.sum("category")
+    return counts / counts.sum(axis=-1, keepdims=True)
+
+
+def _posterior(x, **kw):
+    post = ambppl.ambiguity_posterior(x, **kw)
+    return np.concatenate([np.ravel(post.mean()), np.ravel(post.cdf(0.5))])
+
+
+def _approx(x, **kw):
+    d = ambppl.approximate_distribution(x, **kw)
+    return np.concatenate([d.mean, d.var, d.cdf(0.3), d.max_error])
+
+
+#: name -> (input kind, call); every call returns values comparable with np.asarray.
+CASES = {
+    "amb": ("q", lambda x, **kw: ambppl.amb(x, **kw)),
+    "amb_modified": ("q", lambda x, **kw: ambppl.amb_modified(x, **kw)),
+    "amb_old": ("q", lambda x, **kw: ambppl.amb_old(x, **kw)),
+    "normalized_entropy": ("q", lambda x, **kw: ambppl.normalized_entropy(x, **kw)),
+    "evaluate": ("q", lambda x, **kw: evaluate("modified", x, **kw)),
+    "dirichlet_mean": ("alpha", lambda x, **kw: ambppl.dirichlet_mean(x, **kw)),
+    "dirichlet_mean_old": ("alpha", lambda x, **kw: ambppl.dirichlet_mean(x, "old", **kw)),
+    "dirichlet_var": ("alpha", lambda x, **kw: ambppl.dirichlet_var(x, "modified", **kw)),
+    "dirichlet_moments": ("alpha", lambda x, **kw: dirichlet_moments(x, **kw).central),
+    "approximate_distribution": ("alpha", _approx),
+    "ambiguity_posterior": ("alpha", _posterior),
+    "estimate_plugin": ("counts", lambda x, **kw: ambppl.estimate(x, **kw)),
+    "estimate_less_biased": ("counts", lambda x, **kw: ambppl.estimate(x, "less_biased", **kw)),
+    "estimate_posterior_mean": (
+        "counts",
+        lambda x, **kw: ambppl.estimate(x, "posterior_mean", "modified", **kw),
+    ),
+    "plugin_bias": ("q", lambda x, **kw: plugin_bias(x, 7, **kw)),
+    "expected_plugin": ("q", lambda x, **kw: expected_plugin(x, 7, **kw)),
+    "less_biased_bias": ("q", lambda x, **kw: less_biased_bias(x, 3, measure="modified", **kw)),
+    "expected_posterior_var": ("counts", lambda x, **kw: expected_posterior_var(x, 5, **kw)),
+    "expected_posterior_sd": ("counts", lambda x, **kw: expected_posterior_sd(x, 5, **kw)),
+    "answers_needed": ("counts", lambda x, **kw: answers_needed(x, target_sd=0.08, **kw)),
+    "next_batch": ("counts", lambda x, **kw: ambppl.next_batch(x, 4, **kw)),
+    "next_batch_decision": (
+        "counts",
+        lambda x, **kw: ambppl.next_batch(x, 4, objective="decision", **kw),
+    ),
+    "expected_correct_decision": (
+        "counts",
+        lambda x, **kw: expected_correct_decision(x, 3, **kw),
+    ),
+    "decision_gain": ("counts", lambda x, **kw: decision_gain(x, 3, **kw)),
+}
+
+#: Functions that need a can't-solve category (the exact law of a measure).
+NEEDS_CANT_SOLVE = {"ambiguity_posterior"}
+
+#: Functions whose value does not depend on the can't-solve position (only checked).
+POSITION_FREE = {"normalized_entropy"}
+
+
+def _values(name: str, data, **kw) -> np.ndarray:
+    kind, call = CASES[name]
+    return np.asarray(call(_input(kind, data), **kw), dtype=np.float64)
+
+
+# ------------------------------------------------------------------- (a) no can't-solve
+@pytest.mark.parametrize("name", sorted(set(CASES) - NEEDS_CANT_SOLVE))
+def test_labelled_without_cant_solve_is_the_bare_array_with_none(name):
+    labelled = _values(name, _labelled_two())
+    np.testing.assert_array_equal(labelled, _values(name, TWO, cant_solve=None))
+    if name not in POSITION_FREE:
+        # and not the last-category reading (one proper class, or a refusal)
+        try:
+            last = _values(name, TWO, cant_solve=-1)
+        except ValueError:
+            return
+        assert not np.array_equal(labelled, last)
+
+
+def test_the_examples_of_the_report():
+    counts = _labelled_two()
+    np.testing.assert_array_equal(ambppl.next_batch(counts, 4), [0, 2, 2])
+    np.testing.assert_array_equal(ambppl.next_batch(TWO, 4, cant_solve=None), [0, 2, 2])
+    mean = ambppl.dirichlet_mean(counts + 1.0).values
+    assert mean[1] == mean[2]  # [10, 0] and [0, 10] are equally (un)ambiguous
+    np.testing.assert_array_equal(mean, ambppl.dirichlet_mean(TWO + 1.0, cant_solve=None))
+    np.testing.assert_array_equal(ambppl.amb(counts / counts.sum("category")), [0.5, 0.0, 0.0])
+    sd = ambppl.expected_posterior_sd(counts, 5)
+    assert sd[1] == sd[2]
+    # the labels travel: the DataArray results keep the item coordinate
+    assert ambppl.amb(counts / counts.sum("category"))["item"].values.tolist() == [0, 1, 2]
+
+
+def test_exact_law_without_cant_solve_is_refused_as_for_none():
+    alpha = _labelled_two() + 1.0
+    with pytest.raises(ValueError, match=r"cant_solve must be the position .* but got None"):
+        ambppl.ambiguity_posterior(TWO + 1.0, cant_solve=None)
+    with pytest.raises(
+        ValueError,
+        match=r"cant_solve must be the position .* but got alpha\.attrs\['cant_solve'\] None",
+    ):
+        ambppl.ambiguity_posterior(alpha)
+
+
+# ------------------------------------------------------- (b) can't-solve in first position
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_labelled_first_position_is_the_bare_array_with_zero(name):
+    labelled = _values(name, _labelled_first())
+    np.testing.assert_array_equal(labelled, _values(name, FIRST, cant_solve=0))
+    # an explicit keyword that agrees with the attrs is fine
+    np.testing.assert_array_equal(_values(name, _labelled_first(), cant_solve=0), labelled)
+    np.testing.assert_array_equal(_values(name, _labelled_first(), cant_solve=-3), labelled)
+    if name not in POSITION_FREE:
+        assert not np.array_equal(labelled, _values(name, FIRST))  # not the last column
+
+
+def test_first_position_values():
+    """Spot values: item [1, 3, 0] with "?" first has q_cs = 1/4 and proper (3/4, 0), so
+    amb = 1 - (9/16) / (3/4) = 1/4 (the last column as can't-solve would give 3/8)."""
+    q = _labelled_first() / _labelled_first().sum("category")
+    np.testing.assert_array_equal(ambppl.amb(q).values, [0.25, 0.5, 0.375, 0.75])
+    np.testing.assert_array_equal(ambppl.amb(q.values, cant_solve=0), [0.25, 0.5, 0.375, 0.75])
+
+
+@pytest.mark.parametrize("name", ["amb", "dirichlet_mean", "estimate_plugin"])
+def test_the_category_dimension_is_found_by_name(name):
+    """Functions with ``dim=`` read the label along that dimension, wherever it is."""
+    kind, call = CASES[name]
+    data = _input(kind, _labelled_first())
+    flipped = data.transpose("category", "item")
+    np.testing.assert_array_equal(np.asarray(call(flipped, dim="category")), np.asarray(call(data)))
+
+
+# --------------------------------------------------------------- (c) contradicting keyword
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_contradicting_keyword_raises(name):
+    first = _labelled_first()
+    with pytest.raises(
+        ValueError,
+        match=r"cant_solve=-1 \(category 'b'\) contradicts \w+\.attrs\['cant_solve'\] = '\?' "
+        r"\(position 0 along 'category'\); leave cant_solve out",
+    ):
+        _values(name, first, cant_solve=-1)
+    with pytest.raises(ValueError, match=r"cant_solve=None .* contradicts .*attrs\['cant_solve'\]"):
+        _values(name, first, cant_solve=None)
+    with pytest.raises(
+        ValueError,
+        match=r"cant_solve=-1 \(category '1'\) contradicts \w+\.attrs\['cant_solve'\] = None "
+        r"\(no can't-solve category along 'category'\)",
+    ):
+        _values(name, _labelled_two(), cant_solve=-1)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_label_missing_from_the_categories_raises(name):
+    broken = _labelled_first().assign_attrs(cant_solve="skip")
+    with pytest.raises(
+        ValueError,
+        match=r"attrs\['cant_solve'\] must be one of the labels of its 'category' dimension "
+        r"\['\?', 'a', 'b'\] or None, but got 'skip'",
+    ):
+        _values(name, broken)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_other_strings_are_refused(name):
+    with pytest.raises(
+        ValueError, match=r"cant_solve must be .* None .* or 'auto' .* but got 'last'"
+    ) as info:
+        _values(name, FIRST, cant_solve="last")
+    assert isinstance(info.value, TypeError)  # as strings raised before "auto" existed
+
+
+# -------------------------------------------------------------- (d) bare arrays: the last
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bare_arrays_take_the_last_category(name):
+    np.testing.assert_array_equal(_values(name, FIRST), _values(name, FIRST, cant_solve=-1))
+    np.testing.assert_array_equal(_values(name, FIRST), _values(name, FIRST, cant_solve="auto"))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_dataarrays_without_the_key_take_the_last_category(name):
+    plain = _labelled_first().copy()
+    plain.attrs = {}
+    np.testing.assert_array_equal(_values(name, plain), _values(name, FIRST, cant_solve=-1))
+    # and an explicit keyword is then taken as given
+    np.testing.assert_array_equal(
+        _values(name, plain, cant_solve=0), _values(name, FIRST, cant_solve=0)
+    )
+
+
+def test_bare_default_values():
+    """The documented convention, by value: last column can't-solve."""
+    assert float(ambppl.amb(np.array([0.25, 0.25, 0.5]))) == 0.75
+    assert float(ambppl.amb(np.array([0.25, 0.25, 0.5]), cant_solve=None)) == 0.625
+    np.testing.assert_array_equal(ambppl.next_batch(TWO, 4), [4, 0, 0])
+
+
+def test_resolver():
+    first = _labelled_first()
+    assert resolve_cant_solve(first, "auto") == 0
+    assert resolve_cant_solve(first, -3) == 0
+    assert resolve_cant_solve(_labelled_two(), "auto") is None
+    assert resolve_cant_solve(_labelled_two(), None) is None
+    assert resolve_cant_solve(FIRST, "auto") == -1
+    assert resolve_cant_solve(FIRST, None) is None
+    assert resolve_cant_solve(FIRST, 1) == 1
+    assert resolve_cant_solve(first.transpose(), "auto", dim="category") == 0
+    pt = pytest.importorskip("pytensor.tensor")
+    assert resolve_cant_solve(pt.matrix("q", shape=(None, 3)), "auto") == -1
+    with pytest.raises(ValueError, match=r"cant_solve=2 \(category 'b'\) contradicts counts"):
+        resolve_cant_solve(first, 2, name="counts")
+    with pytest.raises(TypeError, match=r"cant_solve must be an integer position"):
+        resolve_cant_solve(first, 1.5)
+
+
+def test_counts_of_a_saved_and_reloaded_fit_keep_their_setting(tmp_path):
+    # netCDF cannot store an attribute that is None, so a saved fit's observed counts lose
+    # attrs["cant_solve"] = None; the readers' marks (source, format) say it was None.
+    result = ambppl.fit(ambppl.read_annotations(TWO), method="exact", draws=10, chains=1)
+    result.to_netcdf(tmp_path / "fit.nc")
+    counts = xr.open_datatree(tmp_path / "fit.nc")["observed_data"]["counts"].load()
+    assert "cant_solve" not in counts.attrs and {"source", "format"} <= set(counts.attrs)
+    q = counts / counts.sum("category")
+    np.testing.assert_array_equal(ambppl.amb(q).values, ambppl.amb(q.values, cant_solve=None))
+    assert resolve_cant_solve(counts, "auto") is None
+    with pytest.raises(ValueError, match="cant_solve"):
+        ambppl.amb(q, cant_solve=-1)
