@@ -294,11 +294,9 @@ def expected_correct_decision(
     prior : float or array_like, default 1.0
         Dirichlet prior: one concentration for all categories or one per category.
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category on the last axis; ``None`` if there is none.
-        ``"auto"``: for labelled counts (a DataArray with ``attrs["cant_solve"]``, as
-        :func:`ambppl.read_annotations` returns) the position of that label along the last
-        dimension (None: no can't-solve category); for bare arrays the last category
-        (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
     method : {None, "exact", "beta"}, default None
         None: "exact" for two proper categories (``K = 3`` with can't-solve, ``K = 2``
         without) while the number of new count vectors ``C(m + K - 1, K - 1)`` is at most

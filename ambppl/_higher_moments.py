@@ -298,11 +298,9 @@ def dirichlet_moments(
     order : int, default 4
         Highest central moment computed, from 4 to :data:`MAX_ORDER` (12).
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category on the last axis; ``None`` if there is none.
-        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` (labelled counts and
-        arrays computed from them) the position of that label along its last dimension
-        (None: no can't-solve category); for bare arrays the last category (``-1``). An
-        explicit value contradicting ``attrs["cant_solve"]`` raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
 
     Returns
     -------

@@ -369,11 +369,9 @@ def approximate_distribution(
     measure : {"amb", "modified"}, default "amb"
         :func:`ambppl.amb` or :func:`ambppl.amb_modified`.
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category on the last axis; ``None`` if there is none.
-        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` (labelled counts, and
-        ``counts + prior`` computed from them) the position of that label along its last
-        dimension (None: no can't-solve category); for bare arrays the last category
-        (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
     method : {"auto", "beta", "pearson"}, default "auto"
         The family: ``"beta"`` (mean and variance on the measure's support), ``"pearson"``
         (four-parameter Beta matched to four moments, falling back to ``"beta"`` for rows

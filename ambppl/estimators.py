@@ -154,11 +154,9 @@ def estimate(
         Dirichlet prior for ``"posterior_mean"``: a symmetric concentration ``beta`` or one
         concentration per category (broadcast against ``counts``). Ignored otherwise.
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category on the last axis (on ``dim`` for a
-        DataArray); ``None`` if there is none. ``"auto"``: for a DataArray with
-        ``attrs["cant_solve"]`` (as :func:`ambppl.read_annotations` returns) the position of
-        that label (None: no can't-solve category); for bare arrays the last category
-        (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
     dim : str, optional
         For a DataArray: the dimension holding the categories (default ``"category"`` if
         present, else the last).
@@ -302,10 +300,9 @@ def plugin_bias(
     measure : {"amb", "modified"}, default "amb"
         Which measure.
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category on the last axis; ``None`` if there is none.
-        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` the position of that label
-        along its last dimension (None: no can't-solve category); for bare arrays the last
-        category (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
 
     Returns
     -------
@@ -357,10 +354,9 @@ def expected_plugin(
     measure : {"amb", "modified"}, default "amb"
         Which measure.
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category on the last axis; ``None`` if there is none.
-        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` the position of that label
-        along its last dimension (None: no can't-solve category); for bare arrays the last
-        category (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
 
     Returns
     -------
@@ -413,10 +409,9 @@ def less_biased_bias(
     measure : {"amb", "modified"}, default "amb"
         Which measure.
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category on the last axis; ``None`` if there is none.
-        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` the position of that label
-        along its last dimension (None: no can't-solve category); for bare arrays the last
-        category (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
 
     Returns
     -------

@@ -313,11 +313,9 @@ def amb[T](
     q : array_like, xarray.DataArray or pytensor TensorVariable
         Response probabilities along ``axis`` (non-negative, summing to 1 within 1e-6).
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category along ``axis``; ``None`` if there is none.
-        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` (as
-        :func:`ambppl.read_annotations` returns, kept through arithmetic) the position of
-        that label (None: no can't-solve category); for bare arrays and tensors the last
-        category (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
     axis : int, default -1
         Axis holding the categories (numpy and PyTensor inputs).
     dim : str, optional
@@ -373,11 +371,9 @@ def amb_modified[T](
     q : array_like, xarray.DataArray or pytensor TensorVariable
         Response probabilities along ``axis`` (non-negative, summing to 1 within 1e-6).
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category along ``axis``; ``None`` if there is none.
-        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` (as
-        :func:`ambppl.read_annotations` returns, kept through arithmetic) the position of
-        that label (None: no can't-solve category); for bare arrays and tensors the last
-        category (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
     axis : int, default -1
         Axis holding the categories (numpy and PyTensor inputs).
     dim : str, optional
@@ -422,11 +418,9 @@ def amb_old[T](
     q : array_like, xarray.DataArray or pytensor TensorVariable
         Response probabilities along ``axis``.
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category along ``axis``; ``None`` if there is none.
-        ``"auto"``: for a DataArray with ``attrs["cant_solve"]`` (as
-        :func:`ambppl.read_annotations` returns, kept through arithmetic) the position of
-        that label (None: no can't-solve category); for bare arrays and tensors the last
-        category (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
     axis : int, default -1
         Axis holding the categories.
     dim : str, optional
@@ -472,10 +466,9 @@ def normalized_entropy[T](
     q : array_like, xarray.DataArray or pytensor TensorVariable
         Probabilities along ``axis`` (``K >= 2`` entries).
     cant_solve : int, None or "auto", default "auto"
-        Accepted (and checked as for :func:`amb`: ``"auto"`` reads a DataArray's
-        ``attrs["cant_solve"]``, else takes the last category) so that every measure shares
-        one signature. Entropy treats "can't solve" as an ordinary answer: its value does
-        not depend on it.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
     axis : int, default -1
         Axis holding the categories.
     dim : str, optional

@@ -355,12 +355,9 @@ def dirichlet_mean(
         Which measure of ``q``: :func:`ambppl.amb`, :func:`ambppl.amb_modified`,
         :func:`ambppl.amb_old` or :func:`ambppl.normalized_entropy`.
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category on the last axis (on ``dim`` for a
-        DataArray); ``None`` if there is none. ``"auto"``: for a DataArray with
-        ``attrs["cant_solve"]`` (labelled counts, and ``counts + prior`` computed from them)
-        the position of that label (None: no can't-solve category); for bare arrays the
-        last category (``-1``). An explicit value contradicting ``attrs["cant_solve"]``
-        raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
     dim : str, optional
         For a DataArray: the dimension holding the categories (default ``"category"`` if
         present, else the last).
@@ -447,12 +444,9 @@ def dirichlet_var(
         Which measure of ``q``. "old" and "entropy" are valid measure names but have no
         closed-form variance here: they raise :class:`NotImplementedError`.
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category on the last axis (on ``dim`` for a
-        DataArray); ``None`` if there is none. ``"auto"``: for a DataArray with
-        ``attrs["cant_solve"]`` (labelled counts, and ``counts + prior`` computed from them)
-        the position of that label (None: no can't-solve category); for bare arrays the
-        last category (``-1``). An explicit value contradicting ``attrs["cant_solve"]``
-        raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
     dim : str, optional
         For a DataArray: the dimension holding the categories (default ``"category"`` if
         present, else the last).

@@ -696,11 +696,9 @@ def expected_posterior_var(
         (chain, draw, category) and ``kappa`` (chain, draw)): then the value is averaged
         over the hyperparameters' posterior (see Notes, *Learned prior*).
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category on the last axis; ``None`` if there is none.
-        ``"auto"``: for labelled counts (a DataArray with ``attrs["cant_solve"]``, as
-        :func:`ambppl.read_annotations` returns) the position of that label along the last
-        dimension (None: no can't-solve category); for bare arrays the last category
-        (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
     n_hyper : int, default 100
         With a learned ``prior``: the number of posterior draws of ``(mu, kappa)`` averaged
         over, an evenly thinned subset of the chain x draw draws (all if fewer). Ignored for
@@ -889,11 +887,9 @@ def expected_posterior_sd(
         ``hierarchical_dirichlet`` result (averaged over its hyperparameters, as in
         :func:`expected_posterior_var`).
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category on the last axis; ``None`` if there is none.
-        ``"auto"``: for labelled counts (a DataArray with ``attrs["cant_solve"]``, as
-        :func:`ambppl.read_annotations` returns) the position of that label along the last
-        dimension (None: no can't-solve category); for bare arrays the last category
-        (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
     n_hyper : int, default 100
         Draws of a learned ``prior`` averaged over (see :func:`expected_posterior_var`).
 
@@ -1001,11 +997,9 @@ def answers_needed(
         ``hierarchical_dirichlet`` result (averaged over its hyperparameters, as in
         :func:`expected_posterior_var`).
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category on the last axis; ``None`` if there is none.
-        ``"auto"``: for labelled counts (a DataArray with ``attrs["cant_solve"]``, as
-        :func:`ambppl.read_annotations` returns) the position of that label along the last
-        dimension (None: no can't-solve category); for bare arrays the last category
-        (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
     hdi_prob : float, default 0.94
         Probability mass of the interval, in (0, 1); used only with ``target_hdi_width``.
     n_hyper : int, default 100
@@ -1137,11 +1131,9 @@ def next_batch(
         ``hierarchical_dirichlet`` result (averaged over its hyperparameters, as in
         :func:`expected_posterior_var`).
     cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category on the last axis; ``None`` if there is none.
-        ``"auto"``: for labelled counts (a DataArray with ``attrs["cant_solve"]``, as
-        :func:`ambppl.read_annotations` returns) the position of that label along the last
-        dimension (None: no can't-solve category); for bare arrays the last category
-        (``-1``). An explicit value contradicting ``attrs["cant_solve"]`` raises.
+        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
+        else the last category.
     n_hyper : int, default 100
         Draws of a learned ``prior`` averaged over (see :func:`expected_posterior_var`);
         :math:`f_i` is then the prior-averaged expected posterior variance.
