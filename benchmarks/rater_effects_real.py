@@ -9,9 +9,10 @@ divergences, the smallest E-BFMI over the chains, and whether the convergence st
 memory. Each row runs in its own Python process, one at a time.
 
 Data: the public sets in ``../shared/data`` (its README) that have rater ids, read as
-``benchmarks/gallery.py`` reads them, and simulated designs: ``sparse`` (600 items with 1-5 answers, a fifth with one
-answer, so items answered by one rater; 150 raters with one answer; one rater with half of
-all answers; answers from the model itself) and the stress designs of
+``benchmarks/gallery.py`` reads them, and simulated designs: ``sparse`` (600 items with 1-5
+answers, a fifth with one answer, so items answered by one rater; 150 raters with one
+answer; one rater with half of all answers; answers from the model itself) and the stress
+designs of
 ``benchmarks/gallery.py`` (``two_classes``, ``three_answers``, ``dominant_rater``,
 ``near_identical``, ``many_raters``).
 
