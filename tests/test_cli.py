@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from _cli_helpers import error_line as _error_line
 from conftest import REPORT_SECTIONS, write_long_model
 
 import ambppl.cli as cli
@@ -51,16 +52,6 @@ def answers_csv(tmp_path: Path, rng: np.random.Generator) -> Path:
     path = tmp_path / "answers.csv"
     _answers(rng).to_csv(path, index=False)
     return path
-
-
-def _error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    """The single stderr line of a failed call (and check there is no traceback)."""
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert lines[0].startswith("ambppl: error: "), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 # ---------------------------------------------------------------------------------------- help
@@ -1033,8 +1024,9 @@ def test_score_streams_parquet_and_zarr_counts(tmp_path: Path, capsys) -> None:
     import ambppl
 
     values, parquet, zarr_store = _count_files(tmp_path)
-    expected = ambppl.score(values, categories=["cat", "dog", "skip"], cant_solve="skip",
-                            random_seed=3)
+    expected = ambppl.score(
+        values, categories=["cat", "dog", "skip"], cant_solve="skip", random_seed=3
+    )
     out = tmp_path / "s.parquet"
     argv = ["score", str(parquet), "--cant-solve", "skip", "--chunk-items", "150", "--seed", "3"]
     assert main([*argv, "-o", str(out)]) == 0
@@ -1067,17 +1059,17 @@ def test_score_on_a_dask_scheduler(tmp_path: Path, capsys) -> None:
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
     ) as cluster:
-        assert main([*argv, "--scheduler", cluster.scheduler_address, "-o",
-                     str(tmp_path / "d.csv")]) == 0
+        assert (
+            main([*argv, "--scheduler", cluster.scheduler_address, "-o", str(tmp_path / "d.csv")])
+            == 0
+        )
         assert "connecting to the dask scheduler" in capsys.readouterr().err
         # a worker speaks dask's protocol too, but is not the scheduler
         worker = next(iter(cluster.scheduler_info["workers"]))
         assert main([*argv, "--scheduler", worker, "-q"]) == 2
         assert "it is a dask Worker, not the scheduler" in _error_line(capsys)
     assert main([*argv, "--scheduler", "synchronous", "-q", "-o", str(tmp_path / "s.csv")]) == 0
-    pd.testing.assert_frame_equal(
-        pd.read_csv(tmp_path / "d.csv"), pd.read_csv(tmp_path / "s.csv")
-    )
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "d.csv"), pd.read_csv(tmp_path / "s.csv"))
     assert main([*argv, "--scheduler", "tcp://127.0.0.1:9", "-q"]) == 2
     err = capsys.readouterr().err
     assert "--scheduler: cannot reach a dask scheduler" in err and "Traceback" not in err
@@ -1167,8 +1159,9 @@ def test_wrong_scheduler_address_is_one_line_within_seconds(
         assert main([*argv, "--scheduler", address]) == 2
         elapsed = time.perf_counter() - start
     line = _error_line(capsys)
-    assert line.startswith(f"ambppl: error: --scheduler: cannot reach a dask scheduler at "
-                           f"'{address}': ")
+    assert line.startswith(
+        f"ambppl: error: --scheduler: cannot reach a dask scheduler at '{address}': "
+    )
     assert reason in line
     assert elapsed < min(15.0, cli.SCHEDULER_TIMEOUT + 5.0)
     assert not out.exists()

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _cli_helpers import error_line as _error_line
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -59,16 +60,6 @@ def answers_csv(tmp_path: Path, rng: np.random.Generator) -> Path:
 def _argv(command: str, source: Path, output: Path | str, *extra: str) -> list[str]:
     name, *rest = COMMANDS[command]
     return [name, str(source), *rest, "-o", str(output), *extra]
-
-
-def _error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    """The single stderr line of a failed call (and check there is no traceback)."""
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert lines[0].startswith("ambppl: error: "), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 @pytest.fixture
