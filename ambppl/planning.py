@@ -111,29 +111,20 @@ class _Work:
     def charge(self, terms: float, estimated: bool = False) -> None:
         """Count ``terms`` more summed terms; refuse beyond the guard, before summing them
         (``estimated``: the terms a dry run says the request needs)."""
-        from ambppl._limits import as_count, check_time, option
+        from ambppl._limits import option
 
-        if terms <= self.left:
-            self.left -= terms
-            self.spent += terms
-            return
-        name = option(self.python, self.command_line)
-        value = self.value
-        shown = as_count(value) if isinstance(value, numbers.Integral) else "the values given"
-        said = f"{name} {shown}" if name.startswith("--") else f"{name}={shown}"
         how = (
             f"an estimated {terms:.3g} terms"
             if estimated
             else f"{self.spent + terms:.3g} terms ({self.spent:.3g} summed so far)"
         )
-        check_time(
-            (self.spent + terms) * _SECONDS_PER_TERM,
-            f"{said} with a can't-solve category (the expected variance after m more answers "
-            f"is then a sum of m + 1 terms for an item where no closed form is accurate enough: "
+        python_call = not option(self.python, self.command_line).startswith("--")
+        self._spend(
+            terms,
+            " with a can't-solve category (the expected variance after m more answers is then "
+            "a sum of m + 1 terms for an item where no closed form is accurate enough: "
             f"{how})",
-            self.fix(name)
-            + ("" if name.startswith("--") else ", or cant_solve=None if there is no can't-solve "
-               "category"),
+            ", or cant_solve=None if there is no can't-solve category" if python_call else "",
         )
 
     def fix(self, name: str) -> str:
@@ -147,9 +138,13 @@ class _Work:
 
     def charge_seconds(self, seconds: float, what: str, fix: str = "") -> None:
         """Count ``seconds`` of estimated work (``what`` it is); refuse beyond the guard."""
+        self._spend(seconds / _SECONDS_PER_TERM, f": {what}", fix)
+
+    def _spend(self, terms: float, what: str, fix: str) -> None:
+        """Count ``terms``, or refuse (:func:`ambppl._limits.check_time`) with a message that
+        names the option and its value, then ``what`` and what to change (``fix`` added)."""
         from ambppl._limits import as_count, check_time, option
 
-        terms = seconds / _SECONDS_PER_TERM
         if terms <= self.left:
             self.left -= terms
             self.spent += terms
@@ -158,11 +153,7 @@ class _Work:
         value = self.value
         shown = as_count(value) if isinstance(value, numbers.Integral) else "the values given"
         said = f"{name} {shown}" if name.startswith("--") else f"{name}={shown}"
-        check_time(
-            (self.spent + terms) * _SECONDS_PER_TERM,
-            f"{said}: {what}",
-            self.fix(name) + fix,
-        )
+        check_time((self.spent + terms) * _SECONDS_PER_TERM, f"{said}{what}", self.fix(name) + fix)
 
 
 #: The work guard of the request in progress (set by the public functions).
