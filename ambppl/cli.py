@@ -708,17 +708,7 @@ def _read(args: argparse.Namespace, data: str = "counts") -> Any:
     file_type = args.format or _SUFFIXES.get(path.suffix.lower())
     columns = {**_columns(args), "cant_solve": args.cant_solve}
     fmt = "+".join(part for part in (args.layout, args.format) if part) or None
-    options: dict[str, Any] = {}
-    if args.sep is not None:
-        options["sep"] = args.sep
-    if args.comment is not None:
-        options["comment"] = args.comment
-    if args.no_header:
-        options["header"] = None
-    if args.encoding is not None:
-        options["encoding"] = args.encoding
-    if args.na_values:
-        options["na_values"] = args.na_values
+    options = _text_options(args)
     try:
         with command_line_messages(), _warnings_as_lines():
             if data != "long":
@@ -1253,6 +1243,23 @@ def _chunked_counts(args: argparse.Namespace) -> bool:
     return bool(others) and all(pa.types.is_integer(f.type) for f in others)
 
 
+def _text_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The reading options of a text file that the command line sets (``--sep``,
+    ``--comment``, ``--no-header``, ``--encoding``, ``--na-values``), as reader keywords."""
+    options: dict[str, Any] = {}
+    if args.sep is not None:
+        options["sep"] = args.sep
+    if args.comment is not None:
+        options["comment"] = args.comment
+    if args.no_header:
+        options["header"] = None
+    if args.encoding is not None:
+        options["encoding"] = args.encoding
+    if args.na_values:
+        options["na_values"] = args.na_values
+    return options
+
+
 def _score_long_in_chunks(args: argparse.Namespace, method: str, params: dict[str, Any]) -> Any:
     """``--layout long --chunk-items N``: an answers file too large for memory, counted with
     dask block by block (:func:`ambppl.scoring.count_long_in_chunks`), then scored."""
@@ -1266,16 +1273,7 @@ def _score_long_in_chunks(args: argparse.Namespace, method: str, params: dict[st
     options: dict[str, Any] = {"item": columns["item"], "label": columns["label"]}
     if args.cant_solve is not None:
         options["cant_solve"] = args.cant_solve
-    if args.sep is not None:
-        options["sep"] = args.sep
-    if args.comment is not None:
-        options["comment"] = args.comment
-    if args.no_header:
-        options["header"] = None
-    if args.encoding is not None:
-        options["encoding"] = args.encoding
-    if args.na_values:
-        options["na_values"] = args.na_values
+    options.update(_text_options(args))
     fmt = "+".join(part for part in ("long", args.format) if part)
     start = time.perf_counter()
     with command_line_messages(), _warnings_as_lines():

@@ -25,6 +25,7 @@ __all__ = [
     "convergence_advice",
     "convergence_message",
     "describe_parameter",
+    "stored_record",
     "worst_parameters",
 ]
 
@@ -432,6 +433,39 @@ def check_convergence(
             stacklevel=stacklevel + 1,
         )
     return record
+
+
+def stored_record(result: Any) -> dict[str, Any] | None:
+    """The convergence record a fit stored, read back.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A result of :func:`ambppl.fit` (the record is its ``attrs["convergence"]``, JSON, or
+        its posterior's).
+
+    Returns
+    -------
+    dict or None
+        The record of :func:`check_convergence`; None where no NUTS ran. A record that cannot
+        be read is returned as failed: ``{"passed": False, "failed": ["unreadable"],
+        "reason": ...}``.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> tree = xr.DataTree.from_dict({"posterior": xr.Dataset()})
+    >>> tree.attrs["convergence"] = '{"passed": true, "r_hat": 1.002}'
+    >>> stored_record(tree)
+    {'passed': True, 'r_hat': 1.002}
+    """
+    raw = result.attrs.get("convergence", result["posterior"].attrs.get("convergence"))
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw) if isinstance(raw, str) else dict(raw)
+    except (TypeError, ValueError):
+        return {"passed": False, "failed": ["unreadable"], "reason": f"unreadable record {raw!r}"}
 
 
 def convergence_message(

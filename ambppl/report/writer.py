@@ -137,15 +137,11 @@ def _is_learned(result: Any) -> bool:
 def _standard(result: Any) -> dict[str, Any] | None:
     """The fit's convergence record (``attrs["convergence"]``, JSON) checked against the
     standard :data:`ambppl.convergence.CONVERGENCE`, or None when the result has none."""
-    from ambppl.convergence import CONVERGENCE
+    from ambppl.convergence import CONVERGENCE, stored_record
 
-    raw = result.attrs.get("convergence", result["posterior"].attrs.get("convergence"))
-    if raw is None:
+    record = stored_record(result)
+    if record is None:
         return None
-    try:
-        record = json.loads(raw) if isinstance(raw, str) else dict(raw)
-    except (TypeError, ValueError):
-        record = {"passed": False, "reason": f"unreadable record {raw!r}"}
     return {
         "passed": bool(record.get("passed", False)),
         "variables": [str(v) for v in record.get("variables", [])],

@@ -390,15 +390,11 @@ def _convergence_check(result: xr.DataTree, alpha: float) -> ValidationResult | 
     """The fit's convergence record as a check (None when no NUTS ran)."""
     import pandas as pd
 
-    from ambppl.convergence import convergence_message
+    from ambppl.convergence import convergence_message, stored_record
 
-    raw = result.attrs.get("convergence", result["posterior"].attrs.get("convergence"))
-    if raw is None:
+    record = stored_record(result)
+    if record is None:
         return None
-    try:
-        record = json.loads(raw) if isinstance(raw, str) else dict(raw)
-    except (TypeError, ValueError):
-        record = {"passed": False, "failed": ["unreadable"], "reason": repr(raw)}
     passed = bool(record.get("passed", False))
     worst = pd.DataFrame(record.get("worst") or [])
     keep = [c for c in ("parameter", "r_hat", "ess_bulk", "ess_tail") if c in worst]
