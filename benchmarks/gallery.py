@@ -165,10 +165,16 @@ def _load(name: str, small: bool) -> tuple[Any, dict[str, Any]]:
     frame = pd.read_csv(path, dtype=str, keep_default_na=False, **spec["read"])
     item, rater, label = spec["columns"]
     frame = frame[[item, rater, label]]
+    kwargs = {"item": item, "rater": rater, "label": label}
     if small:
+        # the full set's labels: the first items may not use them all (the spam data's
+        # first 60 items are all "No"), and a subset with one label is no annotation task
+        labels = sorted(set(frame[label]) - {""})
+        if spec["cant_solve"] is not None:
+            labels = [x for x in labels if x != spec["cant_solve"]] + [spec["cant_solve"]]
+        kwargs["categories"] = labels
         keep = frame[item].drop_duplicates().iloc[:SMALL_ITEMS]
         frame = frame[frame[item].isin(keep)]
-    kwargs = {"item": item, "rater": rater, "label": label}
     if spec["cant_solve"] is not None:
         kwargs["cant_solve"] = spec["cant_solve"]
     return frame, kwargs
