@@ -17,64 +17,61 @@ __version__ = "0.1.0"
 
 #: public name -> module that defines it
 _EXPORTS: dict[str, str] = {
-    "MEASURES": "ambppl.measures",
-    "amb": "ambppl.measures",
-    "amb_modified": "ambppl.measures",
-    "amb_old": "ambppl.measures",
-    "normalized_entropy": "ambppl.measures",
-    "dirichlet_mean": "ambppl.moments",
-    "dirichlet_var": "ambppl.moments",
-    "dirichlet_moments": "ambppl.moments",
-    "approximate_distribution": "ambppl.approx",
-    "ambiguity_posterior": "ambppl.exact",
-    "estimate": "ambppl.estimators",
-    "expected_plugin": "ambppl.estimators",
-    "less_biased_bias": "ambppl.estimators",
-    "plugin_bias": "ambppl.estimators",
-    "read_annotations": "ambppl.data",
-    "get_model": "ambppl.catalog",
-    "list_models": "ambppl.catalog",
-    "summarize": "ambppl.summary",
-    "rank": "ambppl.summary",
-    "select": "ambppl.summary",
-    "stratify": "ambppl.summary",
-    "summarize_counts": "ambppl.summary",
-    "score": "ambppl.scoring",
-    "loo": "ambppl.comparison",
-    "compare": "ambppl.comparison",
-    "prior_sensitivity": "ambppl.sensitivity",
-    "hyperprior_sensitivity": "ambppl.sensitivity",
-    "ConvergenceWarning": "ambppl.convergence",
-    "expected_posterior_sd": "ambppl.planning",
-    "expected_posterior_var": "ambppl.planning",
-    "answers_needed": "ambppl.planning",
-    "next_batch": "ambppl.planning",
+    "MEASURES": "ambppl.maths.measures",
+    "fit": "ambppl.inference.fitting",
+    "amb": "ambppl.maths.measures",
+    "amb_modified": "ambppl.maths.measures",
+    "amb_old": "ambppl.maths.measures",
+    "normalized_entropy": "ambppl.maths.measures",
+    "dirichlet_mean": "ambppl.maths.moments",
+    "dirichlet_var": "ambppl.maths.moments",
+    "dirichlet_moments": "ambppl.maths.moments",
+    "approximate_distribution": "ambppl.maths.approx",
+    "ambiguity_posterior": "ambppl.maths.exact",
+    "estimate": "ambppl.maths.estimators",
+    "expected_plugin": "ambppl.maths.estimators",
+    "less_biased_bias": "ambppl.maths.estimators",
+    "plugin_bias": "ambppl.maths.estimators",
+    "read_annotations": "ambppl.data.readers",
+    "get_model": "ambppl.inference.catalog",
+    "list_models": "ambppl.inference.catalog",
+    "summarize": "ambppl.analysis.summary",
+    "rank": "ambppl.analysis.summary",
+    "select": "ambppl.analysis.summary",
+    "stratify": "ambppl.analysis.summary",
+    "summarize_counts": "ambppl.analysis.summary",
+    "score": "ambppl.analysis.scoring",
+    "loo": "ambppl.analysis.comparison",
+    "compare": "ambppl.analysis.comparison",
+    "prior_sensitivity": "ambppl.analysis.sensitivity",
+    "hyperprior_sensitivity": "ambppl.analysis.sensitivity",
+    "ConvergenceWarning": "ambppl.inference.convergence",
+    "expected_posterior_sd": "ambppl.analysis.planning",
+    "expected_posterior_var": "ambppl.analysis.planning",
+    "answers_needed": "ambppl.analysis.planning",
+    "next_batch": "ambppl.analysis.planning",
 }
 
-# ``fit`` is imported eagerly (ambppl.fit loads only numpy): a lazily exported function named
-# like its module would be replaced by the module object as soon as anything imported
-# ``ambppl.fit`` (the import system sets the package attribute ``fit`` to the submodule).
-from ambppl.fit import fit  # noqa: E402
-
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from ambppl.approx import approximate_distribution
-    from ambppl.catalog import get_model, list_models
-    from ambppl.comparison import compare, loo
-    from ambppl.convergence import ConvergenceWarning
-    from ambppl.data import read_annotations
-    from ambppl.estimators import estimate, expected_plugin, less_biased_bias, plugin_bias
-    from ambppl.exact import ambiguity_posterior
-    from ambppl.measures import MEASURES, amb, amb_modified, amb_old, normalized_entropy
-    from ambppl.moments import dirichlet_mean, dirichlet_moments, dirichlet_var
-    from ambppl.planning import (
+    from ambppl.analysis.comparison import compare, loo
+    from ambppl.analysis.planning import (
         answers_needed,
         expected_posterior_sd,
         expected_posterior_var,
         next_batch,
     )
-    from ambppl.scoring import score
-    from ambppl.sensitivity import hyperprior_sensitivity, prior_sensitivity
-    from ambppl.summary import rank, select, stratify, summarize, summarize_counts
+    from ambppl.analysis.scoring import score
+    from ambppl.analysis.sensitivity import hyperprior_sensitivity, prior_sensitivity
+    from ambppl.analysis.summary import rank, select, stratify, summarize, summarize_counts
+    from ambppl.data.readers import read_annotations
+    from ambppl.inference.catalog import get_model, list_models
+    from ambppl.inference.convergence import ConvergenceWarning
+    from ambppl.inference.fitting import fit
+    from ambppl.maths.approx import approximate_distribution
+    from ambppl.maths.estimators import estimate, expected_plugin, less_biased_bias, plugin_bias
+    from ambppl.maths.exact import ambiguity_posterior
+    from ambppl.maths.measures import MEASURES, amb, amb_modified, amb_old, normalized_entropy
+    from ambppl.maths.moments import dirichlet_mean, dirichlet_moments, dirichlet_var
 
 __all__ = [  # noqa: RUF022 - plain sorted() order, as tests/test_package.py checks
     "ConvergenceWarning",

@@ -1,4 +1,4 @@
-"""The accuracy map of ``ambppl.approx``: worst CDF error of the moment-matched families.
+"""The accuracy map of ``ambppl.maths.approx``: worst CDF error of the moment-matched families.
 
 Run ``.venv/bin/python benchmarks/accuracy_map.py`` (16 minutes on one busy core); it
 rewrites ``ambppl/approx_accuracy.json`` and prints the table. ``--draws N`` and ``--out
@@ -10,7 +10,7 @@ For every cell (K = length of the alpha vector, alpha_0 on a log grid from 1 to 
 shape) the script draws ``n`` exact Dirichlet vectors (``numpy.random.Generator.dirichlet``,
 seed fixed per cell), pushes them through the measures' definitions (written out here, not
 taken from ambppl) and records the Kolmogorov-Smirnov distance
-``sup_x |F_approx(x) - F_n(x)|`` of each family of :mod:`ambppl.approx` (``"beta"``, and
+``sup_x |F_approx(x) - F_n(x)|`` of each family of :mod:`ambppl.maths.approx` (``"beta"``, and
 ``"pearson"`` with its fall-back to ``"beta"``). The supremum is taken over 4001 empirical
 quantiles ``x_(i)`` (both sides of each jump), so it can miss at most 1/4000 between them.
 One set of draws serves both readings of the last category: can't-solve (``cs``) and an
@@ -30,8 +30,8 @@ prior-like small concentration shared by the ``m`` minor entries):
 * ``leader``: as ``tie`` but the first two split 2 : 1 (a clear winner and a runner-up with
   prior-sized minor classes: the common crowd-labelling posterior).
 
-Each cell also stores the moment mismatch (``ambppl.approx.moment_mismatch``) of each
-family for that alpha: the rule of ``ambppl.approx`` rejects rows whose mismatch is above
+Each cell also stores the moment mismatch (``ambppl.maths.approx.moment_mismatch``) of each
+family for that alpha: the rule of ``ambppl.maths.approx`` rejects rows whose mismatch is above
 ``MISMATCH_MAX`` and takes the worst case only over the shapes that pass.
 """
 
@@ -49,8 +49,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ambppl.approx import MAP_FILE, fit_beta, fit_pearson, moment_mismatch, support  # noqa: E402
-from ambppl.moments import dirichlet_moments  # noqa: E402
+from ambppl.maths.approx import MAP_FILE, fit_beta, fit_pearson, moment_mismatch, support  # noqa: E402
+from ambppl.maths.moments import dirichlet_moments  # noqa: E402
 
 K_GRID = [3, 4, 5, 6, 8, 10, 12, 15, 20]
 ALPHA0_GRID = [1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0]
@@ -188,8 +188,8 @@ def build(n: int, shapes: tuple[str, ...] = SHAPES) -> dict:
     return {
         "description": (
             "ks[measure|cs or nocs][family][shape]: K x alpha0 table of the KS distance "
-            "sup|F_approx - F_n| of ambppl.approx's families against n exact Dirichlet draws; "
-            "mismatch[...]: the family's moment mismatch (ambppl.approx.moment_mismatch) at "
+            "sup|F_approx - F_n| of ambppl.maths.approx's families against n exact Dirichlet draws; "
+            "mismatch[...]: the family's moment mismatch (ambppl.maths.approx.moment_mismatch) at "
             "the same alpha. Made by benchmarks/accuracy_map.py."
         ),
         "n_draws": n,
@@ -207,7 +207,7 @@ def print_table(data: dict) -> None:
     Cells print as ``error``, the family (b = beta, p = pearson) and how many shapes passed
     the moment check; ``inf`` where none did. A first set of tables ignores the check.
     """
-    from ambppl.approx import MISMATCH_MAX, worst_over_shapes
+    from ambppl.maths.approx import MISMATCH_MAX, worst_over_shapes
 
     a0 = data["alpha0"]
     for check in (False, True):
@@ -243,7 +243,7 @@ def validate(n_cases: int = 60, n: int = 200_000, seed: int = 11) -> list[tuple]
     can't-solve, against ``n`` exact draws. Prints how many rows were trusted and the
     trusted rows whose measured KS distance exceeds ``max_error + 1.63 / sqrt(n)``.
     """
-    from ambppl.approx import approximate_distribution
+    from ambppl.maths.approx import approximate_distribution
 
     rng = np.random.default_rng(seed)
     rows = []

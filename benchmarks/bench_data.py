@@ -16,7 +16,7 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 
-from ambppl.data import read_annotations
+from ambppl.data.readers import read_annotations
 
 LABELS = np.array(["Negative", "Neutral", "Positive", "Unrelated", "I can't tell"], dtype=object)
 

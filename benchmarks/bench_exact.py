@@ -6,7 +6,7 @@ Baselines measured in the same run:
   (over ``u = q_cs`` with ERRATA 1's limits, float64, one call per point) for the pdf, and
   on ``f_U(u) * P(pi outside the band)`` for the cdf;
 * ``scipy.integrate.tanhsinh`` (vectorized, elementwise) on the *same* log-integrand that
-  ``ambppl.exact`` uses (old measure, one interval per point), to show what the hand-rolled
+  ``ambppl.maths.exact`` uses (old measure, one interval per point), to show what the hand-rolled
   rule buys.
 
 Run: ``.venv/bin/python benchmarks/run.py exact``. Ratios < 1 mean ambppl is faster.
@@ -23,8 +23,8 @@ import scipy.special as sc
 from scipy.integrate import quad, tanhsinh
 
 from ambppl import ambiguity_posterior
-from ambppl._exact_kernels import power_family
-from ambppl._exact_route import _params
+from ambppl.maths._exact_kernels import power_family
+from ambppl.maths._exact_route import _params
 
 GRID = np.linspace(0.0, 1.0, 514)[1:-1]
 ALPHAS = [(6.0, 6.0, 6.0), (6.0, 1.0, 1.0), (31.0, 1.0, 1.0), (0.3, 2.7, 0.45),

@@ -1,4 +1,4 @@
-"""``ambppl.fit`` timings: exact conjugate draws against bare numpy, and NUTS against exact.
+"""``ambppl.inference.fitting`` timings: exact conjugate draws against bare numpy, and NUTS against exact.
 
 1. N = 10^5 items, K = 6 categories (5 proper + can't-solve), 2000 draws, storing only
    ``amb`` (``var_names=["amb"]``): ``fit(method="exact")`` against a bare numpy sampler
@@ -26,7 +26,7 @@ import xarray as xr
 
 import ambppl
 
-fit_module = importlib.import_module("ambppl.fit")
+fit_module = importlib.import_module("ambppl.inference.fitting")
 
 
 def _counts(n_items: int, k: int, n_answers: int, seed: int) -> xr.DataArray:

@@ -62,8 +62,8 @@ import xarray as xr
 
 import ambppl
 
-fit_module = importlib.import_module("ambppl.fit")
-data_module = importlib.import_module("ambppl.data")
+fit_module = importlib.import_module("ambppl.inference.fitting")
+data_module = importlib.import_module("ambppl.data.readers")
 
 MU = np.array([0.35, 0.25, 0.20, 0.15, 0.05])
 KAPPA = 3.0
@@ -102,14 +102,14 @@ def simulate(n_items: int, seed: int = 1) -> xr.DataArray:
 
 
 def _hyper_module():
-    from ambppl.catalog import get_model
+    from ambppl.inference.catalog import get_model
 
     return get_model("hierarchical_dirichlet").module
 
 
 def _convergence(tree) -> dict:
     """``fit``'s own convergence record for a ``pymc.sample`` trace of ``hyper_model``."""
-    from ambppl.catalog import get_model
+    from ambppl.inference.catalog import get_model
 
     tree = tree.copy()
     with warnings.catch_warnings():

@@ -43,7 +43,7 @@ def bare_mean(alpha: np.ndarray) -> np.ndarray:
 
 
 def bare_var(alpha: np.ndarray) -> np.ndarray:
-    """Var(amb) = Var(X S2), the same formulas as ambppl.moments, whole-array numpy."""
+    """Var(amb) = Var(X S2), the same formulas as ambppl.maths.moments, whole-array numpy."""
     a, a_cs = alpha[:, :-1], alpha[:, -1]
     b = a.sum(axis=1)
     a0 = b + a_cs
@@ -94,7 +94,7 @@ def _peak_bytes(func, *args) -> int:
 
 def main() -> None:
     from ambppl import dirichlet_mean, dirichlet_var
-    from ambppl.moments import _mean_amb, _var_amb
+    from ambppl.maths.moments import _mean_amb, _var_amb
 
     rng = np.random.default_rng(20261126)
     # concentrations like posterior counts + prior: 0.5 + Poisson-ish counts, some large

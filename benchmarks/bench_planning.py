@@ -36,7 +36,7 @@ import pandas as pd
 
 # --- study (copied verbatim into notebooks/07_planning.ipynb) ---
 import ambppl
-from ambppl.data import example_path, read_long
+from ambppl.data.readers import example_path, read_long
 
 CS = "I can't tell"
 START = 3  # answers every tweet starts with

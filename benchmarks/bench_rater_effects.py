@@ -98,7 +98,7 @@ def run(answers: pd.DataFrame, sampler: str, args: argparse.Namespace) -> dict:
     if args.diagnose:  # after the timing: which variable is worst, what the check costs
         import arviz as az
 
-        from ambppl.convergence import check_convergence
+        from ambppl.inference.convergence import check_convergence
 
         start = time.perf_counter()
         with warnings.catch_warnings():

@@ -147,7 +147,7 @@ def bench_score(sizes: list[int], folder: Path) -> None:
     np.save(base_file, counts(10**4, seed=3))
     # the route before distinct vectors: fit with 4 x 1000 stored draws, then summarize
     code = (
-        "import sys, numpy as np, ambppl; from ambppl.summary import rank, summarize; "
+        "import sys, numpy as np, ambppl; from ambppl.analysis.summary import rank, summarize; "
         "c = np.load(sys.argv[1]); "
         "r = ambppl.fit(c, categories=list('abcde'), cant_solve='e', var_names=['amb'], "
         "random_seed=1); rank(summarize(r)).to_csv(sys.argv[2])"

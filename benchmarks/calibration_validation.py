@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 
 import ambppl
-from ambppl.data import example_path, read_annotations
+from ambppl.data.readers import example_path, read_annotations
 from ambppl.validation import FAULTS, check_density, check_moments, wrong_posterior
 
 TWO_CLASS = np.array([[5, 5, 5], [5, 0, 0], [30, 0, 0], [3, 1, 0], [2, 3, 1]])

@@ -1,6 +1,6 @@
 """Real-data gallery: every catalog model, with its defaults, on every data set that suits it.
 
-One row per (data set, model): wall time of ``ambppl.fit`` (compilation included), peak
+One row per (data set, model): wall time of ``ambppl.inference.fitting`` (compilation included), peak
 memory of the process, the worst R-hat over every stored posterior variable and which
 variable it is, the smallest bulk and tail ESS (and where), divergences, whether the
 convergence standard (R-hat <= 1.01, bulk and tail ESS >= 400, no divergences) is met, and
@@ -194,8 +194,8 @@ def rows(data: list[str], models: list[str]) -> list[tuple[str, str]]:
 
 def _worst(result: Any) -> dict[str, Any]:
     """Worst R-hat, smallest bulk/tail ESS and the variables they come from, over every
-    stored posterior variable (ambppl.convergence.check_convergence per variable)."""
-    from ambppl.convergence import ConvergenceWarning, check_convergence
+    stored posterior variable (ambppl.inference.convergence.check_convergence per variable)."""
+    from ambppl.inference.convergence import ConvergenceWarning, check_convergence
 
     out: dict[str, Any] = {"r_hat": -np.inf, "ess_bulk": np.inf, "ess_tail": np.inf}
     saved = result.attrs.get("convergence")

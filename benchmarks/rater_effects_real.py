@@ -3,7 +3,7 @@
 One row per data set: ``ambppl.fit(answers, "rater_effects", item=..., rater=..., label=...)``
 with the model's defaults (compilation, deterministics, log likelihood and fit's own
 convergence check included in the wall time), then per stored posterior variable the R-hat
-and the bulk and tail ESS (:func:`ambppl._diagnostics.diagnose`, ArviZ's algorithms), the
+and the bulk and tail ESS (:func:`ambppl.inference.diagnostics.diagnose`, ArviZ's algorithms), the
 divergences, the smallest E-BFMI over the chains, and whether the convergence standard
 (R-hat <= 1.01, bulk and tail ESS >= 400, no divergences) is met, and the peak resident
 memory. Each row runs in its own Python process, one at a time.
@@ -72,7 +72,7 @@ def sparse_design(seed: int = 5, n_items: int = 600) -> Any:
     answer, the rest from 60 raters with Zipf-distributed counts."""
     import pandas as pd
 
-    from ambppl.catalog import get_model
+    from ambppl.inference.catalog import get_model
 
     rng = np.random.default_rng(seed)
     per_item = rng.integers(1, 6, size=n_items)
@@ -104,7 +104,7 @@ def load(name: str) -> tuple[Any, dict[str, Any]]:
 def run_row(name: str, seed: int, settings: dict[str, Any]) -> dict[str, Any]:
     """Fit one data set with the defaults (plus ``settings``) in this process; the row."""
     import ambppl
-    from ambppl._diagnostics import diagnose
+    from ambppl.inference.diagnostics import diagnose
 
     frame, kwargs = load(name)
     options = dict(settings)

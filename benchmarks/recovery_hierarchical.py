@@ -18,7 +18,7 @@ binomial standard error; for the items also the standard error over data sets (i
 data set share the hyperparameters, so they are not independent); the data sets that
 missed ``fit``'s convergence standard; timings.
 
-``ambppl.fit`` builds a new PyMC model per call (``hyper_model`` holds the count
+``ambppl.inference.fitting`` builds a new PyMC model per call (``hyper_model`` holds the count
 statistics as ``pm.Data``, so PyTensor's compilation cache shortens that to ~2-4 s, but
 nutpie still compiles per model). The default ``--route reuse`` therefore builds the same
 program once with the
@@ -27,7 +27,7 @@ count 1..n, one total) and checks that its log density equals ``hyper_model``'s;
 compiles it once and gets each data set with ``with_data``; PyMC's NUTS (``--sampler
 pymc``) still recompiles inside every ``pymc.sample`` call (in-process caches make that
 about 2 s). The per-item draws use ``fit``'s own Dirichlet kernel. ``--fit-check`` data
-sets (default 3) are also fitted with ``ambppl.fit`` itself, to time it per data set and to
+sets (default 3) are also fitted with ``ambppl.inference.fitting`` itself, to time it per data set and to
 compare its hyperparameter posterior means with the reused model's (z = difference over the
 combined Monte Carlo standard error); ``--route fit`` runs every data set through ``fit``.
 
@@ -55,7 +55,7 @@ from bench_hierarchical import _hardware  # this folder is on sys.path when run 
 
 import ambppl
 
-fit_module = importlib.import_module("ambppl.fit")
+fit_module = importlib.import_module("ambppl.inference.fitting")
 
 PROB = 0.94
 TUNE = 1000
@@ -125,7 +125,7 @@ def _reusable_model(args: argparse.Namespace):
     """``hyper_model``'s program with the count statistics as ``pm.Data``."""
     import pymc as pm
 
-    from ambppl.modeling import CountStatistics, dirichlet_multinomial_logp
+    from ambppl.inference.modeling import CountStatistics, dirichlet_multinomial_logp
 
     k, n = args.categories, args.answers
     mu_prior, kappa_scale, kappa_sd = _prior()

@@ -73,7 +73,7 @@ import numpy as np
 import pandas as pd
 
 import ambppl
-from ambppl.catalog import get_model
+from ambppl.inference.catalog import get_model
 
 PROB = 0.94
 CATEGORIES = ["c1", "c2", "c3", "c4", "cant_solve"]

@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     runs = ALL_RUNS if args.all else ((args.model, args.method),)
     for model, method in runs:
-        from ambppl.catalog import get_model
+        from ambppl.inference.catalog import get_model
 
         report(model, method or get_model(model).info["methods"][0], args)
 

@@ -31,22 +31,22 @@ The same program in Stan notation::
     }
 
 The posterior is conjugate, ``q_i | counts ~ Dirichlet(alpha + counts_i)`` (paper section 3),
-so :func:`ambppl.fit` samples it exactly without MCMC (``method="exact"``, the info record's
+so :func:`ambppl.inference.fitting` samples it exactly without MCMC (``method="exact"``, the info record's
 first method) and ``ambppl.dirichlet_mean`` / ``ambppl.dirichlet_var`` give closed-form
 posterior moments. ``amb_modified`` and ``amb_old`` need at least two proper categories;
 with a single proper category besides "can't solve" they are left out.
 
-What :func:`ambppl.fit` reads from this file (the template for your own models):
+What :func:`ambppl.inference.fitting` reads from this file (the template for your own models):
 
 - ``HYPERPARAMETERS``: the posterior variables the prior of ``q_i`` depends on (none here);
 - ``concentration(hyper, *, n_categories, **params)``: the Dirichlet concentration of
   ``q_i`` given them (here the fixed ``alpha``); the exact route draws
   ``q_i ~ Dirichlet(concentration + counts_i)`` and every route computes the
-  ``log_likelihood`` group from it (:mod:`ambppl.modeling`);
+  ``log_likelihood`` group from it (:mod:`ambppl.inference.modeling`);
 - ``model(counts, **params)``: the PyMC program above, for ``method="nuts"``.
 
 The pointwise log likelihood is ``log p(answers_i | alpha)`` with ``q_i`` integrated out
-(:mod:`ambppl.modeling`); it is the same for every draw, so leave-one-item-out is exact
+(:mod:`ambppl.inference.modeling`); it is the same for every draw, so leave-one-item-out is exact
 (:func:`ambppl.loo`).
 """
 
@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from ambppl.modeling import (
+from ambppl.inference.modeling import (
     add_annotation_data,
     add_measures,
     count_values,

@@ -44,12 +44,12 @@ The same program in Stan notation::
       vector[N] amb; vector[N] amb_modified; vector[N] amb_old; vector[N] entropy;
     }
 
-How :func:`ambppl.fit` samples it (the info record's ``methods``, the first is the default):
+How :func:`ambppl.inference.fitting` samples it (the info record's ``methods``, the first is the default):
 
 - ``"collapsed"`` (default): ``q_i`` integrates out, ``counts_i | mu, kappa`` is
   Dirichlet-multinomial, and NUTS runs on ``mu`` and ``kappa`` alone (:func:`hyper_model`),
   with the likelihood of all items computed from sufficient statistics
-  (:func:`ambppl.modeling.count_statistics`), so its cost does not grow with the number of
+  (:func:`ambppl.inference.modeling.count_statistics`), so its cost does not grow with the number of
   items. Each posterior draw of ``(mu, kappa)`` then gets one exact draw
   ``q_i ~ Dirichlet(kappa * mu + counts_i)`` for every item. Together these are draws from
   the joint posterior of ``(mu, kappa, q)``.
@@ -64,7 +64,7 @@ How :func:`ambppl.fit` samples it (the info record's ``methods``, the first is t
   proof that the collapsed route is right (the tests compare both).
 
 The pointwise log likelihood is ``log p(answers_i | mu, kappa)`` with ``q_i`` integrated out
-(:mod:`ambppl.modeling`), one value per item and draw: leave-one-item-out predicts a new
+(:mod:`ambppl.inference.modeling`), one value per item and draw: leave-one-item-out predicts a new
 item's answers from the prior learned on the others, comparable with ``dirichlet_categorical``
 (:func:`ambppl.compare`).
 """
@@ -76,7 +76,7 @@ from typing import Any
 
 import numpy as np
 
-from ambppl.modeling import (
+from ambppl.inference.modeling import (
     CountStatistics,
     add_annotation_data,
     add_measures,
@@ -338,7 +338,7 @@ def empirical_bayes(
         partial,
         np.log(k * pooled[used]),
         jac=True,
-        method="TNC",  # as accurate as L-BFGS-B here and ~10x faster (scipy 1.18)
+        method="TNC",  # as L-BFGS-B here and ~10x faster (scipy 1.18)
         bounds=[(lo, hi)] * int(used.sum()),
     )
     theta[used] = res.x

@@ -59,7 +59,7 @@ Sampling: the coordinates NUTS sees
 The program NUTS samples is the model above in other coordinates (an exact
 reparameterization: the same posterior, checked against a scipy computation of the density
 above in ``tests/test_model_rater_effects.py``). Each choice removes a slow direction that was
-measured, per variable, with :func:`ambppl.convergence.check_convergence`, the per-variable
+measured, per variable, with :func:`ambppl.inference.convergence.check_convergence`, the per-variable
 ESS and the E-BFMI of nutpie's energy (``benchmarks/rater_effects_real.py``):
 
 1. *Zero-sum coordinates.* With ``Q`` an orthonormal basis of the zero-sum vectors (``K x
@@ -149,7 +149,7 @@ case is tested in ``tests/test_model_rater_effects.py``):
 - *raters with one answer*: their ``b_r`` stays close to the population ``N(0,
   diag(sigma_rater^2))``; the odds-ratio HDI is wide and contains 1, so one answer never
   makes an over-user.
-- *items answered only "can't solve"*: ``eta_i`` moves towards can't-solve as far as the
+- *items answered only "can't solve"*: ``eta_i`` moves towards can't-solve as the
   item prior allows; ``q_i`` puts the largest can't-solve share of all items there.
 - *categories nobody used*: kept (``read_long(categories=...)``); their ``mu`` and ``q`` go
   low, bounded by the priors, with no special case.
@@ -165,7 +165,7 @@ case is tested in ``tests/test_model_rater_effects.py``):
 Computation. ``q`` is a ``pm.Deterministic``, computed from ``D = exp(eta) exp(B)'`` (items x
 nodes) as ``q = exp(eta) * (D^-1 exp(B)) / S`` with ``B_s = sigma_rater * u_s`` (each
 exponent shifted by its row maximum): two matrix products, ``2 N S K`` multiply-adds and no
-exponential per node. :func:`ambppl.fit` samples the free variables only and computes every
+exponential per node. :func:`ambppl.inference.fitting` samples the free variables only and computes every
 deterministic afterwards, once per kept draw (``pymc.compute_deterministics``): 0.6 ms per
 draw for ``q`` at 1000 items and ``S = 256``, 3 ms for all outputs. (Inside the sampler the
 same deterministics cost every warm-up draw as well, in each chain's thread, with BLAS threads
@@ -240,7 +240,7 @@ Log likelihood (``log_likelihood`` group)
 :func:`log_likelihood` gives, per item and draw, ``log p(answers_i | eta_i, b) =
 sum_{a in i} log softmax(eta_i + b_{r[a]})[y_a]`` (no multinomial coefficient), i.e.
 *conditional on the item's own effect* ``eta_i``. It is **not** the quantity of the Dirichlet
-models, whose log likelihood integrates their ``q_i`` out (:mod:`ambppl.modeling`). PSIS-LOO
+models, whose log likelihood integrates their ``q_i`` out (:mod:`ambppl.inference.modeling`). PSIS-LOO
 on it asks how well the fit predicts an item's answers *given that item's own parameters*,
 it usually flags many items with Pareto k > 0.7, and its ``elpd`` is not comparable with
 ``dirichlet_categorical`` or ``hierarchical_dirichlet``. The comparable quantity integrates
@@ -262,7 +262,7 @@ from typing import Any
 import numpy as np
 
 from ambppl import amb
-from ambppl.modeling import add_annotation_data, add_measures
+from ambppl.inference.modeling import add_annotation_data, add_measures
 
 #: Posterior variables always stored by ``fit`` (``log_likelihood`` reads ``eta`` and ``b``).
 HYPERPARAMETERS: tuple[str, ...] = ("mu", "sigma_item", "sigma_rater", "eta", "b")
@@ -446,13 +446,13 @@ def _codes(answers: Any) -> dict[str, Any]:
     if not isinstance(answers, pd.DataFrame) or not {"item", "rater", "label"} <= set(answers):
         raise TypeError(
             "answers must be a pandas.DataFrame with columns item, rater, label (one row per "
-            f"answer, as ambppl.data.read_long returns), but got {type(answers).__name__}"
+            f"answer, as ambppl.data.readers.read_long returns), but got {type(answers).__name__}"
         )
     label = answers["label"]
     if not isinstance(label.dtype, pd.CategoricalDtype):
         raise TypeError(
             "answers['label'] must be a pandas.Categorical (categories in order, can't-solve "
-            f"last; see ambppl.data.read_long), but got dtype {label.dtype}"
+            f"last; see ambppl.data.readers.read_long), but got dtype {label.dtype}"
         )
     if len(answers) == 0:
         raise ValueError("answers must have at least one row, but got an empty table")
@@ -501,7 +501,7 @@ def centring(answers: Any) -> dict[str, Any]:
     Parameters
     ----------
     answers : pandas.DataFrame
-        One row per answer (:func:`ambppl.data.read_long`).
+        One row per answer (:func:`ambppl.data.readers.read_long`).
 
     Returns
     -------
@@ -531,7 +531,7 @@ def centring(answers: Any) -> dict[str, Any]:
     Examples
     --------
     >>> import pandas as pd
-    >>> from ambppl.data import read_long
+    >>> from ambppl.data.readers import read_long
     >>> frame = pd.DataFrame({"item": [1, 1, 2], "rater": ["a", "b", "a"],
     ...                       "label": ["x", "y", "x"]})
     >>> centring(read_long(frame, item="item", rater="rater", label="label"))["raters"]
@@ -594,7 +594,7 @@ def _warn_if_unanimous(item_counts: np.ndarray) -> None:
     """
     import warnings
 
-    from ambppl.convergence import ConvergenceWarning
+    from ambppl.inference.convergence import ConvergenceWarning
 
     n = item_counts.sum(axis=1)
     several = item_counts[n >= 2]
@@ -711,7 +711,7 @@ def model(
     ----------
     answers : pandas.DataFrame
         Columns ``item``, ``rater`` and ``label`` (a Categorical, can't-solve last) and
-        ``attrs["cant_solve"]``, as :func:`ambppl.data.read_long` returns.
+        ``attrs["cant_solve"]``, as :func:`ambppl.data.readers.read_long` returns.
     mu_sd : float, default 2.0
         Scale of the zero-sum normal prior of the mean item logits ``mu``.
     item_scale : float, default 2.0
@@ -752,7 +752,7 @@ def model(
     Examples
     --------
     >>> import pandas as pd
-    >>> from ambppl.data import read_long
+    >>> from ambppl.data.readers import read_long
     >>> answers = read_long(pd.DataFrame({"item": [1, 1, 2], "rater": ["a", "b", "a"],
     ...                                   "label": ["x", "y", "x"]}))
     >>> m = model(answers)
@@ -890,7 +890,7 @@ def log_likelihood(posterior: Any, answers: Any, **params: Any) -> np.ndarray:
         Draws of ``eta`` (chain, draw, item, category) and ``b`` (chain, draw, rater,
         category).
     answers : pandas.DataFrame
-        The answers the model was fitted to (:func:`ambppl.data.read_long`).
+        The answers the model was fitted to (:func:`ambppl.data.readers.read_long`).
     **params
         The model's parameters (unused).
 
@@ -1081,17 +1081,17 @@ def integrated_log_likelihood(
 
     The probability of the item's sequence of answers under the *population* of item logits,
     the quantity every Dirichlet model's ``log_likelihood`` group holds with ``q_i``
-    integrated out (:mod:`ambppl.modeling`), so that leave-one-item-out compares the models
+    integrated out (:mod:`ambppl.inference.modeling`), so that leave-one-item-out compares the models
     on the same footing (:func:`with_integrated_log_likelihood`).
 
     Parameters
     ----------
     result : xarray.DataTree or xarray.Dataset
-        A fit of ``rater_effects`` (:func:`ambppl.fit`) or its posterior: draws of ``mu``,
+        A fit of ``rater_effects`` (:func:`ambppl.inference.fitting`) or its posterior: draws of ``mu``,
         ``sigma_item`` (chain, draw, category), ``eta`` (chain, draw, item, category) and
         ``b`` (chain, draw, rater, category).
     answers : pandas.DataFrame
-        The answers the model was fitted to (:func:`ambppl.data.read_long`; same rows, same
+        The answers the model was fitted to (:func:`ambppl.data.readers.read_long`; same rows, same
         order: checked against ``constant_data``'s ``answer_item`` / ``answer_rater`` where
         ``result`` has them, and against the posterior's coordinates).
     n_nodes : int, default 256
@@ -1119,7 +1119,7 @@ def integrated_log_likelihood(
     ------
     TypeError
         If ``result`` is neither a DataTree nor a Dataset, or ``answers`` is not a frame of
-        answers (:func:`ambppl.data.read_long`).
+        answers (:func:`ambppl.data.readers.read_long`).
     ValueError
         If the posterior lacks ``mu``, ``sigma_item``, ``eta`` or ``b`` (or they have other
         dims, non-finite values, ``sigma_item <= 0``), the answers are not those of the fit,
@@ -1307,7 +1307,7 @@ def with_integrated_log_likelihood(result: Any, answers: Any, **options: Any) ->
     Parameters
     ----------
     result : xarray.DataTree
-        A fit of ``rater_effects`` (:func:`ambppl.fit`).
+        A fit of ``rater_effects`` (:func:`ambppl.inference.fitting`).
     answers : pandas.DataFrame
         The answers it was fitted to.
     **options

@@ -1,4 +1,4 @@
-"""Tests for ambppl.approx: the moment-matched laws, the accuracy map and its rule."""
+"""Tests for ambppl.maths.approx: the moment-matched laws, the accuracy map and its rule."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import scipy.stats as st
 
 import ambppl
-from ambppl.approx import (
+from ambppl.maths.approx import (
     MAP_FILE,
     MISMATCH_MAX,
     approximate_distribution,
@@ -76,7 +76,7 @@ def test_two_classes_against_the_exact_law():
 
 
 def test_off_map_shapes_against_exact_draws():
-    # reference: 200,000 exact Dirichlet draws per alpha through ambppl.measures; shapes
+    # reference: 200,000 exact Dirichlet draws per alpha through ambppl.maths.measures; shapes
     # drawn at random (not the map's four); tolerance = mapped error + the draws' own KS
     # 99 % quantile 1.63 / sqrt(n)
     rng = np.random.default_rng(2026)
@@ -102,7 +102,7 @@ def test_off_map_shapes_against_exact_draws():
 # ------------------------------------------------------------------ the map and its rule
 def test_map_file_covers_the_promised_grid():
     data = json.loads(MAP_FILE.read_text(encoding="utf-8"))
-    assert MAP_FILE.parent == Path(ambppl.__file__).parent  # package data, in the wheel
+    assert MAP_FILE.parent == Path(ambppl.__file__).parent / "maths"  # package data, in the wheel
     assert data["n_draws"] >= 1_000_000
     assert data["mc_allowance"] == pytest.approx(KS_99 / math.sqrt(data["n_draws"]), abs=1e-5)
     assert data["K"][0] == 3 and data["K"][-1] == 20

@@ -21,12 +21,12 @@ import pytest
 import xarray as xr
 
 import ambppl
-from ambppl._checks import resolve_cant_solve
-from ambppl._decision import decision_gain, expected_correct_decision
-from ambppl.estimators import expected_plugin, less_biased_bias, plugin_bias
-from ambppl.measures import evaluate
-from ambppl.moments import dirichlet_moments
-from ambppl.planning import answers_needed, expected_posterior_sd, expected_posterior_var
+from ambppl.analysis._decision import decision_gain, expected_correct_decision
+from ambppl.analysis.planning import answers_needed, expected_posterior_sd, expected_posterior_var
+from ambppl.internal.checks import resolve_cant_solve
+from ambppl.maths.estimators import expected_plugin, less_biased_bias, plugin_bias
+from ambppl.maths.measures import evaluate
+from ambppl.maths.moments import dirichlet_moments
 
 #: Two classes, no can't-solve: the example of the bug report.
 TWO = np.array([[5, 5], [10, 0], [0, 10]])

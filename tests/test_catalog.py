@@ -1,4 +1,4 @@
-"""Tests of ambppl.catalog: lookup, info records, building models, and the installed wheel."""
+"""Tests of ambppl.inference.catalog: lookup, info records, building models, and the installed wheel."""
 
 from __future__ import annotations
 
@@ -15,7 +15,14 @@ import numpy as np
 import pytest
 
 import ambppl
-from ambppl.catalog import ENV_VAR, INFO_KEYS, ModelEntry, catalog_dir, get_model, list_models
+from ambppl.inference.catalog import (
+    ENV_VAR,
+    INFO_KEYS,
+    ModelEntry,
+    catalog_dir,
+    get_model,
+    list_models,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -211,7 +218,7 @@ def test_real_catalog_lists_dirichlet_categorical():
 @pytest.mark.slow
 def test_real_model_builds_with_the_count_coords():
     counts = ambppl.read_annotations(
-        ambppl.data.example_path("weather_sentiment"), cant_solve="I can't tell"
+        ambppl.data.readers.example_path("weather_sentiment"), cant_solve="I can't tell"
     )
     model = ambppl.get_model("dirichlet_categorical").build(counts, prior=0.5)
     assert {"q", "counts", "amb", "amb_modified", "amb_old", "entropy"} <= set(model.named_vars)
@@ -227,9 +234,9 @@ WHEEL_SCRIPT = textwrap.dedent(
     """
     import json, sys
     import ambppl
-    from ambppl.catalog import catalog_dir
-    from ambppl.data import example_path
-    from ambppl.fit import fit
+    from ambppl.inference.catalog import catalog_dir
+    from ambppl.data.readers import example_path
+    from ambppl.inference.fitting import fit
 
     counts = ambppl.read_annotations(example_path("weather_sentiment"), cant_solve="I can't tell")
     model = ambppl.get_model("dirichlet_categorical").build(counts)

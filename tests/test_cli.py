@@ -21,9 +21,9 @@ from _cli_helpers import error_line as _error_line
 from conftest import REPORT_SECTIONS, write_long_model
 
 import ambppl.cli as cli
+from ambppl.analysis.scoring import SCORE_COLUMNS
+from ambppl.analysis.summary import COLUMNS
 from ambppl.cli import main
-from ambppl.scoring import SCORE_COLUMNS
-from ambppl.summary import COLUMNS
 
 #: Columns of the table that ``ambppl score`` writes for a conjugate model: score's columns
 #: (summarize's, pinned in tests/test_summary.py, with their MCSE; tests/test_scoring.py)
@@ -120,8 +120,8 @@ def test_registry_adds_a_subcommand(
 def _library_table(path: Path, **kwargs) -> pd.DataFrame:
     """What ``ambppl score`` should produce, computed with the library directly: a conjugate
     model is scored from its distinct count vectors (``ambppl.score``), ranked."""
-    from ambppl.scoring import score
-    from ambppl.summary import rank
+    from ambppl.analysis.scoring import score
+    from ambppl.analysis.summary import rank
 
     return rank(score(path, cant_solve="skip", random_seed=7, **kwargs))
 
@@ -232,7 +232,7 @@ def test_score_counts_npy(tmp_path: Path, rng: np.random.Generator) -> None:
 
 
 def test_models_lists_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
-    from ambppl.catalog import get_model, list_models
+    from ambppl.inference.catalog import get_model, list_models
 
     assert main(["models"]) == 0
     out = capsys.readouterr().out
@@ -251,7 +251,7 @@ def test_models_lists_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
 # ---------------------------------------------------------------------- other models, --param
 
 #: The bundled example: 200 tweets x 5 categories of the CrowdFlower weather data.
-EXAMPLE = Path(cli.__file__).parent / "examples" / "weather_sentiment.csv"
+EXAMPLE = Path(cli.__file__).parents[1] / "examples" / "weather_sentiment.csv"
 
 
 def test_score_hierarchical_on_the_example(
@@ -280,16 +280,16 @@ def test_score_hierarchical_on_the_example(
 def score_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     """Record the model and keyword arguments of every ambppl.score call the command makes
     (``ambppl score`` of a conjugate model: no per-item draws)."""
-    import ambppl.scoring
+    import ambppl.analysis.scoring
 
     calls: list[dict] = []
-    real = ambppl.scoring.score
+    real = ambppl.analysis.scoring.score
 
     def spy(data, model, **kwargs):
         calls.append({"model": model, **kwargs})
         return real(data, model, **kwargs)
 
-    monkeypatch.setattr(ambppl.scoring, "score", spy)
+    monkeypatch.setattr(ambppl.analysis.scoring, "score", spy)
     return calls
 
 
@@ -477,7 +477,7 @@ def test_option_values_at_their_limits_are_accepted(answers_csv: Path, tmp_path:
 
 
 def test_objective_choices_are_the_library_objectives() -> None:
-    from ambppl.planning import _OBJECTIVES
+    from ambppl.analysis.planning import _OBJECTIVES
 
     plan = build_parser_subcommand("plan")
     (action,) = [a for a in plan._actions if a.dest == "objective"]
@@ -691,7 +691,7 @@ EXAMPLE_ARGS = [str(EXAMPLE), "--cant-solve", "I can't tell"]
 
 
 def _example_counts() -> tuple[np.ndarray, list[str]]:
-    from ambppl.data import read_annotations
+    from ambppl.data.readers import read_annotations
 
     counts = read_annotations(EXAMPLE, cant_solve="I can't tell")
     return counts.values, [str(i) for i in counts["item"].values]
@@ -723,7 +723,7 @@ def _check_plan(table: pd.DataFrame, budget: int, prior: float, measure: str = "
 
 
 def test_plan_on_the_example(tmp_path: Path) -> None:
-    from ambppl.planning import expected_posterior_sd, next_batch
+    from ambppl.analysis.planning import expected_posterior_sd, next_batch
 
     out = tmp_path / "plan.csv"
     argv = ["plan", *EXAMPLE_ARGS, "--budget", "500", "--prior", "0.5", "-q", "-o", str(out)]
@@ -839,7 +839,7 @@ def test_plan_existing_output_needs_force(
 def test_plan_decision_objective(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--objective decision with --threshold reaches next_batch (two proper classes plus
     can't-solve: the exact decision route)."""
-    from ambppl.planning import next_batch
+    from ambppl.analysis.planning import next_batch
 
     counts = np.array([[10, 10, 2], [40, 0, 0], [9, 2, 0], [3, 1, 1], [0, 5, 5]])
     np.save(tmp_path / "counts.npy", counts)
@@ -896,7 +896,7 @@ def test_validate_a_file_runs_the_checks_that_apply(
 def test_validate_exit_1_on_model_misfit(capsys: pytest.CaptureFixture[str]) -> None:
     # The weather tweets are far from the flat prior's population (mixed predictive check):
     # mean can't-solve share 0.10 in the data against 0.2 under Dirichlet(1).
-    from ambppl.data import example_path
+    from ambppl.data.readers import example_path
 
     path = str(example_path("weather_sentiment"))
     assert main(["validate", path, "--cant-solve", "I can't tell", *FAST]) == 1
@@ -937,8 +937,8 @@ def long_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     """A catalog with one toy model of answers; its NUTS route records what it was given."""
     import importlib
 
-    fit_module = importlib.import_module("ambppl.fit")
-    from ambppl.catalog import ENV_VAR
+    fit_module = importlib.import_module("ambppl.inference.fitting")
+    from ambppl.inference.catalog import ENV_VAR
 
     folder = tmp_path / "catalog"
     write_long_model(folder)

@@ -291,7 +291,7 @@ def test_force_keeps_the_mode_of_a_replaced_dataset(tmp_path: Path) -> None:
 SLOW_WRITER = """
 import os, sys, time
 from pathlib import Path
-import ambppl._streaming as streaming
+import ambppl.data.lazy as streaming
 import ambppl.cli as cli
 
 write_part = streaming.write_part

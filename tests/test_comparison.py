@@ -9,13 +9,13 @@ import pytest
 import xarray as xr
 
 import ambppl
-from ambppl.modeling import log_likelihood
+from ambppl.inference.modeling import log_likelihood
 
 
 @pytest.fixture(scope="module")
 def counts():
     return ambppl.read_annotations(
-        ambppl.data.example_path("weather_sentiment"), cant_solve="I can't tell"
+        ambppl.data.readers.example_path("weather_sentiment"), cant_solve="I can't tell"
     )
 
 
@@ -36,7 +36,7 @@ def learned(counts):
 
 def test_fixed_prior_loo_is_exact(flat_fits, counts):
     # A fixed prior learns nothing from other items: LOO density = log p(answers_i | prior),
-    # computed here from ambppl.modeling.log_likelihood (tested against scipy there).
+    # computed here from ambppl.inference.modeling.log_likelihood (tested against scipy there).
     elpd = ambppl.loo(flat_fits["beta=1"])
     expected = log_likelihood(counts.values, np.ones(5))
     np.testing.assert_allclose(elpd.elpd_i.values, expected, rtol=1e-12)

@@ -1,4 +1,4 @@
-"""Tests of ambppl.convergence: the worst parameters and the advice that fits the failure.
+"""Tests of ambppl.inference.convergence: the worst parameters and the advice that fits the failure.
 
 Draws are fabricated (no sampler): independent normal draws meet the standard; an AR(1)
 chain with autocorrelation 0.99 has an ESS of about N (1 - 0.99) / (1 + 0.99) ~ N / 200
@@ -16,8 +16,7 @@ import pytest
 import xarray as xr
 
 from ambppl import cli
-from ambppl._diagnostics import diagnose
-from ambppl.convergence import (
+from ambppl.inference.convergence import (
     CONVERGENCE,
     ConvergenceWarning,
     check_convergence,
@@ -25,6 +24,7 @@ from ambppl.convergence import (
     convergence_message,
     worst_parameters,
 )
+from ambppl.inference.diagnostics import diagnose
 
 
 def _ar1(rng: np.random.Generator, shape: tuple[int, ...], phi: float) -> np.ndarray:
@@ -221,7 +221,7 @@ def test_command_line_tune_and_target_accept_reach_the_sampler(
     method that runs no NUTS they are one error line naming them."""
     import importlib
 
-    fit_module = importlib.import_module("ambppl.fit")  # ambppl.fit is also the function
+    fit_module = importlib.import_module("ambppl.inference.fitting")  # ambppl.fit is also the function
     seen: dict = {}
 
     def fake_fit(data, **kwargs):

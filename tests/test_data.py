@@ -1,4 +1,4 @@
-"""Tests of ambppl.data: every source format, the conventions and every error message."""
+"""Tests of ambppl.data.readers: every source format, the conventions and every error message."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ambppl
-from ambppl.data import example_path, read_annotations, read_long
+from ambppl.data.readers import example_path, read_annotations, read_long
 
 CS = "I can't tell"
 

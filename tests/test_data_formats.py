@@ -1,4 +1,4 @@
-"""Reading the files users have (ambppl/data.py): headerless text files, comment lines, other
+"""Reading the files users have (ambppl/data/readers.py): headerless text files, comment lines, other
 separators, wide tables without a header line, zarr stores, and messages in the caller's words
 (Python keywords, or the ``ambppl`` command's options inside ``command_line_messages``)."""
 
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from ambppl.data import command_line_messages, read_annotations, read_long
+from ambppl.data.readers import command_line_messages, read_annotations, read_long
 
 
 @pytest.fixture
@@ -609,8 +609,7 @@ def test_count_csv_is_read_as_numbers(tmp_path):
 def test_parquet_count_errors_name_row_and_column(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from ambppl._streaming import open_lazy, read_counts
+    from ambppl.data.lazy import open_lazy, read_counts
 
     path = tmp_path / "c.parquet"
     pq.write_table(pa.table({"a": pa.array([1, None, 3], pa.int64()), "b": [1, 1, 1]}), path)

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ambppl.cli import main
-from ambppl.data import read_annotations
+from ambppl.data.readers import read_annotations
 
 #: Ids that pandas' number parsing used to merge or change ("007" and "7", "1e3" and "1000",
 #: "7.0"), NA-like ids, and ids that need quoting.
@@ -217,7 +217,7 @@ def _command_line(case: dict, path: Path, chunked: bool = False) -> list[str]:
         ]
     if "encoding" in options:
         argv += ["--encoding", options["encoding"]]
-    if chunked:  # counted by dask block by block (ambppl.scoring.count_long_in_chunks)
+    if chunked:  # counted by dask block by block (ambppl.analysis.scoring.count_long_in_chunks)
         return [
             "score",
             str(path),

@@ -1,4 +1,4 @@
-"""Tests for ambppl._decision: exact g(m), monotonicity, the approximations, bad input."""
+"""Tests for ambppl.analysis._decision: exact g(m), monotonicity, the approximations, bad input."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from scipy import integrate, stats
 
 from ambppl import ambiguity_posterior
-from ambppl._decision import (
+from ambppl.analysis._decision import (
     BETA_MONOTONE_SLACK,
     BETA_WORST_ERROR,
     NORMAL_WORST_ERROR,
@@ -28,7 +28,7 @@ def p_two_class(alpha: np.ndarray, t: float, measure: str, cant_solve: int | Non
     Reference: with can't-solve, ambppl.ambiguity_posterior(...).sf (tested against 50-digit
     mpmath in tests/test_exact.py). Without it, q_1 ~ Beta(a_1, a_2) and the measure is
     2 q_1 (1 - q_1) (amb), 4 q_1 (1 - q_1) (modified) or 1 - |2 q_1 - 1| (old) (definitions
-    in ambppl.measures): the Beta density integrated by scipy.integrate.quad over the set
+    in ambppl.maths.measures): the Beta density integrated by scipy.integrate.quad over the set
     where the measure exceeds t.
     """
     if cant_solve is not None:

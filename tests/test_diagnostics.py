@@ -1,4 +1,4 @@
-"""Tests of ambppl._diagnostics: vectorized R-hat and ESS equal to ArviZ's, scalar by scalar.
+"""Tests of ambppl.inference.diagnostics: vectorized R-hat and ESS equal to ArviZ's, scalar by scalar.
 
 The reference is ArviZ itself (``arviz.rhat`` and ``arviz.ess`` on DataArrays, arviz-stats
 1.3), on draws that exercise every branch: autocorrelated and anti-correlated chains,
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from ambppl import _diagnostics as diag
-from ambppl.convergence import check_convergence
+from ambppl.inference import diagnostics as diag
+from ambppl.inference.convergence import check_convergence
 
 RTOL = 1e-8
 

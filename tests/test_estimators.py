@@ -1,4 +1,4 @@
-"""Tests for ambppl.estimators: exact enumeration of all count vectors, identities, bad input."""
+"""Tests for ambppl.maths.estimators: exact enumeration of all count vectors, identities, bad input."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of ambppl.exact: the exact two-class posterior of ambiguity and its sampling route."""
+"""Tests of ambppl.maths.exact: the exact two-class posterior of ambiguity and its sampling route."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from _exact_laws import end_exponents, end_rate
 from scipy.integrate import IntegrationWarning, quad, tanhsinh
 
 from ambppl import amb, amb_modified, amb_old, ambiguity_posterior, dirichlet_mean, dirichlet_var
-from ambppl._exact_route import _old_moments
-from ambppl.exact import AmbiguityPosterior
+from ambppl.maths._exact_route import _old_moments
+from ambppl.maths.exact import AmbiguityPosterior
 
 REFERENCE = Path(__file__).parent / "reference" / "exact_reference.json"
 MEASURE_FN = {"amb": amb, "modified": amb_modified, "old": amb_old}
@@ -420,7 +420,7 @@ def test_one_quadrature_per_distinct_point_and_alpha(monkeypatch):
     pairs, not 40 (the documented cost of _pairwise); the values equal item-by-item ones."""
     import importlib
 
-    exact_module = importlib.import_module("ambppl.exact")
+    exact_module = importlib.import_module("ambppl.maths.exact")
     real = exact_module._exact_cdf_sf
     sizes = []
 
@@ -640,8 +640,8 @@ def test_values_do_not_move_when_the_quadrature_is_tightened(monkeypatch):
     accuracy claimed (pdf 1e-10 relative, cdf/sf 1e-12 absolute). Regression: a stopping
     rule that trusted error ~ diff**2 moved by 1.6e-7 (modified pdf, alpha = (2.5, 2.5,
     300)) and an underflowing absolute test by 4e-4 (alpha ~ 1e4)."""
-    import ambppl._exact_route as exact_mod
-    import ambppl._quadrature as quad_mod
+    import ambppl.maths._exact_route as exact_mod
+    import ambppl.maths._quadrature as quad_mod
 
     rng = np.random.default_rng(20261126)
     alphas = np.exp(rng.uniform(math.log(0.2), math.log(1e4), (12, 3)))
@@ -684,7 +684,7 @@ def test_cdf_in_a_forked_child_after_the_parent_used_its_threads():
     started it must get a pool of its own, not wait forever on the parent's dead threads."""
     import multiprocessing
 
-    from ambppl import _threads
+    from ambppl.internal import threads as _threads
 
     x = np.linspace(0.01, 0.99, 512)  # enough nodes for the threaded path
     parent = _child_cdf(x)
@@ -707,7 +707,7 @@ def test_finite_sum_beta_tails_match_mpmath(b, c):
     complements where those are >= 1e-2) against mpmath's regularized incomplete beta at
     30 digits: relative error <= 1e-13 wherever the sums are used (plus the rounding of
     a logarithm of size |log P|, for tails down to 1e-3000)."""
-    from ambppl._exact_kernels import _log_tail_integer
+    from ambppl.maths._exact_kernels import _log_tail_integer
 
     rng = np.random.default_rng(5)
     v = np.sort(np.concatenate([rng.uniform(0, 1, 20), 10.0 ** rng.uniform(-12, -1, 10)]))
@@ -737,8 +737,8 @@ def test_a_minor_piece_does_not_stop_on_an_early_level(monkeypatch):
     Reference: the same integral with 1000x tighter tolerances, more levels and no flank
     cuts (a different set of pieces); mpmath's own error estimate there is too large
     (6e-4) to serve."""
-    import ambppl._exact_route as exact_mod
-    import ambppl._quadrature as quad_mod
+    import ambppl.maths._exact_route as exact_mod
+    import ambppl.maths._quadrature as quad_mod
 
     alpha, a = (1176.4036, 2380.15006, 0.805504236), 0.3152102819233672
     got = float(ambiguity_posterior(alpha, "amb").logpdf(a))
@@ -753,9 +753,9 @@ def test_a_minor_piece_does_not_stop_on_an_early_level(monkeypatch):
 def test_far_tail_probes_skip_points_without_changing_the_cdf(monkeypatch):
     """One alpha on a fine grid: every TAIL_PROBE_STEP-th point of each tail is integrated
     first, and points further out than a probe whose tail is below TAIL_TINY are set to 0
-    (``ambppl._exact_route._exact_cdf_sf``). The result equals the same points taken eight
+    (``ambppl.maths._exact_route._exact_cdf_sf``). The result equals the same points taken eight
     at a time (too few to probe) to the CDF target, and the probes did skip points."""
-    import ambppl._exact_route as route
+    import ambppl.maths._exact_route as route
 
     integrated = []
     real = route._log_integral
@@ -780,7 +780,7 @@ def test_log_beta_constants_match_mpmath():
     mpmath's log Beta at 40 digits, including pairs where ``scipy.special.betaln`` is off by
     100-7300 ulps: (5, 300) gave every density of Dir(2.5, 2.5, 300) a 4.4e-13 relative
     error, the worst in the mpmath reference before it was fixed."""
-    from ambppl._exact_route import _betaln
+    from ambppl.maths._exact_route import _betaln
 
     rng = np.random.default_rng(11)
     pairs = np.exp(rng.uniform(math.log(0.2), math.log(3e4), (200, 2)))
@@ -843,7 +843,7 @@ def _amb_integrand_mp(alpha, a, dl, dr, above):
 @pytest.mark.parametrize("alpha", [(0.3, 2.7, 0.45), (1e4, 0.2, 0.5), (150.5, 20.25, 3.3),
                                    (1e4, 1e4, 1e4), (2.5, 2.5, 300.0)])
 def test_amb_integrand_at_single_nodes_matches_mpmath(alpha):
-    """The amb pdf integrands (``ambppl._exact_kernels.amb_above``/``amb_below``) node by
+    """The amb pdf integrands (``ambppl.maths._exact_kernels.amb_above``/``amb_below``) node by
     node, at distances from 1e-12 to 1 - 1e-12 of the interval, on both sides of 1/2, against
     mpmath: within 4 ulps of each logarithm times its exponent (|alpha_i - 1| |log t|, so
     that ``log(1 - x) ~ -x`` must be exact for tiny x), of the log normalizers and of
@@ -851,8 +851,8 @@ def test_amb_integrand_at_single_nodes_matches_mpmath(alpha):
     forms of ``1/2 -+ r``: ``log1p(2 r)`` where ``pi`` is near 0 or 1 was 1e4 times less
     accurate (it cost 1e-13 in the cdf of Dir(0.2, 1e4, 2.5) at 2.9e-4), and ``1/2 - r`` by
     subtraction loses all digits next to the end of the interval."""
-    from ambppl import _exact_kernels as kern
-    from ambppl._exact_route import _amb_params, _params
+    from ambppl.maths import _exact_kernels as kern
+    from ambppl.maths._exact_route import _amb_params, _params
 
     fracs = np.array([1e-12, 1e-6, 0.01, 0.3, 0.5, 0.7, 0.99, 1 - 1e-6, 1 - 1e-12])
     eps = np.finfo(float).eps
@@ -897,7 +897,7 @@ def test_equal_alphas_computed_once_give_each_items_values(rng, monkeypatch):
             getattr(post, name)(*args), getattr(alone, name)(*args)[index], rtol=1e-12, atol=0
         )
     # the HDI (root finding on quadratures, the slow part) is found once per distinct alpha
-    import ambppl.exact as exact_module
+    import ambppl.maths.exact as exact_module
 
     seen = []
 
@@ -953,8 +953,8 @@ def test_regularized_beta_in_parallel_chunks_is_betainc():
     chunking, not the function)."""
     import scipy.special as sc
 
-    from ambppl._exact_kernels import _ibeta
-    from ambppl._threads import MIN_CHUNK
+    from ambppl.internal.threads import MIN_CHUNK
+    from ambppl.maths._exact_kernels import _ibeta
 
     rng = np.random.default_rng(15)
     n = 2 * MIN_CHUNK + 123
@@ -970,7 +970,7 @@ def test_a_quadrature_that_misses_its_tolerance_says_which_one(monkeypatch):
     """Where the tanh-sinh quadrature reports no convergence, a RuntimeWarning names the pdf
     or the cdf quadrature and the first point (forced here by a quadrature that reports
     failure everywhere)."""
-    import ambppl._exact_route as route
+    import ambppl.maths._exact_route as route
 
     real = route.integrate_log
 
@@ -1096,7 +1096,7 @@ def test_a_narrow_peak_next_to_an_end_of_the_interval_is_cut():
     """A peak 20 of its widths from the end of the interval, but only 3.6e-4 of the
     interval away, was not cut at (EDGE) and went unseen: the lower tail of modified at
     (459.17, 2.21e5, 9.1917) at 1 - 1e-10 (the whole mass) came out as 1.7e-53."""
-    from ambppl._exact_route import _exact_cdf_sf
+    from ambppl.maths._exact_route import _exact_cdf_sf
 
     alpha = np.array([[459.17, 2.21e5, 9.1917]])
     cdf, _ = _exact_cdf_sf("modified", np.array([1.0 - 1e-10]), alpha, np.array([False]))
@@ -1133,7 +1133,7 @@ def test_the_expansion_at_zero_joins_the_quadrature(alpha, measure):
     quadrature's nodes would underflow: NaN at 1e-300 before); across SMALL_A both change
     like a power between the expansion's exponents (reference: _exact_laws.end_exponents,
     derived independently), and the cdf keeps rising down to 5e-324."""
-    from ambppl._exact_route import SMALL_A
+    from ambppl.maths._exact_route import SMALL_A
 
     post = ambiguity_posterior(alpha, measure)
     x = np.array([0.9 * SMALL_A, 1.1 * SMALL_A])

@@ -37,7 +37,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ambppl import ambiguity_posterior
-from ambppl._exact_route import EXACT_MAX_TERMS, PPF_ZTOL, exact_term_size
+from ambppl.maths._exact_route import EXACT_MAX_TERMS, PPF_ZTOL, exact_term_size
 
 MEASURES = st.sampled_from(["amb", "modified", "old"])
 TOL = 2e-10

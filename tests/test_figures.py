@@ -1,11 +1,11 @@
-"""Tests of ambppl.figures (the paper's posterior figure)."""
+"""Tests of ambppl.report.plots (the paper's posterior figure)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ambppl.figures import plot_posterior_comparison
+from ambppl.report.plots import plot_posterior_comparison
 
 
 def test_posterior_comparison_has_nine_panels_with_finite_curves():

@@ -1,4 +1,4 @@
-"""``ambppl.fit``: exact conjugate draws, NUTS, one result layout, and every error message.
+"""``ambppl.inference.fitting``: exact conjugate draws, NUTS, one result layout, and every error message.
 
 Monte Carlo tolerances are 5 standard errors computed from the samples themselves (for
 exact draws, which are independent, se = sd / sqrt(n); for NUTS, ArviZ's MCSE).
@@ -18,10 +18,10 @@ import xarray as xr
 from conftest import write_long_model
 
 import ambppl
-from ambppl.catalog import ENV_VAR, get_model
+from ambppl.inference.catalog import ENV_VAR, get_model
 
-# ``ambppl.fit`` is the function (it shadows its module); the module is needed for patching.
-fit_module = importlib.import_module("ambppl.fit")
+# ``ambppl.inference.fitting`` is the function (it shadows its module); the module is needed for patching.
+fit_module = importlib.import_module("ambppl.inference.fitting")
 
 MEASURE_FUNCS = {
     "amb": ambppl.amb,
@@ -167,7 +167,7 @@ def test_same_seed_same_draws(small_counts):
 
 def _measures_second_formula(q):
     """The four measures of q = (q_+, q_-, q_cs) by formulas of their own (C = 2, not the
-    ambppl.measures code): with V = q_+ + q_- and D = |q_+ - q_-| / V, amb = 1 - V (1 + D^2) / 2
+    ambppl.maths.measures code): with V = q_+ + q_- and D = |q_+ - q_-| / V, amb = 1 - V (1 + D^2) / 2
     (paper eq. def_amb_final), modified = 2 amb - q_cs = 1 - V D^2 (eq. rel_mod_unmod),
     old = 1 - V D (section 2.3) and entropy = -sum q log q / log 3."""
     v = q[..., 0] + q[..., 1]
@@ -213,9 +213,9 @@ def test_q_moments_match_the_dirichlet_posterior(exact_fit, small_counts):
 def test_measure_moments_match_dirichlet_mean_and_var(
     exact_fit, small_counts, measure, name, has_var
 ):
-    # Reference: the closed forms of ambppl.moments (helper A; paper section 3.2), which
+    # Reference: the closed forms of ambppl.maths.moments (helper A; paper section 3.2), which
     # have no variance for amb_old and entropy.
-    from ambppl.moments import dirichlet_mean, dirichlet_var
+    from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 
     alpha = small_counts.values + 1.0
     draws = exact_fit["posterior"][name].values.reshape(-1, 3)
@@ -357,7 +357,7 @@ def test_long_frame_with_column_names():
 
 
 def test_bundled_example_path():
-    from ambppl.data import example_path
+    from ambppl.data.readers import example_path
 
     result = ambppl.fit(
         example_path("weather_sentiment"), cant_solve="I can't tell", draws=20, chains=1
@@ -550,8 +550,8 @@ def test_missing_nuts_sampler_package(small_counts, monkeypatch):
 
 def test_the_model_names_its_default_sampler(monkeypatch):
     """A model's info record ``sampler`` is used for method="nuts" when it is installed."""
-    from ambppl.catalog import get_model
-    from ambppl.fit import _default_sampler
+    from ambppl.inference.catalog import get_model
+    from ambppl.inference.fitting import _default_sampler
 
     entry = get_model("rater_effects")
     assert entry.info["sampler"] == "nutpie"
@@ -570,7 +570,7 @@ def test_fit_hands_the_default_sampler_to_the_nuts_route(monkeypatch):
     """fit(method="nuts") of a model whose info record names a sampler (rater_effects:
     nutpie) passes that sampler to the NUTS route (the route is replaced by a recorder: no
     compile)."""
-    fit_module = importlib.import_module("ambppl.fit")
+    fit_module = importlib.import_module("ambppl.inference.fitting")
     seen = {}
 
     class Recorded(Exception):
@@ -597,7 +597,7 @@ def test_threaded_samplers_get_one_core_per_chain(small_counts, monkeypatch):
 
     import pymc as pm
 
-    fit_module = importlib.import_module("ambppl.fit")
+    fit_module = importlib.import_module("ambppl.inference.fitting")
     seen = {}
 
     def fake_sample(**kwargs):
@@ -623,7 +623,7 @@ def test_threaded_samplers_get_one_core_per_chain(small_counts, monkeypatch):
 def test_usable_cpus_is_the_affinity_mask():
     import os
 
-    from ambppl.fit import usable_cpus
+    from ambppl.inference.fitting import usable_cpus
 
     expected = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     assert usable_cpus() == expected >= 1
@@ -750,14 +750,14 @@ def test_long_models_get_one_row_per_answer(tmp_path, monkeypatch):
 
 
 def test_fit_refuses_draws_that_do_not_fit_in_memory(small_counts, monkeypatch):
-    """The check counts the fit's peak (ambppl.fit.memory_needed: the stored draws plus the
+    """The check counts the fit's peak (ambppl.inference.fitting.memory_needed: the stored draws plus the
     sampler's working chunks), against 80% of the memory available; it used to count the
     stored draws only (9600 bytes here) against all of it."""
     import importlib
     import math
 
-    fit_module = importlib.import_module("ambppl.fit")
-    from ambppl._limits import MEMORY_FRACTION
+    fit_module = importlib.import_module("ambppl.inference.fitting")
+    from ambppl.internal.limits import MEMORY_FRACTION
 
     peak, stored = fit_module.memory_needed(2, 100, 3, 3, ["amb"], True)
     # 2 chains x 100 draws x 3 items x 8 bytes of amb; the log likelihood of a fixed prior
@@ -781,7 +781,7 @@ def test_memory_refusal_states_the_sizes(small_counts, monkeypatch):
     224.0 MiB; 2**26 bytes = 64 MiB available, 80% of it 51.2 MiB allowed."""
     import importlib
 
-    fit_module = importlib.import_module("ambppl.fit")
+    fit_module = importlib.import_module("ambppl.inference.fitting")
     monkeypatch.setattr(fit_module, "available_memory", lambda: 2**26)
     with pytest.raises(ValueError, match=r"need about 224\.0 MiB .* store 96\.0 MiB .* more than "
                        r"the 51\.2 MiB allowed \(80% of the 64\.0 MiB available\)"):
@@ -800,7 +800,7 @@ def test_attributes_netcdf_cannot_store_are_converted(small_counts, tmp_path):
     was lost."""
     import importlib
 
-    fit_module = importlib.import_module("ambppl.fit")
+    fit_module = importlib.import_module("ambppl.inference.fitting")
     result = ambppl.fit(small_counts, draws=5, chains=1, var_names=["amb"], random_seed=1)
     result.attrs.update(
         {"flag": True, "np_flag": np.bool_(False), "record": {"a": 1, "b": None},
@@ -820,5 +820,5 @@ def test_attributes_netcdf_cannot_store_are_converted(small_counts, tmp_path):
 def test_available_memory_reads_the_system():
     import importlib
 
-    have = importlib.import_module("ambppl.fit").available_memory()
+    have = importlib.import_module("ambppl.inference.fitting").available_memory()
     assert have is None or 2**20 < have < 2**50  # between a MiB and a PiB

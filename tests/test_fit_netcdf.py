@@ -1,5 +1,5 @@
 """A fit saves with ``result.to_netcdf(path)`` (h5netcdf, a core dependency) and reloads with
-``xarray.open_datatree(path)`` into ``ambppl.summarize`` and the HTML report (ambppl/fit.py
+``xarray.open_datatree(path)`` into ``ambppl.summarize`` and the HTML report (ambppl/inference/fitting.py
 writes only attributes netCDF can store)."""
 
 from __future__ import annotations

@@ -22,17 +22,17 @@ from hypothesis import strategies as st
 from scipy.stats import betabinom
 
 import ambppl
-from ambppl import planning
-from ambppl._decision import expected_correct_decision
-from ambppl.cli import main
-from ambppl.planning import (
+from ambppl.analysis import planning
+from ambppl.analysis._decision import expected_correct_decision
+from ambppl.analysis.planning import (
     answers_needed,
     expected_posterior_sd,
     expected_posterior_var,
     next_batch,
 )
+from ambppl.cli import main
 
-fit_module = importlib.import_module("ambppl.fit")
+fit_module = importlib.import_module("ambppl.inference.fitting")
 
 #: Items with proper answers (b > 2: the closed form of the can't-solve sum is accurate at
 #: large m) and items answered only "can't solve" (b = 2 prior: it is not, below m ~ 10^8).
@@ -62,7 +62,7 @@ def write_answers(path: Path, counts: np.ndarray, labels: list[str]) -> Path:
 # ------------------------------------------------------------------- the can't-solve sum
 def exact_inverse_moment(b: float, a_cs: float, m: int) -> float:
     """E 1/(N + b + 1) for N ~ BetaBinomial(m, b, a_cs), by summing scipy's pmf (the
-    reference of the bracket of ambppl.planning._inverse_u)."""
+    reference of the bracket of ambppl.analysis.planning._inverse_u)."""
     n = np.arange(m + 1)
     return float(np.sum(betabinom.pmf(n, m, b, a_cs) / (n + b + 1.0)))
 
@@ -293,14 +293,14 @@ def test_many_categories_refused_early_with_the_reason(tmp_path, capsys, monkeyp
 
 
 def test_approximation_skipped_beyond_its_map(monkeypatch):
-    """The accuracy map of ambppl.approx covers K <= 20: beyond, no row is trusted, so the
+    """The accuracy map of ambppl.maths.approx covers K <= 20: beyond, no row is trusted, so the
     moments (56 s for 8673 categories) are not computed at all."""
-    import ambppl.approx
+    import ambppl.maths.approx
 
     def fail(*args, **kwargs):
         raise AssertionError("approximate_distribution called beyond the map")
 
-    monkeypatch.setattr(ambppl.approx, "approximate_distribution", fail)
+    monkeypatch.setattr(ambppl.maths.approx, "approximate_distribution", fail)
     counts = many_labels(5, 25, seed=5)
     table = ambppl.score(counts, random_seed=1)
     assert np.all(table["draws"] > 0) and np.all(table["approx_error"] == 0)
@@ -332,7 +332,7 @@ def test_sampling_n_draws_refused_up_front(monkeypatch):
     with pytest.raises(ValueError, match=r"^n_draws=1e\+12 for 1 distinct alpha row\(s\) of 4 "
                        r"categories .* would need about .* of memory.*pass a smaller n_draws"):
         ambppl.ambiguity_posterior([1.0, 2.0, 3.0, 4.0], n_draws=10**12)
-    monkeypatch.setattr("ambppl._limits.available_memory", lambda: None)  # memory unknown
+    monkeypatch.setattr("ambppl.internal.limits.available_memory", lambda: None)  # memory unknown
     with pytest.raises(ValueError, match=r"^n_draws=1e\+12 .* would take about"):
         ambppl.ambiguity_posterior([1.0, 2.0, 3.0, 4.0], n_draws=10**12)
 
@@ -343,7 +343,7 @@ def test_sampling_n_draws_refused_up_front(monkeypatch):
 )
 def test_fit_memory_estimate_against_the_measured_peak(monkeypatch, n_items, draws, var_names,
                                                        n_cat):
-    """ambppl.fit.memory_needed against tracemalloc's peak of the exact route (numpy reports
+    """ambppl.inference.fitting.memory_needed against tracemalloc's peak of the exact route (numpy reports
     its allocations to tracemalloc), working chunks of 1 MiB so that the draws dominate:
     measured 65.8 / 218.6 / 80.5 MiB, estimated 0-0.4% above."""
     monkeypatch.setattr(fit_module, "CHUNK_BYTES", 2**20)

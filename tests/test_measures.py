@@ -1,4 +1,4 @@
-"""Tests for ambppl.measures: the paper's tables, properties, backends and bad input."""
+"""Tests for ambppl.maths.measures: the paper's tables, properties, backends and bad input."""
 
 from __future__ import annotations
 
@@ -224,7 +224,7 @@ def test_measures_tuple_matches_functions():
 
 def test_evaluate_names_the_measure_argument():
     """evaluate(name, q) refuses an unknown name with a message naming the argument."""
-    from ambppl.measures import evaluate
+    from ambppl.maths.measures import evaluate
 
     with pytest.raises(ValueError, match=r"^measure must be one of 'amb', .* but got 'gini'"):
         evaluate("gini", [0.5, 0.5, 0.0])

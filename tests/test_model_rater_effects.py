@@ -11,8 +11,8 @@ from scipy.special import log_softmax, softmax
 from scipy.stats import halfnorm, norm
 
 import ambppl
-from ambppl.catalog import get_model
-from ambppl.data import read_long
+from ambppl.data.readers import read_long
+from ambppl.inference.catalog import get_model
 
 CATEGORIES = ["pos", "neg", "neutral", "unused", "?"]
 
@@ -72,7 +72,7 @@ def nuts_settings(monkeypatch):
     """Replace fit's NUTS route by one that records the job's settings and stops."""
     import importlib
 
-    fit_module = importlib.import_module("ambppl.fit")
+    fit_module = importlib.import_module("ambppl.inference.fitting")
     seen = {}
 
     def record(job):
@@ -185,7 +185,7 @@ def _unanimous_frame(n_items: int, split_item: bool) -> pd.DataFrame:
 
 
 def test_a_design_where_every_item_agrees_is_named_before_sampling():
-    from ambppl.convergence import ConvergenceWarning
+    from ambppl.inference.convergence import ConvergenceWarning
 
     build = get_model("rater_effects").build
     with pytest.warns(ConvergenceWarning, match=r"agree on every one of the 10 items.*count"):

@@ -1,4 +1,4 @@
-"""``ambppl.modeling``: the building blocks of model files, against independent formulas."""
+"""``ambppl.inference.modeling``: the building blocks of model files, against independent formulas."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import scipy.stats as st
 import xarray as xr
 from scipy.special import gammaln
 
-from ambppl.modeling import (
+from ambppl.inference.modeling import (
     add_annotation_data,
     add_measures,
     count_statistics,
@@ -170,7 +170,7 @@ def _excess_mpmath(a: float, c: int):
 
 
 def test_log_pochhammer_excess_against_mpmath_from_1e_minus_3_to_1e300():
-    from ambppl.modeling import log_pochhammer_excess
+    from ambppl.inference.modeling import log_pochhammer_excess
 
     a = np.logspace(-3, 300, 41)
     c = np.array([0, 1, 2, 3, 7, 40, 300, 2000])
@@ -187,7 +187,7 @@ def test_log_pochhammer_excess_against_mpmath_from_1e_minus_3_to_1e300():
 
 def test_log_pochhammer_excess_regimes_meet_continuously():
     # on both sides of each switch the three formulas agree with the mpmath value
-    from ambppl.modeling import SERIES_RATIO, STIRLING_FROM, log_pochhammer_excess
+    from ambppl.inference.modeling import SERIES_RATIO, STIRLING_FROM, log_pochhammer_excess
 
     for a, c in ((STIRLING_FROM, 5), (5 / SERIES_RATIO, 5), (50 / SERIES_RATIO, 50)):
         for x in (np.nextafter(a, 0.0), a, np.nextafter(a, np.inf)):

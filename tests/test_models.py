@@ -15,7 +15,7 @@ import scipy.stats as st
 import xarray as xr
 
 import ambppl
-from ambppl.catalog import _load_module, get_model
+from ambppl.inference.catalog import _load_module, get_model
 
 COUNTS = np.array([[3, 1, 1], [0, 5, 0], [2, 2, 1], [0, 0, 0]])
 
@@ -148,7 +148,7 @@ def test_bad_counts(entry):
 
 def _log_dm(counts: np.ndarray, a: np.ndarray) -> np.ndarray:
     """log p(answer sequence | a): scipy's Dirichlet-multinomial pmf minus the log multinomial
-    coefficient (an independent route to ambppl.modeling's likelihood)."""
+    coefficient (an independent route to ambppl.inference.modeling's likelihood)."""
     from scipy.special import gammaln
 
     n = counts.sum(axis=-1)
@@ -263,7 +263,7 @@ def test_empirical_bayes_warns_at_a_bound(hier):
 
 def test_empirical_bayes_fit_has_constant_hyperparameters_and_closed_forms():
     counts = ambppl.read_annotations(
-        ambppl.data.example_path("weather_sentiment"), cant_solve="I can't tell"
+        ambppl.data.readers.example_path("weather_sentiment"), cant_solve="I can't tell"
     )
     result = ambppl.fit(
         counts,

@@ -1,4 +1,4 @@
-"""Tests for ambppl.moments: exact references, Monte Carlo, stability, batches, bad input."""
+"""Tests for ambppl.maths.moments: exact references, Monte Carlo, stability, batches, bad input."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import ambppl
 from ambppl import dirichlet_mean, dirichlet_var
-from ambppl.measures import amb, amb_modified, amb_old, normalized_entropy
+from ambppl.maths.measures import amb, amb_modified, amb_old, normalized_entropy
 
 REFERENCE = Path(__file__).parent / "reference" / "moments_reference.json"
 REL_TOL = 1e-10  # the stability requirement: relative error against exact arithmetic
@@ -34,7 +34,7 @@ def exact_amb_moments(alpha, cant_solve=True):
     Uses the paper's printed final forms (eqs. expr_amb_final, expr_amb_var_final =
     R + (S - 1)(1 - E)^2, rel_mod_unmod, var_amb_tilde with expr_amb_mod_var), which are
     right in exact arithmetic (ERRATA header) and independent of the rearranged forms in
-    ambppl.moments. ``Fraction(float)`` is exact, so these are the exact moments of the
+    ambppl.maths.moments. ``Fraction(float)`` is exact, so these are the exact moments of the
     float inputs. The modified entries are None with fewer than 2 proper categories.
     """
     a = [Fraction(float(x)) for x in alpha]
@@ -184,8 +184,8 @@ def test_a_prior_must_sum_to_at_most_1e300():
     (the Dirichlet draws divided by an infinite sum); the true mean is 2/3. Refused now, in
     the option's words on the command line; 3e299 (total 9e299) and 1e-300 are computed,
     their closed forms equal to exact fractions (exact_amb_moments)."""
-    from ambppl.data import command_line_messages
-    from ambppl.estimators import estimate
+    from ambppl.data.readers import command_line_messages
+    from ambppl.maths.estimators import estimate
 
     counts = np.array([[1, 1, 1], [2, 0, 0]])
     kwargs = {"categories": ["x", "y", "z"], "cant_solve": None, "random_seed": 1}
@@ -448,7 +448,7 @@ def _rising(x, n):
 def enumerated_moments(alpha, measure, has_cs, order=4, exact=True):
     """(mean, central moments mu_0..mu_order) of the measure by explicit enumeration.
 
-    Independent of ambppl._higher_moments: E[S^m] expands (sum_k p_k^2)^m over all
+    Independent of ambppl.maths._higher_moments: E[S^m] expands (sum_k p_k^2)^m over all
     compositions n of m (multinomial coefficients) with the Dirichlet moments
     E[prod p_k^{2 n_k}] = prod (a_k)_{2 n_k} / (A)_{2m}; E[(1-u)^m] = (A)_m / (alpha_0)_m;
     then amb = 1 - (1-u) S or modified = 1 - (1-u)(C S - 1)/(C - 1) expanded binomially and
@@ -561,7 +561,7 @@ def test_dirichlet_moments_first_two_match_dirichlet_mean_and_var():
 
 
 def test_dirichlet_moments_skewness_kurtosis_against_monte_carlo():
-    # reference: 400,000 exact Dirichlet draws through ambppl.measures; 5 standard errors
+    # reference: 400,000 exact Dirichlet draws through ambppl.maths.measures; 5 standard errors
     # (the standard errors of the sample skewness and kurtosis estimated by batches)
     for alpha, cant_solve in [((3.0, 1.0, 0.5, 1.0), -1), ((6.0, 2.0, 2.0), None)]:
         rng = np.random.default_rng(99)

@@ -1,4 +1,4 @@
-"""Tests for ambppl.planning: enumeration, limits, simulation, batches, bad input."""
+"""Tests for ambppl.analysis.planning: enumeration, limits, simulation, batches, bad input."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import xarray as xr
 from scipy.stats import dirichlet_multinomial, norm
 
 from ambppl import dirichlet_var
-from ambppl.planning import (
+from ambppl.analysis.planning import (
     answers_needed,
     expected_posterior_sd,
     expected_posterior_var,
@@ -128,7 +128,7 @@ def delta_method_limit(alpha, cant_solve, measure, draws, rng):
     Reference: for large data the posterior variance is the delta-method variance
     g(q)^T (diag(q) - q q^T) g(q) / m (asymptotic normality of the posterior), g the
     gradient of the measure; averaged over q ~ Dirichlet(alpha). Independent of the
-    closed form in ambppl.planning.
+    closed form in ambppl.analysis.planning.
     """
     q = rng.dirichlet(alpha, size=draws)
     k = alpha.size
@@ -745,10 +745,10 @@ def test_learned_prior_errors(func, tree_kw, counts, kw, exc, match):
 
 def test_next_batch_decision_objective_brute_force():
     """objective="decision": the expected number of wrong threshold decisions, sum of
-    1 - g_i(m_i) (g from ambppl._decision, exact for two proper classes), against brute force
+    1 - g_i(m_i) (g from ambppl.analysis._decision, exact for two proper classes), against brute force
     over every allocation: the hull greedy's total lies within the gap of its one partially
     filled run, and it is optimal where that gap is 0."""
-    from ambppl._decision import expected_correct_decision
+    from ambppl.analysis._decision import expected_correct_decision
 
     rng = np.random.default_rng(23)
     optimal = cases = 0
@@ -788,7 +788,7 @@ def test_next_batch_decision_goes_to_open_decisions():
 
 def test_next_batch_decision_with_repeated_count_vectors():
     # equal rows share one memoized curve; the allocation is still the brute-force optimum
-    from ambppl._decision import expected_correct_decision
+    from ambppl.analysis._decision import expected_correct_decision
 
     counts = np.array([[9, 2, 0], [40, 0, 0], [9, 2, 0]])
     table = np.array(

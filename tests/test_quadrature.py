@@ -1,4 +1,4 @@
-"""Tests of ambppl._quadrature: tanh-sinh with step halving on log-integrands.
+"""Tests of ambppl.maths._quadrature: tanh-sinh with step halving on log-integrands.
 
 Every integral here has a closed form, so the references are exact: Beta densities
 integrate to 1 (normalizer from mpmath) and Gaussians to 1 (their mass beyond the
@@ -13,7 +13,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from ambppl import _quadrature as quad
+from ambppl.maths import _quadrature as quad
 
 
 def _log_beta_density(p, dl, dr):

@@ -20,8 +20,8 @@ from scipy.special import log_softmax, logsumexp
 from scipy.stats import norm
 
 import ambppl
-from ambppl.catalog import get_model
-from ambppl.data import read_annotations, read_long
+from ambppl.data.readers import read_annotations, read_long
+from ambppl.inference.catalog import get_model
 
 DIMS = {
     "mu": ("chain", "draw", "category"),
@@ -192,7 +192,7 @@ def test_sequence_probabilities_sum_to_one(module):
     """exp(value) is the probability of the answer *sequence* (no multinomial coefficient):
     over the 3^2 label sequences of two fixed raters it sums to 1, as for
     dirichlet_categorical's log likelihood."""
-    from ambppl.modeling import log_likelihood as dirichlet_ll
+    from ambppl.inference.modeling import log_likelihood as dirichlet_ll
 
     cats = ["x", "y", "z"]
     rows = []

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import ambppl
-from ambppl.catalog import get_model
+from ambppl.inference.catalog import get_model
 
 CATEGORIES = ["a", "b", "c", "?"]
 N_ITEMS, N_RATERS, PER_ITEM = 60, 15, 10

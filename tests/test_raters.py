@@ -1,4 +1,4 @@
-"""``ambppl.summarize(result, level="rater")`` (ambppl/raters.py) on hand-made posteriors."""
+"""``ambppl.summarize(result, level="rater")`` (ambppl/analysis/raters.py) on hand-made posteriors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import xarray as xr
 
 import ambppl
-from ambppl.raters import RATER_COLUMNS, summarize_raters
+from ambppl.analysis.raters import RATER_COLUMNS, summarize_raters
 
 CATS = ["a", "b", "c", "cs"]
 

@@ -11,10 +11,10 @@ import pytest
 import xarray as xr
 from conftest import REPORT_SECTIONS
 
-from ambppl.fit import ConvergenceWarning, fit
+from ambppl.analysis.summary import rank, summarize
+from ambppl.inference.fitting import ConvergenceWarning, fit
 from ambppl.report import render_report, writer
 from ambppl.report.figures import plain
-from ambppl.summary import rank, summarize
 
 #: Hostile strings a user's data may contain: each must reach the page as text only.
 EVIL_LABEL = "<script>alert(1)</script>"
@@ -166,7 +166,7 @@ def test_agreement_without_closed_form(result: xr.DataTree) -> None:
 
 
 def test_prior_sensitivity_matches_closed_form(result: xr.DataTree) -> None:
-    from ambppl.moments import dirichlet_mean, dirichlet_var
+    from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 
     table = rank(summarize(result))
     sens = writer._sensitivity(
@@ -293,7 +293,7 @@ def test_model_without_fixed_or_learned_prior(
     import json
     import shutil
 
-    from ambppl.catalog import get_model
+    from ambppl.inference.catalog import get_model
 
     entry = get_model("dirichlet_categorical")
     shutil.copy(entry.path, tmp_path / "nuts_only.py")
@@ -441,7 +441,7 @@ def test_learned_prior_numbers(learned_result: xr.DataTree) -> None:
     closed forms."""
     import arviz as az
 
-    from ambppl.moments import dirichlet_mean, dirichlet_var
+    from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 
     table = rank(summarize(learned_result, hdi_prob=0.9))
     out = writer._learned_prior(
@@ -479,7 +479,7 @@ def test_learned_prior_numbers(learned_result: xr.DataTree) -> None:
 
 
 def test_learned_prior_sensitivity(learned_result: xr.DataTree) -> None:
-    from ambppl.moments import dirichlet_mean, dirichlet_var
+    from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 
     table = rank(summarize(learned_result))
     sens = writer._sensitivity(
@@ -804,7 +804,7 @@ def test_unconverged_fit_says_so_first(learned_result: xr.DataTree, learned_page
     estimates says they come from an unconverged fit."""
     import json
 
-    from ambppl.convergence import convergence_advice
+    from ambppl.inference.convergence import convergence_advice
 
     page = learned_page
     record = json.loads(learned_result.attrs["convergence"])
@@ -907,7 +907,7 @@ def test_rater_section_without_cant_solve_ranks_by_label_bias(result: xr.DataTre
     favoured label, the label bias (summarize_raters) and its HDI; no empty odds columns."""
     import arviz as az
 
-    from ambppl.raters import summarize_raters
+    from ambppl.analysis.raters import summarize_raters
 
     tree = _without_cant_solve(_rater_tree(result))
     page = render_report(tree, top=2, random_seed=1)

@@ -10,11 +10,11 @@ import pytest
 import xarray as xr
 from conftest import REPORT_SECTIONS
 
+from ambppl.analysis.scoring import score
+from ambppl.analysis.summary import rank
 from ambppl.cli import main
 from ambppl.report import score_report
 from ambppl.report.scored import checked_items
-from ambppl.scoring import score
-from ambppl.summary import rank
 
 P = np.array([0.4, 0.3, 0.2, 0.1])
 

@@ -11,8 +11,8 @@ import pytest
 import xarray as xr
 
 import ambppl
-import ambppl.scoring as scoring
-from ambppl.scoring import SCORE_COLUMNS, draws_needed
+import ambppl.analysis.scoring as scoring
+from ambppl.analysis.scoring import SCORE_COLUMNS, draws_needed
 
 
 def _counts(values: np.ndarray, categories=("yes", "no", "cs")) -> xr.DataArray:
@@ -125,7 +125,7 @@ def test_draws_needed_meets_the_bound_for_the_pilot_value(p):
 def test_same_seed_same_table_whatever_the_threads(three_class, monkeypatch):
     counts, _, _ = three_class
     one = ambppl.score(counts, random_seed=9)
-    monkeypatch.setattr(importlib.import_module("ambppl.fit"), "usable_cpus", lambda: 1)
+    monkeypatch.setattr(importlib.import_module("ambppl.inference.fitting"), "usable_cpus", lambda: 1)
     pd.testing.assert_frame_equal(ambppl.score(counts, random_seed=9), one)
     assert not ambppl.score(counts, random_seed=10).equals(one)
 
@@ -235,7 +235,7 @@ def test_lazy_route_refuses_what_it_cannot_do(big_counts, tmp_path):
 
 
 def test_unique_rows_merge_and_keys_against_numpy():
-    from ambppl._streaming import Lookup, merge_unique, radix, unique_rows
+    from ambppl.data.lazy import Lookup, merge_unique, radix, unique_rows
 
     rng = np.random.default_rng(8)
     blocks = [rng.integers(0, 4, size=(500, 4)) for _ in range(3)]

@@ -106,7 +106,7 @@ def _two_class(values):
 @pytest.fixture(scope="module")
 def alike_and_spread():
     """Two data sets of 400 items x 5 answers: every item from ONE q = (0.3, 0.7) (no
-    over-dispersion: the likelihood of kappa levels off, kappa -> inf is as good as any
+    over-dispersion: the likelihood of kappa levels off, kappa -> inf is as any
     large value), and q_i ~ Beta(1, 1) (kappa = 2 pinned down)."""
     rng = np.random.default_rng(20261127)
     alike = rng.multinomial(5, [0.3, 0.7], size=400)

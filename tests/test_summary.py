@@ -11,7 +11,7 @@ import pytest
 import xarray as xr
 
 import ambppl
-from ambppl.summary import COLUMNS
+from ambppl.analysis.summary import COLUMNS
 
 SAMPLE = ("chain", "draw")
 
@@ -123,7 +123,7 @@ def test_other_measures(exact_fit, small_counts, measure, variable, has_var):
     np.testing.assert_allclose(table["p_above"], (draws > 0.7).mean(SAMPLE), rtol=1e-12)
     assert table.attrs["hdi_prob"] == 0.5 and table.attrs["threshold"] == 0.7
     assert np.all(np.isfinite(table["exact_mean"]))
-    # No closed-form variance for amb_old and entropy in ambppl.moments: documented NaN.
+    # No closed-form variance for amb_old and entropy in ambppl.maths.moments: documented NaN.
     assert np.all(np.isfinite(table["exact_sd"])) == has_var
     assert np.all(np.isnan(table["exact_sd"])) != has_var
 
@@ -236,7 +236,7 @@ def test_nuts_adds_ess_and_rhat(nuts_fit):
 
 
 def test_mcmc_diagnostics_are_arviz_vectorized(exact_fit):
-    """summarize's ess_bulk and r_hat (ambppl._diagnostics, vectorized over items) equal
+    """summarize's ess_bulk and r_hat (ambppl.inference.diagnostics, vectorized over items) equal
     ArviZ's per-item arviz.ess / arviz.rhat to rounding on autocorrelated draws whose chains
     disagree a little, and are NaN (as ArviZ's) for an item with a NaN draw."""
     import arviz as az
@@ -328,7 +328,7 @@ def test_summarize_counts_shares_draws_between_equal_count_vectors(small_counts,
     # up to Monte Carlo error and the same layout.
     again = ambppl.summarize_counts(counts, draws=6000, random_seed=3)
     pd.testing.assert_frame_equal(table, again)
-    monkeypatch.setattr(importlib.import_module("ambppl.summary"), "BATCH_BYTES", 1)
+    monkeypatch.setattr(importlib.import_module("ambppl.analysis.summary"), "BATCH_BYTES", 1)
     batched = ambppl.summarize_counts(counts, draws=6000, random_seed=4)
     assert batched.index.tolist() == list("uvwxyz")
     assert np.all(

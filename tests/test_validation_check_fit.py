@@ -13,7 +13,7 @@ import xarray as xr
 
 import ambppl
 from ambppl.cli import main
-from ambppl.data import example_path
+from ambppl.data.readers import example_path
 from ambppl.validation import FitCheck, check_fit, check_predictive
 from ambppl.validation._result import holm
 from ambppl.validation.fit_check import MEANINGS, _holm_levels

@@ -11,7 +11,7 @@ import xarray as xr
 from scipy.stats import chi2, norm
 
 import ambppl
-from ambppl.data import example_path, read_annotations
+from ambppl.data.readers import example_path, read_annotations
 from ambppl.validation import ValidationResult, check_moments
 from ambppl.validation._result import holm
 

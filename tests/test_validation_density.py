@@ -60,7 +60,7 @@ def test_two_class_law_without_cant_solve(measure, rng):
     a = np.array([[2.5, 4.0]])
     p1 = rng.beta(2.5, 4.0, size=200_000)
     q = np.stack([p1, 1 - p1], axis=-1)
-    draws = ambppl.measures.evaluate(measure, q, cant_solve=None)
+    draws = ambppl.maths.measures.evaluate(measure, q, cant_solve=None)
     grid = np.quantile(draws, np.linspace(0.01, 0.99, 41))
     ecdf = np.searchsorted(np.sort(draws), grid, side="right") / draws.size
     exact = two_class_cdf(a, grid[:, None], measure, None)[:, 0]

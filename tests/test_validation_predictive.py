@@ -256,7 +256,7 @@ def test_mixed_with_per_draw_hyperparameters(rng):
 @pytest.mark.filterwarnings(
     # 2 x 500 draws of a tiny collapsed fit may miss the ESS standard; the check is tested,
     # not the sampler's convergence
-    "ignore::ambppl.convergence.ConvergenceWarning"
+    "ignore::ambppl.inference.convergence.ConvergenceWarning"
 )
 def test_hierarchical_collapsed(rng):
     values = _flat(rng, 100, 10)

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import ambppl
-from ambppl.catalog import ENV_VAR, catalog_dir, get_model
-from ambppl.measures import measures_for
+from ambppl.inference.catalog import ENV_VAR, catalog_dir, get_model
+from ambppl.maths.measures import measures_for
 from ambppl.validation.reference import (
     INFO_KEYS,
     ReferenceCase,
@@ -94,7 +94,7 @@ def test_generator_matches_stored_data() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_moments_agree_with_ambppl(name: str) -> None:
-    """Stored mpmath values against ambppl.moments: two independent implementations."""
+    """Stored mpmath values against ambppl.maths.moments: two independent implementations."""
     case = load_reference_case(name)
     cs = _cs(case)
     for item in case.posterior["items"]:

@@ -187,7 +187,7 @@ def test_bad_inputs(kwargs, error, match):
 
 @pytest.fixture(scope="module")
 def rater_module():
-    from ambppl.catalog import get_model
+    from ambppl.inference.catalog import get_model
 
     return get_model("rater_effects").module
 
@@ -284,7 +284,7 @@ def test_long_data_sbc_runs_through(long_result):
 
 
 def test_long_data_sbc_is_reproducible_up_to_the_fits(long_result):
-    from ambppl.catalog import get_model
+    from ambppl.inference.catalog import get_model
     from ambppl.validation.sbc import _LongSimulation
 
     # The design, the prior draws and the answers depend on the seed alone.
@@ -308,7 +308,7 @@ def test_long_data_sbc_is_reproducible_up_to_the_fits(long_result):
 
 
 def test_long_data_prior_keeps_the_mu_prior():
-    from ambppl.catalog import get_model
+    from ambppl.inference.catalog import get_model
     from ambppl.validation.sbc import _LongSimulation
 
     # mu = m - d must be ZeroSumNormal(mu_sd) (the model's potential mu_prior): per category

@@ -687,7 +687,7 @@ def shrinkage(
     Notes
     -----
     Points on the diagonal are items the choice of prior does not move. Items with few
-    answers move most: the prior's pseudo-answers weigh as much as the answers there.
+    answers move most: the prior's pseudo-answers weigh as the answers there.
 
     References
     ----------

@@ -68,7 +68,7 @@ def score_report(
     Parameters
     ----------
     data : xarray.DataArray, pandas.DataFrame, str, pathlib.Path or numpy.ndarray
-        Counts or annotations, as for :func:`ambppl.fit`.
+        Counts or annotations, as for :func:`ambppl.inference.fitting`.
     measure : {"amb", "modified", "old", "entropy"}, default "amb"
         The measure reported.
     hdi_prob : float, optional
@@ -119,7 +119,7 @@ def score_report(
     exact draws made once per distinct count vector, each with its MCSE). The sections that
     look at draws (the check of the draws against the closed-form moments and, for two proper
     classes, the exact density; the prior sensitivity of the ``top`` items) use an exact fit
-    (:func:`ambppl.fit`) of the ``top`` items and of one item of each other distinct count
+    (:func:`ambppl.inference.fitting`) of the ``top`` items and of one item of each other distinct count
     vector, a seeded random sample of ``check_vectors`` of them where there are more. Seeds of
     the table, the sample and the fit are spawned from ``random_seed``
     (:class:`numpy.random.SeedSequence`), so they are independent.
@@ -136,12 +136,12 @@ def score_report(
     """
     import pandas as pd
 
-    from ambppl._checks import check_positive_int
-    from ambppl.catalog import get_model
-    from ambppl.fit import VARIABLES, _as_counts, _split_kwargs, fit
+    from ambppl.analysis.scoring import _seed_sequence, score
+    from ambppl.analysis.summary import _measure_name, rank, summarize
+    from ambppl.inference.catalog import get_model
+    from ambppl.inference.fitting import VARIABLES, _as_counts, _split_kwargs, fit
+    from ambppl.internal.checks import check_positive_int
     from ambppl.report.writer import _render
-    from ambppl.scoring import _seed_sequence, score
-    from ambppl.summary import _measure_name, rank, summarize
 
     top = check_positive_int(top, "top")
     draws = check_positive_int(draws, "draws")

@@ -1,6 +1,6 @@
 """Assemble the HTML diagnostics report of a fit: collect the numbers, draw, fill the template.
 
-:func:`render_report` turns the result of :func:`ambppl.fit` into one self-contained HTML
+:func:`render_report` turns the result of :func:`ambppl.inference.fitting` into one self-contained HTML
 page (figures embedded as base64 PNG, a few lines of inline JavaScript to sort the item
 table, nothing fetched from a network). The page is a Jinja2 template with autoescaping on,
 so item ids, labels and file names are always shown as text, never interpreted as markup.
@@ -36,7 +36,7 @@ N_RANK_PLOTS = 6
 #: Draws (chain x draw x scalars) the per-variable convergence table diagnoses beyond the
 #: variables the fit's own convergence record checked (those are always diagnosed); the
 #: remaining variables are listed as not diagnosed. 2**25 draws are about 17,000 scalars of
-#: 2 chains x 1000 draws, 5-10 s with :func:`ambppl._diagnostics.diagnose` on 2 cores.
+#: 2 chains x 1000 draws, 5-10 s with :func:`ambppl.inference.diagnostics.diagnose` on 2 cores.
 MAX_DIAGNOSED_VALUES = 2**25
 
 #: E-BFMI below this value flags a chain whose momentum resampling explores the energy
@@ -101,7 +101,7 @@ def _environment() -> Any:
 def _model_info(name: str) -> dict[str, Any]:
     """The catalog's info record of a model (empty if the catalog lacks it)."""
     try:
-        from ambppl.catalog import get_model
+        from ambppl.inference.catalog import get_model
 
         return dict(get_model(name).info)
     except (ValueError, OSError):
@@ -136,8 +136,8 @@ def _is_learned(result: Any) -> bool:
 
 def _standard(result: Any) -> dict[str, Any] | None:
     """The fit's convergence record (``attrs["convergence"]``, JSON) checked against the
-    standard :data:`ambppl.convergence.CONVERGENCE`, or None when the result has none."""
-    from ambppl.convergence import CONVERGENCE, stored_record
+    standard :data:`ambppl.inference.convergence.CONVERGENCE`, or None when the result has none."""
+    from ambppl.inference.convergence import CONVERGENCE, stored_record
 
     record = stored_record(result)
     if record is None:
@@ -207,17 +207,17 @@ def _variable_diagnostics(result: Any, checked: Sequence[str]) -> dict[str, Any]
     """Worst R-hat, smallest bulk and tail ESS of every stored posterior variable.
 
     One row per posterior variable, in the posterior's order, with ``passed`` against
-    :data:`ambppl.convergence.CONVERGENCE` (None where every value is NaN, e.g. fewer than 4
+    :data:`ambppl.inference.convergence.CONVERGENCE` (None where every value is NaN, e.g. fewer than 4
     draws) and ``checked`` (whether the fit's own record covered it). The variables in
     ``checked`` are always diagnosed, the others while their draws fit in
     :data:`MAX_DIAGNOSED_VALUES` (``computed=False`` beyond). The diagnostics are those of
-    :func:`ambppl.convergence.check_convergence` (:func:`ambppl._diagnostics.diagnose`).
+    :func:`ambppl.inference.convergence.check_convergence` (:func:`ambppl.inference.diagnostics.diagnose`).
     ``worst`` lists the scalars furthest from the standard over every diagnosed variable
-    (:func:`ambppl.convergence.worst_parameters`): the worst of each variable, then the next
+    (:func:`ambppl.inference.convergence.worst_parameters`): the worst of each variable, then the next
     worst while fewer than :data:`N_RANK_PLOTS`.
     """
-    from ambppl._diagnostics import diagnose
-    from ambppl.convergence import CONVERGENCE, worst_parameters
+    from ambppl.inference.convergence import CONVERGENCE, worst_parameters
+    from ambppl.inference.diagnostics import diagnose
 
     posterior = result["posterior"]
     per_scalar = int(posterior.sizes["chain"]) * int(posterior.sizes["draw"])
@@ -348,7 +348,7 @@ def _convergence(result: Any, table: Any, variable: str) -> dict[str, Any]:
     depth summary (:func:`_tree_depth`). ``ok`` is False when any of them flags a problem
     (a draw at the maximum tree depth costs efficiency, not validity, and does not count).
     """
-    from ambppl.convergence import CONVERGENCE
+    from ambppl.inference.convergence import CONVERGENCE
     from ambppl.report import figures
 
     posterior = result["posterior"]
@@ -416,10 +416,10 @@ def _verdict(
     the fit's record checked and that missed before the others), with the rank plots of the
     first :data:`N_RANK_PLOTS`
     (:func:`ambppl.report.figures.parameter_rank_plots`) and the advice that fits what
-    failed (:func:`ambppl.convergence.convergence_advice`; command-line options when the
+    failed (:func:`ambppl.inference.convergence.convergence_advice`; command-line options when the
     report comes from the command line). None for exact draws.
     """
-    from ambppl.convergence import CONVERGENCE, _severity, convergence_advice
+    from ambppl.inference.convergence import CONVERGENCE, _severity, convergence_advice
     from ambppl.report import figures
 
     if convergence["exact"]:
@@ -611,8 +611,8 @@ def _refit_symmetric(
 ) -> tuple[list[Any], int]:
     """Exact refits of the items ``ids`` under symmetric Dirichlet priors: one
     :func:`ambppl.summarize` table per prior, and the draws per chain."""
-    from ambppl.fit import VARIABLES, fit
-    from ambppl.summary import summarize
+    from ambppl.analysis.summary import summarize
+    from ambppl.inference.fitting import VARIABLES, fit
 
     counts = result["observed_data"]["counts"]
     subset = counts.sel(item=ids)
@@ -644,15 +644,15 @@ def _raters(result: Any, hdi_prob: float | None) -> dict[str, Any] | None:
     With a can't-solve category: ranked by the can't-solve odds ratio, over-users first.
     Without one: ranked by label bias (strongest first): the favoured label, the label bias
     (posterior mean of the largest logit bias of a proper category over the rater's mean
-    over them, :func:`ambppl.raters.summarize_raters`'s ``label_bias``) and its HDI
+    over them, :func:`ambppl.analysis.raters.summarize_raters`'s ``label_bias``) and its HDI
     (:func:`arviz.hdi` of the same per-draw quantity).
     """
     if "b" not in result["posterior"].data_vars:
         return None
     import arviz as az
 
-    from ambppl._resultdata import cant_solve_index, observed_counts
-    from ambppl.raters import summarize_raters
+    from ambppl.analysis.raters import summarize_raters
+    from ambppl.internal.resultdata import cant_solve_index, observed_counts
 
     table = summarize_raters(result, hdi_prob=hdi_prob)
     post = result["posterior"]
@@ -790,7 +790,7 @@ def _sensitivity(
 
 def _measure_function(measure: str) -> Any:
     """The public function of a measure name (``"amb"`` -> :func:`ambppl.amb`, ...)."""
-    from ambppl import measures
+    from ambppl.maths import measures
 
     return {
         "amb": measures.amb,
@@ -822,10 +822,10 @@ def _learned_prior(
 
     Returns None for a fit without ``mu`` and ``kappa``.
     """
-    from ambppl.fit import _dirichlet_draws
-    from ambppl.modeling import count_values
+    from ambppl.analysis.summary import summarize_counts
+    from ambppl.inference.fitting import _dirichlet_draws
+    from ambppl.inference.modeling import count_values
     from ambppl.report import figures
-    from ambppl.summary import summarize_counts
 
     if not _is_learned(result):
         return None
@@ -943,7 +943,7 @@ def render_report(
     Parameters
     ----------
     result : xarray.DataTree
-        The result of :func:`ambppl.fit` of any catalog model and method (groups
+        The result of :func:`ambppl.inference.fitting` of any catalog model and method (groups
         ``posterior``, ``observed_data`` and, for NUTS, ``sample_stats``).
     measure : str, default "amb"
         The ambiguity measure summarized (one of :data:`ambppl.MEASURES`).
@@ -991,12 +991,12 @@ def render_report(
     Notes
     -----
     A NUTS fit first gets its verdict, before any estimate: whether it met the convergence
-    standard :data:`ambppl.convergence.CONVERGENCE` on every diagnosed variable
+    standard :data:`ambppl.inference.convergence.CONVERGENCE` on every diagnosed variable
     (hyperparameters included), on every item's measure and on divergences, agreeing with
     the fit's own record. When it did not, that first section names the parameters furthest
-    from the standard (:func:`ambppl.convergence.worst_parameters`) with their rank plots
+    from the standard (:func:`ambppl.inference.convergence.worst_parameters`) with their rank plots
     (:func:`arviz_plots.plot_rank`) and the advice that fits the failure
-    (:func:`ambppl.convergence.convergence_advice`: reparameterize or raise
+    (:func:`ambppl.inference.convergence.convergence_advice`: reparameterize or raise
     ``target_accept`` for divergences, tune longer for R-hat, draw more for ESS; the
     command line's options when ``command`` is given), and every later section that shows
     estimates says that they come from an unconverged fit (the learned prior's kappa and
@@ -1008,8 +1008,8 @@ def render_report(
     the Monte Carlo standard error ``sd / sqrt(ESS)``, paper section 3 / ERRATA for the
     moments); the distribution of item ambiguity; the sortable ranked item table; the most
     ambiguous items with their answer counts; the sensitivity to the prior. The convergence
-    section opens with whether the fit met the standard :data:`ambppl.convergence.CONVERGENCE`
-    (``attrs["convergence"]``, written by :func:`ambppl.fit` after NUTS). A learned-prior fit
+    section opens with whether the fit met the standard :data:`ambppl.inference.convergence.CONVERGENCE`
+    (``attrs["convergence"]``, written by :func:`ambppl.inference.fitting` after NUTS). A learned-prior fit
     (``mu`` and ``kappa`` in the posterior, e.g. ``hierarchical_dirichlet``) adds the section
     "Learned prior": posterior mean and HDI (:func:`arviz.hdi`) of ``mu`` per category, of
     ``kappa`` and of the implied symmetric ``beta = kappa / K``; the implied prior of the
@@ -1030,8 +1030,8 @@ def render_report(
     * every stored posterior variable, hyperparameters included (``sigma_item``,
       ``sigma_rater``, ``mu``, rater effects ``b``, ...): a table of its worst R-hat and
       smallest bulk and tail ESS over its scalars, passed or missed against
-      :data:`ambppl.convergence.CONVERGENCE`, the variables the fit's own record checked
-      marked ``*`` (computed as :func:`ambppl.convergence.check_convergence` does; other
+      :data:`ambppl.inference.convergence.CONVERGENCE`, the variables the fit's own record checked
+      marked ``*`` (computed as :func:`ambppl.inference.convergence.check_convergence` does; other
       variables are diagnosed while their draws fit in :data:`MAX_DIAGNOSED_VALUES`);
     * energy, where ``sample_stats`` has ``energy``: E-BFMI per chain
       (:func:`arviz_stats.bfmi`, ``sum(diff(E)**2) / sum((E - mean(E))**2)``), flagged below
@@ -1056,7 +1056,7 @@ def render_report(
     Examples
     --------
     >>> import ambppl
-    >>> from ambppl.data import example_path
+    >>> from ambppl.data.readers import example_path
     >>> result = ambppl.fit(example_path("weather_sentiment"), cant_solve="I can't tell",
     ...                     draws=200, chains=2, random_seed=1)
     >>> page = render_report(result, top=5, random_seed=1)
@@ -1065,8 +1065,8 @@ def render_report(
     """
     import xarray as xr
 
-    from ambppl._checks import check_positive_int
-    from ambppl.summary import rank, summarize
+    from ambppl.analysis.summary import rank, summarize
+    from ambppl.internal.checks import check_positive_int
 
     if not isinstance(result, xr.DataTree) or "posterior" not in result.children:
         raise TypeError(
@@ -1133,7 +1133,7 @@ def _render_page(
     of a subset, which the convergence and closed-form sections then diagnose. ``scored``
     describes a table from :func:`ambppl.score` (see :func:`ambppl.report.score_report`)."""
     from ambppl import __version__
-    from ambppl.fit import VARIABLES
+    from ambppl.inference.fitting import VARIABLES
     from ambppl.report import figures
 
     if checked is None:

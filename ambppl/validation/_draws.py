@@ -8,9 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl._checks import check_prob
-from ambppl._resultdata import cant_solve_index, check_fit_tree, fixed_prior, observed_counts
-from ambppl.measures import VARIABLES
+from ambppl.internal.checks import check_prob
+from ambppl.internal.resultdata import (
+    cant_solve_index,
+    check_fit_tree,
+    fixed_prior,
+    observed_counts,
+)
+from ambppl.maths.measures import VARIABLES
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -52,7 +57,7 @@ class Fitted:
 
     def draws(self, measure: str) -> xr.DataArray:
         """Draws of ``measure`` with dims (chain, draw, item): stored, or computed from q."""
-        import ambppl.measures as measures
+        import ambppl.maths.measures as measures
 
         posterior = self.result["posterior"].to_dataset()
         name = VARIABLES[measure]
@@ -115,7 +120,7 @@ def check_alpha_level(alpha: Any) -> float:
 
 def check_mcse(mcse: Any) -> str:
     """One of :data:`MCSE_OPTIONS`."""
-    from ambppl._checks import check_option
+    from ambppl.internal.checks import check_option
 
     return check_option(mcse, MCSE_OPTIONS, "mcse")
 
@@ -128,7 +133,7 @@ def series_mcse(series: xr.DataArray, independent: bool) -> np.ndarray:
         return np.asarray(sd, dtype=np.float64) / np.sqrt(n)
     # arviz.mcse(series, method="mean") to rounding, vectorized over the items (ArviZ loops
     # over them in Python, about a millisecond each)
-    from ambppl._diagnostics import mcse_mean
+    from ambppl.inference.diagnostics import mcse_mean
 
     values = series.transpose("chain", "draw", ...).values
     return np.asarray(mcse_mean(values), dtype=np.float64)

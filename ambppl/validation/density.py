@@ -33,7 +33,7 @@ def check_density(
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.fit` or a ``pymc.sample`` trace of a catalog model with a
+        A result of :func:`ambppl.inference.fitting` or a ``pymc.sample`` trace of a catalog model with a
         fixed Dirichlet prior (read from the result).
     measures : str or sequence of str, optional
         Subset of ``"amb"``, ``"modified"``, ``"old"`` (default all three).
@@ -132,7 +132,7 @@ def check_density(
 
 
 def _measures(measures: Sequence[str] | str | None) -> tuple[str, ...]:
-    from ambppl.summary import _measure_name
+    from ambppl.analysis.summary import _measure_name
 
     if measures is None:
         return DENSITY_MEASURES
@@ -173,7 +173,7 @@ def two_class_cdf(alpha: np.ndarray, x: np.ndarray, measure: str, cs: int | None
     (..., item).
     """
     if cs is not None:
-        from ambppl.exact import ambiguity_posterior
+        from ambppl.maths.exact import ambiguity_posterior
 
         return np.asarray(ambiguity_posterior(alpha, measure, cant_solve=cs).cdf(x))
     from scipy.special import betainc
@@ -188,7 +188,7 @@ def two_class_cdf(alpha: np.ndarray, x: np.ndarray, measure: str, cs: int | None
 def two_class_pdf(alpha: np.ndarray, x: np.ndarray, measure: str, cs: int | None) -> np.ndarray:
     """Exact density matching :func:`two_class_cdf` (one item: ``alpha`` shape (K,))."""
     if cs is not None:
-        from ambppl.exact import ambiguity_posterior
+        from ambppl.maths.exact import ambiguity_posterior
 
         return np.asarray(ambiguity_posterior(alpha, measure, cant_solve=cs).pdf(x))
     from scipy.stats import beta

@@ -215,7 +215,7 @@ class FitCheck:
         for name, reason in self.skipped.items():
             lines.append(f"{name} skipped: {reason}")
         if "convergence" in self.checks and not self.checks["convergence"].passed:
-            from ambppl.convergence import convergence_message
+            from ambppl.inference.convergence import convergence_message
 
             record = self.checks["convergence"].details["record"]
             message = convergence_message(
@@ -390,7 +390,7 @@ def _convergence_check(result: xr.DataTree, alpha: float) -> ValidationResult | 
     """The fit's convergence record as a check (None when no NUTS ran)."""
     import pandas as pd
 
-    from ambppl.convergence import convergence_message, stored_record
+    from ambppl.inference.convergence import convergence_message, stored_record
 
     record = stored_record(result)
     if record is None:
@@ -428,7 +428,7 @@ def _convergence_check(result: xr.DataTree, alpha: float) -> ValidationResult | 
 def _raters_known(result: xr.DataTree, answers: Any) -> bool:
     if answers is not None:
         return True
-    from ambppl._resultdata import constant
+    from ambppl.internal.resultdata import constant
 
     if constant(result, "answer_rater") is not None:
         return True
@@ -524,7 +524,7 @@ def check_fit(
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.fit` (any catalog model and method).
+        A result of :func:`ambppl.inference.fitting` (any catalog model and method).
     answers : pandas.DataFrame, optional
         The answers the fit was made from, one row per answer with rater ids (columns
         ``item``, ``rater``, ``label``: :func:`ambppl.read_long`). Needed only to fit
@@ -593,8 +593,8 @@ def check_fit(
     """
     import pandas as pd
 
-    from ambppl._checks import check_positive_int, check_prob
-    from ambppl._resultdata import check_fit_tree
+    from ambppl.internal.checks import check_positive_int, check_prob
+    from ambppl.internal.resultdata import check_fit_tree
     from ambppl.validation.closed_form import check_moments
     from ambppl.validation.density import check_density
     from ambppl.validation.predictive import check_predictive
@@ -699,9 +699,9 @@ def _compare(
     """Fit each suggested model with its defaults and check it: one row per model."""
     import pandas as pd
 
-    from ambppl.catalog import get_model
-    from ambppl.convergence import ConvergenceWarning
-    from ambppl.fit import fit
+    from ambppl.inference.catalog import get_model
+    from ambppl.inference.convergence import ConvergenceWarning
+    from ambppl.inference.fitting import fit
 
     post = result["posterior"]
     draws = draws or int(post.sizes.get("draw", 1000))

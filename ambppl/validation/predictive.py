@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl._resultdata import cant_solve_index, fixed_prior, observed_counts
+from ambppl.internal.resultdata import cant_solve_index, fixed_prior, observed_counts
 from ambppl.validation._result import ValidationResult, decide
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -148,7 +148,7 @@ def posterior_predictive(result: xr.DataTree, *, random_seed: Any = None) -> xr.
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.fit` (``posterior["q"]`` and ``observed_data["counts"]``).
+        A result of :func:`ambppl.inference.fitting` (``posterior["q"]`` and ``observed_data["counts"]``).
     random_seed : int, numpy.random.Generator or None
         Seed of ``numpy.random.default_rng``; the same seed gives identical replicates.
 
@@ -342,7 +342,7 @@ def _replicate_q(
             size,
             ("each item's own posterior q_i (ordinary posterior predictive)"),
         )
-    dirichlet_draws = importlib.import_module("ambppl.fit")._dirichlet_draws
+    dirichlet_draws = importlib.import_module("ambppl.inference.fitting")._dirichlet_draws
     prior = fixed_prior(result, attrs)
     if prior is not None:
         alpha = np.asarray(prior, dtype=np.float64)
@@ -375,8 +375,8 @@ RATER_VARIABLES: tuple[str, ...] = ("mu", "sigma_item", "b")
 def _rater_design(result: xr.DataTree, attrs: dict[str, Any]) -> Any:
     """The catalog module of a model fitted to answers with rater ids (``rater_effects``),
     when the result holds what its mixed predictive needs, else None."""
-    from ambppl._resultdata import constant
-    from ambppl.catalog import get_model
+    from ambppl.inference.catalog import get_model
+    from ambppl.internal.resultdata import constant
 
     name = attrs.get("model")
     if name is None or fixed_prior(result, attrs) is not None:
@@ -414,7 +414,7 @@ def _replicate_rater_answers(
     """
     import pandas as pd
 
-    from ambppl._resultdata import constant
+    from ambppl.internal.resultdata import constant
 
     post = result["posterior"]
     item = np.asarray(constant(result, "answer_item"), dtype=np.int64)
@@ -469,7 +469,7 @@ def _replicate_rater_answers(
 
 def _learned_concentration(result: xr.DataTree, attrs: dict[str, Any], n_cat: int) -> np.ndarray:
     """Per-draw Dirichlet concentration of q_i (chain, draw, K) from the catalog model."""
-    from ambppl.catalog import get_model
+    from ambppl.inference.catalog import get_model
 
     name = attrs.get("model")
     if name is None:
@@ -538,7 +538,7 @@ def check_predictive(
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.fit` with ``posterior["q"]``.
+        A result of :func:`ambppl.inference.fitting` with ``posterior["q"]``.
     statistics : str or sequence of str, default all of :data:`STATISTICS`
         Which per-item statistics. ``cant_solve_share`` is skipped (with a note in
         ``details["notes"]``) when the data have no can't-solve category.
@@ -644,7 +644,7 @@ def check_predictive(
     """
     import pandas as pd
 
-    from ambppl._checks import check_option, check_prob
+    from ambppl.internal.checks import check_option, check_prob
 
     result = _check_tree(result)
     alpha = check_prob(alpha, "alpha")

@@ -70,7 +70,7 @@ def reference_dir() -> Path:
     >>> reference_dir().name
     'reference'
     """
-    from ambppl.catalog import catalog_dir
+    from ambppl.inference.catalog import catalog_dir
 
     folder = catalog_dir() / "reference"
     if not (folder / "cases").is_dir():
@@ -82,13 +82,13 @@ def reference_dir() -> Path:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    from ambppl.catalog import read_record
+    from ambppl.inference.catalog import read_record
 
     return read_record(path, what="reference file")
 
 
 def _infos() -> dict[str, dict[str, Any]]:
-    from ambppl.catalog import read_record
+    from ambppl.inference.catalog import read_record
 
     infos = {}
     for path in sorted((reference_dir() / "cases").glob("*.json")):
@@ -106,7 +106,7 @@ class ReferenceCase:
         The case's name (its info record's file stem).
     counts : xarray.DataArray
         The data: dims ``("item", "category")``, ``attrs["cant_solve"]`` the can't-solve
-        label or None; ready for :func:`ambppl.fit`.
+        label or None; ready for :func:`ambppl.inference.fitting`.
     model : str
         The catalog model the reference posterior belongs to.
     parameters : dict
@@ -290,7 +290,7 @@ def check_reference(result: Any, case: Any, *, alpha: float = 0.01) -> Validatio
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.fit` on ``case.counts`` (any model and method; the check
+        A result of :func:`ambppl.inference.fitting` on ``case.counts`` (any model and method; the check
         does not read the model or prior from the result, so a fit with the wrong prior is
         what it is meant to catch).
     case : str or ReferenceCase
@@ -475,7 +475,7 @@ def run_reference_cases(
     Parameters
     ----------
     method : str, default "exact"
-        :func:`ambppl.fit`'s method, used for every case (each case is fitted with its own
+        :func:`ambppl.inference.fitting`'s method, used for every case (each case is fitted with its own
         model and parameters).
     sampler : str, optional
         NUTS implementation for NUTS methods (``fit``'s ``sampler``).
@@ -508,7 +508,7 @@ def run_reference_cases(
     ------
     ValueError
         For an unknown case, or a method the case's model does not offer (from
-        :func:`ambppl.fit`).
+        :func:`ambppl.inference.fitting`).
 
     Notes
     -----

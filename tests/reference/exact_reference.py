@@ -4,7 +4,7 @@ Run from the repository root (takes a few minutes on 2 cores)::
 
     .venv/bin/python tests/reference/exact_reference.py
 
-The formulation is deliberately *not* the one used by :mod:`ambppl.exact`: it integrates over
+The formulation is deliberately *not* the one used by :mod:`ambppl.maths.exact`: it integrates over
 ``u = q_cs`` as in the paper's Lemma ``analytic_density`` (with ERRATA 1's lower limit
 ``g(a) = max(0, 2a - 1)``), and the CDF follows the lemma's proof,
 ``F(a) = I_g(alpha_cs, alpha_1 + alpha_2) + int_g^a f_U(u) [1 - P(xi^- < pi < xi^+)] du``.

@@ -4,7 +4,7 @@ Run from the repository root (a few minutes on 2 cores)::
 
     .venv/bin/python tests/reference/moments_reference.py
 
-The formula is deliberately *not* the one used by :mod:`ambppl.moments`: it is ERRATA item 7
+The formula is deliberately *not* the one used by :mod:`ambppl.maths.moments`: it is ERRATA item 7
 as printed, ``E(amb0) = 1 - C/(2(C-1)) * (b/alpha_0) * sum_k E|p_k - 1/C|`` with
 ``p_k ~ Beta(alpha_k, b - alpha_k)`` and, for ``X ~ Beta(a, b')``,
 ``E|X - c| = (mu - c)(1 - 2 I_c(a, b')) + 2 c^a (1-c)^b' / ((a+b') B(a, b'))``, evaluated at

@@ -1,0 +1,55 @@
+"""Analysis of fits and counts: per-item and per-rater tables, scoring at scale, planning,
+prior sensitivity and model comparison.
+
+Imports ``ambppl.inference``, ``ambppl.maths`` and ``ambppl.data``, never the report or the CLI.
+"""
+
+from ambppl.analysis.comparison import (
+    compare,
+    loo,
+)
+from ambppl.analysis.planning import (
+    answers_needed,
+    expected_posterior_sd,
+    expected_posterior_var,
+    next_batch,
+)
+from ambppl.analysis.scoring import (
+    MCSE_TARGET,
+    SCORE_COLUMNS,
+    score,
+)
+from ambppl.analysis.sensitivity import (
+    LEARNED_PRIORS,
+    PSENSE_THRESHOLD,
+    hyperprior_sensitivity,
+    prior_sensitivity,
+)
+from ambppl.analysis.summary import (
+    rank,
+    select,
+    stratify,
+    summarize,
+    summarize_counts,
+)
+
+__all__ = [
+    "LEARNED_PRIORS",
+    "MCSE_TARGET",
+    "PSENSE_THRESHOLD",
+    "SCORE_COLUMNS",
+    "answers_needed",
+    "compare",
+    "expected_posterior_sd",
+    "expected_posterior_var",
+    "hyperprior_sensitivity",
+    "loo",
+    "next_batch",
+    "prior_sensitivity",
+    "rank",
+    "score",
+    "select",
+    "stratify",
+    "summarize",
+    "summarize_counts",
+]

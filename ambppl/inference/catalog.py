@@ -1,0 +1,530 @@
+"""The model catalog: the PyMC programs in ``models/`` and their info records.
+
+Each entry is a pair of files, ``<name>.py`` (maths in the module docstring, the PyMC program
+and the functions of the sampling routes it offers) and ``<name>.json`` (the info record:
+``name``, ``description``, ``parameters`` with their defaults, ``reference``, ``data``
+(``"counts"`` or ``"long"``: what the model is fitted to) and ``methods``, the sampling
+routes of :func:`ambppl.inference.fitting`, the default first; optional: ``sampler``, the default NUTS
+implementation, and ``nuts_defaults``, ``fit``'s defaults for the methods that run NUTS, with
+keys from :data:`NUTS_DEFAULT_KEYS`). Adding a model is adding these two files;
+what each route needs from the ``.py`` file:
+
+=================== ==========================================================================
+method              functions of the model file
+=================== ==========================================================================
+``exact``           ``concentration(None, n_categories=K, **params)``; ``HYPERPARAMETERS = ()``
+``collapsed``       ``hyper_model(counts, **params)``, ``concentration(hyper, ...)``
+``empirical_bayes`` ``empirical_bayes(counts, **params)``, ``concentration(hyper, ...)``
+``nuts``            ``model(counts, **params)`` (always required: the PyMC program)
+=================== ==========================================================================
+
+``HYPERPARAMETERS`` names the posterior variables ``concentration`` reads; ``fit`` computes
+the ``log_likelihood`` group from ``concentration`` (:mod:`ambppl.inference.modeling`). The model files
+import :mod:`ambppl.inference.modeling` and nothing private of ambppl. The catalog folder is, in this
+order of preference:
+
+1. the folder named by the environment variable ``AMBPPL_MODELS`` (for tests and for users
+   who keep their own models);
+2. ``ambppl/_models`` inside an installed wheel (``pyproject.toml`` maps ``models`` there);
+3. the top-level ``models/`` folder of a source checkout.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = [
+    "ENV_VAR",
+    "INFO_KEYS",
+    "ROUTE_FUNCTIONS",
+    "ModelEntry",
+    "catalog_dir",
+    "get_model",
+    "list_models",
+    "parameter_owners",
+    "read_record",
+]
+
+#: Environment variable that overrides the catalog folder.
+ENV_VAR = "AMBPPL_MODELS"
+#: Keys every info record must have.
+INFO_KEYS = ("name", "description", "parameters", "reference", "methods", "data")
+
+#: NUTS implementations an info record may name as its default (optional key ``sampler``,
+#: used by ``fit(method="nuts")`` when ``sampler=None`` and the package is installed).
+SAMPLERS = ("pymc", "nutpie", "numpyro", "blackjax")
+#: Keys of an info record's optional ``nuts_defaults`` (``fit``'s defaults for NUTS methods).
+NUTS_DEFAULT_KEYS = ("draws", "chains", "tune", "target_accept")
+#: Sampling route (``fit``'s ``method``) -> the functions the model file must define for it.
+ROUTE_FUNCTIONS: dict[str, tuple[str, ...]] = {
+    "exact": ("concentration",),
+    "collapsed": ("hyper_model", "concentration"),
+    "empirical_bayes": ("empirical_bayes", "concentration"),
+    "nuts": ("model",),
+}
+
+
+def catalog_dir(path: str | Path | None = None) -> Path:
+    """The folder the catalog is read from.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        Use this folder instead of the default lookup.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path`` if given, else ``$AMBPPL_MODELS``, else ``ambppl/_models`` of an installed
+        wheel, else ``models/`` of the source checkout.
+
+    Raises
+    ------
+    ValueError
+        If the folder does not exist.
+
+    Notes
+    -----
+    The wheel's ``_models`` folder is tried before the checkout's ``models/`` so that an
+    installed copy never picks up an unrelated ``models`` folder next to ``site-packages``.
+
+    References
+    ----------
+    ``pyproject.toml``: ``[tool.hatch.build.targets.wheel.force-include]``.
+
+    Examples
+    --------
+    >>> catalog_dir().name in ("models", "_models")
+    True
+    """
+    package = Path(__file__).resolve().parents[1]  # ambppl/
+    if path is not None:
+        folder, what = Path(path), "path"
+    elif os.environ.get(ENV_VAR):
+        folder, what = Path(os.environ[ENV_VAR]), f"${ENV_VAR}"
+    elif (package / "_models").is_dir():
+        folder, what = package / "_models", "the installed catalog"
+    else:
+        folder, what = package.parent / "models", "the source checkout's catalog"
+    if not folder.is_dir():
+        raise ValueError(
+            f"{what} must be a folder of models (<name>.py + <name>.json), but "
+            f"{str(folder)!r} does not exist"
+        )
+    return folder
+
+
+def read_record(
+    json_path: Path, keys: Sequence[str] = (), what: str = "info record"
+) -> dict[str, Any]:
+    """Load a JSON object named after its file, with the given keys.
+
+    Parameters
+    ----------
+    json_path : pathlib.Path
+        The file; its ``name`` entry (when ``keys`` asks for one) must equal its stem.
+    keys : sequence of str
+        Keys the record must have.
+    what : str, default "info record"
+        How error messages name the file (e.g. ``"reference case"``).
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    ValueError
+        If the file is not valid JSON, not an object, lacks a key or has another name.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "toy.json").write_text('{"name": "toy"}')
+    >>> read_record(folder / "toy.json", ("name",))
+    {'name': 'toy'}
+    """
+    import json
+
+    try:
+        info = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{what} {json_path.name!r} must be valid JSON, but {err}") from err
+    if not isinstance(info, dict):
+        raise ValueError(
+            f"{what} {json_path.name!r} must be a JSON object, but got {type(info).__name__}"
+        )
+    missing = [k for k in keys if k not in info]
+    if missing:
+        raise ValueError(
+            f"{what} {json_path.name!r} must have the keys {list(keys)!r}, but "
+            f"{missing!r} are missing"
+        )
+    if "name" in keys and info["name"] != json_path.stem:
+        raise ValueError(
+            f"{what} {json_path.name!r} must have name {json_path.stem!r} (its file "
+            f"name), but got {info['name']!r}"
+        )
+    return info
+
+
+def _read_info(json_path: Path) -> dict[str, Any]:
+    """Load and check one info record."""
+    info = read_record(json_path, INFO_KEYS)
+    if not isinstance(info["parameters"], dict) or not all(
+        isinstance(v, dict) and "default" in v for v in info["parameters"].values()
+    ):
+        raise ValueError(
+            f"info record {json_path.name!r} must map each parameter to "
+            f'{{"default": ..., "description": ...}}, but got {info["parameters"]!r}'
+        )
+    methods = info["methods"]
+    if (
+        not isinstance(methods, list)
+        or not methods
+        or any(m not in ROUTE_FUNCTIONS for m in methods)
+        or len(set(methods)) != len(methods)
+    ):
+        raise ValueError(
+            f"info record {json_path.name!r} must list its methods (default first) from "
+            f"{list(ROUTE_FUNCTIONS)} without repeats, but got {methods!r}"
+        )
+    if info["data"] not in ("counts", "long"):
+        raise ValueError(
+            f"info record {json_path.name!r} must have data 'counts' or 'long', "
+            f"but got {info['data']!r}"
+        )
+    _check_nuts_defaults(info.get("nuts_defaults", {}), json_path.name)
+    if info.get("sampler") not in (None, *SAMPLERS):
+        raise ValueError(
+            f"info record {json_path.name!r} may name its default NUTS sampler from "
+            f"{list(SAMPLERS)}, but got sampler {info['sampler']!r}"
+        )
+    return info
+
+
+def _check_nuts_defaults(defaults: Any, name: str) -> None:
+    """The optional ``nuts_defaults`` of an info record: ``fit``'s defaults for the methods
+    that run NUTS (``draws`` and ``chains``: positive integers; ``tune``: a non-negative
+    integer; ``target_accept``: a number in (0, 1))."""
+    if not isinstance(defaults, dict) or set(defaults) - set(NUTS_DEFAULT_KEYS):
+        raise ValueError(
+            f"info record {name!r} may set nuts_defaults, a mapping with keys from "
+            f"{list(NUTS_DEFAULT_KEYS)}, but got {defaults!r}"
+        )
+    for key, value in defaults.items():
+        if key == "target_accept":
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            ok = ok and 0.0 < value < 1.0
+        else:
+            low = 0 if key == "tune" else 1
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
+        if not ok:
+            raise ValueError(
+                f"info record {name!r}: nuts_defaults[{key!r}] must be "
+                + ("a number in (0, 1)" if key == "target_accept" else "a whole number")
+                + f", but got {value!r}"
+            )
+
+
+def _load_module(path: Path) -> ModuleType:
+    """Import ``path`` as a module (once per path and modification time)."""
+    import importlib.util
+
+    key = f"ambppl._catalog_models.{path.stem}_{abs(hash((str(path), path.stat().st_mtime_ns)))}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, path)
+    if spec is None or spec.loader is None:  # pragma: no cover - only for odd file systems
+        raise ValueError(f"model file {str(path)!r} cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[key]
+        raise
+    if not callable(getattr(module, "model", None)):
+        raise ValueError(
+            f"model file {path.name!r} must define a function model(counts, **params) (the "
+            "PyMC program), but has none"
+        )
+    return module
+
+
+def _check_routes(entry: ModelEntry, module: ModuleType) -> None:
+    """Each listed method's functions exist; ``exact`` needs a fixed prior."""
+    for method in entry.info["methods"]:
+        missing = [f for f in ROUTE_FUNCTIONS[method] if not callable(getattr(module, f, None))]
+        if missing:
+            raise ValueError(
+                f"model file {entry.path.name!r} lists method {method!r}, which needs the "
+                f"functions {list(ROUTE_FUNCTIONS[method])}, but {missing} are missing"
+            )
+    hyper = getattr(module, "HYPERPARAMETERS", ())
+    if not isinstance(hyper, tuple) or not all(isinstance(h, str) for h in hyper):
+        raise ValueError(
+            f"model file {entry.path.name!r} must define HYPERPARAMETERS as a tuple of "
+            f"variable names, but got {hyper!r}"
+        )
+    if "exact" in entry.info["methods"] and hyper:
+        raise ValueError(
+            f"model file {entry.path.name!r} lists method 'exact', which needs a fixed prior, "
+            f"but declares the hyperparameters {list(hyper)}; offer 'collapsed' or "
+            "'empirical_bayes' instead"
+        )
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One catalog entry: a PyMC program and its info record.
+
+    Attributes
+    ----------
+    name : str
+        The entry's name (the file stem).
+    info : dict
+        The info record (keys ``name``, ``description``, ``parameters``, ``reference``,
+        ``methods``, ``data``).
+    path : pathlib.Path
+        The ``<name>.py`` file.
+    """
+
+    name: str
+    info: dict[str, Any] = field(repr=False, compare=False)
+    path: Path
+
+    @property
+    def module(self) -> ModuleType:
+        """The model file, imported (once per modification time) and checked."""
+        module = _load_module(self.path)
+        _check_routes(self, module)
+        return module
+
+    @property
+    def hyperparameters(self) -> tuple[str, ...]:
+        """Posterior variables the prior of ``q_i`` depends on (the file's HYPERPARAMETERS)."""
+        return tuple(getattr(self.module, "HYPERPARAMETERS", ()))
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        """The parameters' defaults from the info record."""
+        return {k: v["default"] for k, v in self.info["parameters"].items()}
+
+    def build(self, counts: Any, **prior: Any) -> Any:
+        """Build the entry's ``pymc.Model`` for ``counts``.
+
+        Parameters
+        ----------
+        counts : xarray.DataArray or any source of :func:`ambppl.read_annotations`
+            The data. For ``"data": "counts"`` models anything that is not already a
+            DataArray is read with :func:`ambppl.read_annotations` (default options).
+        **prior
+            The model's parameters (see ``info["parameters"]``); missing ones take their
+            defaults.
+
+        Returns
+        -------
+        pymc.Model
+            The model returned by the file's ``model(counts, **prior)``.
+
+        Raises
+        ------
+        ValueError
+            For a parameter the model does not have (the message lists the ones it has).
+
+        Notes
+        -----
+        The file is imported by path, so a wheel needs no importable ``models`` package.
+
+        References
+        ----------
+        PyMC: https://www.pymc.io
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> m = get_model("dirichlet_categorical").build(np.array([[3, 1], [2, 2]]), prior=1.0)
+        >>> sorted(m.named_vars)[:3]
+        ['amb', 'amb_modified', 'amb_old']
+        """
+        unknown = sorted(set(prior) - set(self.info["parameters"]))
+        if unknown:
+            raise ValueError(
+                f"model {self.name!r} must be given only its parameters "
+                f"{sorted(self.info['parameters'])!r}, but got {unknown!r}"
+            )
+        if self.info["data"] == "counts":
+            import xarray as xr
+
+            if not isinstance(counts, xr.DataArray):
+                from ambppl.data.readers import read_annotations
+
+                counts = read_annotations(counts)
+        else:  # "long": one row per answer with item, rater and label columns
+            import pandas as pd
+
+            if not (isinstance(counts, pd.DataFrame) and {"item", "rater", "label"} <= set(counts)):
+                from ambppl.data.readers import read_long
+
+                counts = read_long(counts)
+        return self.module.model(counts, **prior)
+
+
+def _entries(path: str | Path | None) -> dict[str, ModelEntry]:
+    folder = catalog_dir(path)
+    entries = {}
+    for py in sorted(folder.glob("*.py")):
+        if py.name.startswith("_"):
+            continue
+        json_path = py.with_suffix(".json")
+        if not json_path.is_file():
+            raise ValueError(
+                f"model {py.stem!r} must have an info record {json_path.name!r} next to "
+                f"{py.name!r} in {str(folder)!r}, but it is missing"
+            )
+        entries[py.stem] = ModelEntry(name=py.stem, info=_read_info(json_path), path=py)
+    return entries
+
+
+def list_models(path: str | Path | None = None) -> pd.DataFrame:
+    """List the models in the catalog.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        A catalog folder to read instead of the default (see :func:`catalog_dir`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``name``; columns ``description``, ``parameters`` (``"name=default, ..."``;
+        the full records are in ``get_model(name).info``), ``reference``, ``data``
+        (``"counts"`` or ``"long"``) and ``methods`` (``fit``'s methods, the default first,
+        comma-separated); all of object dtype.
+
+    Raises
+    ------
+    ValueError
+        If the folder is missing, or an entry lacks or has a broken info record.
+
+    Notes
+    -----
+    One row per ``<name>.py`` file (files starting with ``_`` are skipped).
+
+    References
+    ----------
+    ARCHITECTURE.md, "Files": ``models/<name>.py`` and ``models/<name>.json``.
+
+    Examples
+    --------
+    >>> table = list_models()
+    >>> "dirichlet_categorical" in table.index, list(table.columns)
+    (True, ['description', 'parameters', 'reference', 'data', 'methods'])
+    >>> table.loc["hierarchical_dirichlet", "methods"]
+    'collapsed, empirical_bayes, nuts'
+    """
+    import pandas as pd
+
+    rows = [
+        {
+            "name": e.name,
+            "description": e.info["description"],
+            "parameters": ", ".join(
+                f"{k}={v['default']!r}" for k, v in e.info["parameters"].items()
+            ),
+            "reference": e.info["reference"],
+            "data": e.info["data"],
+            "methods": ", ".join(e.info["methods"]),
+        }
+        for e in _entries(path).values()
+    ]
+    columns = ["name", "description", "parameters", "reference", "data", "methods"]
+    return pd.DataFrame(rows, columns=columns, dtype=object).set_index("name")
+
+
+def get_model(name: str, path: str | Path | None = None) -> ModelEntry:
+    """One catalog entry by name.
+
+    Parameters
+    ----------
+    name : str
+        The model's name, e.g. ``"dirichlet_categorical"``.
+    path : str or pathlib.Path, optional
+        A catalog folder to read instead of the default (see :func:`catalog_dir`).
+
+    Returns
+    -------
+    ModelEntry
+        The entry; ``.build(counts, **prior)`` makes its ``pymc.Model``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the available ones).
+
+    Notes
+    -----
+    The info record's ``reference`` names the closed-form results the model is checked
+    against (e.g. Dirichlet moments, paper Section 3).
+
+    References
+    ----------
+    ARCHITECTURE.md, "Files": ``models/<name>.py`` and ``models/<name>.json``.
+
+    Examples
+    --------
+    >>> entry = get_model("dirichlet_categorical")
+    >>> entry.info["methods"], entry.path.name
+    (['exact', 'nuts'], 'dirichlet_categorical.py')
+    """
+    entries = _entries(path)
+    if name not in entries:
+        raise ValueError(f"name must be one of {sorted(entries)!r}, but got {name!r}")
+    return entries[name]
+
+
+def parameter_owners(path: str | Path | None = None) -> dict[str, list[str]]:
+    """Which catalog models have a parameter of each name.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        A catalog folder to read instead of the default (see :func:`catalog_dir`).
+
+    Returns
+    -------
+    dict
+        Parameter name -> the names of the models whose info record lists it (sorted), read
+        in one pass over the catalog.
+
+    Raises
+    ------
+    ValueError
+        If the folder is missing, or an entry lacks or has a broken info record.
+
+    Notes
+    -----
+    ``fit`` and the command line use it to tell a parameter of another model (``prior=``
+    given to ``hierarchical_dirichlet``) from an option of the annotation reader.
+
+    Examples
+    --------
+    >>> parameter_owners()["prior"]
+    ['dirichlet_categorical']
+    """
+    owners: dict[str, list[str]] = {}
+    for name, entry in _entries(path).items():
+        for parameter in entry.info["parameters"]:
+            owners.setdefault(parameter, []).append(name)
+    return owners

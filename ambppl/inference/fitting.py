@@ -1,0 +1,979 @@
+"""``fit``: posterior draws of the response distributions and their ambiguity measures.
+
+One result layout (an :class:`xarray.DataTree` shaped like the one ``pymc.sample`` returns)
+for every catalog model and every way of sampling it. ``fit`` has no branch per model: each
+model file declares what it needs (the info record's ``data`` and ``methods``) and provides
+the functions of the routes it lists; ``fit`` dispatches on the method:
+
+- ``exact``: independent draws of the conjugate posterior ``Dirichlet(a + counts_i)``; the
+  model file provides ``concentration`` (and no ``HYPERPARAMETERS``).
+- ``collapsed``: NUTS on the hyperparameters with every ``q_i`` integrated out, then one
+  exact draw of every ``q_i`` per hyperparameter draw; ``hyper_model`` and ``concentration``.
+- ``empirical_bayes``: the hyperparameters at the maximum of the marginal likelihood, then
+  exact draws; ``empirical_bayes`` and ``concentration``.
+- ``nuts``: NUTS on the full PyMC program; ``model``.
+
+Every route writes the groups ``posterior`` (``q``, the measures, the hyperparameters),
+``observed_data`` (``counts``), ``log_likelihood`` (``counts``: one value per item and draw,
+see :mod:`ambppl.inference.modeling`) and, where NUTS ran, ``sample_stats``.
+
+This module imports only numpy at load time: ``ambppl/__init__.py`` imports :func:`fit`
+eagerly, because a function named like its module is otherwise replaced by the module object
+as soon as anything imports ``ambppl.inference.fitting``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import importlib.util
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ambppl.inference.convergence import CONVERGENCE, ConvergenceWarning
+from ambppl.internal.checks import check_counts, check_option, check_positive_int
+from ambppl.maths.measures import VARIABLES, measures_for
+
+if TYPE_CHECKING:  # pragma: no cover
+    import xarray as xr
+
+    from ambppl.inference.catalog import ModelEntry
+
+__all__ = ["CONVERGENCE", "ConvergenceWarning", "fit"]
+
+#: ``method=`` values, in the order of preference when a model offers several.
+METHODS = ("exact", "collapsed", "empirical_bayes", "nuts")
+
+#: Methods whose draws are independent (no MCMC): no ESS / R-hat columns in summaries.
+INDEPENDENT_METHODS = ("exact", "empirical_bayes")
+
+#: Methods that run NUTS (and accept ``sampler=`` and ``sample_kwargs=``).
+NUTS_METHODS = ("collapsed", "nuts")
+
+#: ``sampler=`` values -> the module that must be importable.
+NUTS_SAMPLERS = {"pymc": "pymc", "nutpie": "nutpie", "numpyro": "numpyro", "blackjax": "blackjax"}
+
+#: Samplers whose chains run as threads (or one vectorized program) in this process: ``fit``
+#: gives them ``cores = min(chains, usable CPUs)`` unless ``sample_kwargs`` says otherwise.
+THREADED_SAMPLERS = ("nutpie", "numpyro", "blackjax")
+
+#: NUTS implementation of ``method="collapsed"`` when ``sampler=None`` (measured fastest
+#: end to end on the small hyperparameter model; ``method="nuts"`` keeps PyMC's own choice).
+COLLAPSED_SAMPLER = "pymc"
+
+#: Bytes of gamma draws generated at a time by the exact sampler (bounds temporary memory).
+CHUNK_BYTES = 32 * 2**20
+
+
+#: Keyword arguments of ``pymc.sample`` that ``fit`` sets itself.
+_RESERVED_SAMPLE_KWARGS = (
+    "draws",
+    "chains",
+    "random_seed",
+    "progressbar",
+    "var_names",
+    "nuts_sampler",
+    "model",
+)
+
+
+def fit(
+    data: Any,
+    model: str = "dirichlet_categorical",
+    *,
+    method: str | None = None,
+    draws: int | None = None,
+    chains: int | None = None,
+    random_seed: Any = None,
+    sampler: str | None = None,
+    var_names: Sequence[str] | str | None = None,
+    progressbar: bool = False,
+    sample_kwargs: dict[str, Any] | None = None,
+    log_likelihood: bool = True,
+    **kwargs: Any,
+) -> xr.DataTree:
+    """Draw from the posterior of every item's response distribution and its ambiguity.
+
+    Parameters
+    ----------
+    data : xarray.DataArray, pandas.DataFrame, str, pathlib.Path or numpy.ndarray
+        A count DataArray (dims ``("item", "category")``, ``attrs["cant_solve"]`` the
+        can't-solve label or ``None``) or anything :func:`ambppl.read_annotations` accepts.
+    model : str, default "dirichlet_categorical"
+        Name of a model in the catalog (:func:`ambppl.list_models`).
+    method : {"exact", "collapsed", "empirical_bayes", "nuts"}, optional
+        One of the model's ``methods`` (its info record; :func:`ambppl.list_models`).
+        Default: the model's first method, or ``"nuts"`` when ``sampler`` or
+        ``sample_kwargs`` is given and the first method runs no NUTS.
+    draws, chains : int, optional
+        Draws per chain and number of chains. Default: the model's own for the methods that
+        run NUTS (its info record's ``nuts_defaults``, e.g. 2000 draws for
+        ``rater_effects``), else 1000 and 4.
+    random_seed : int, numpy.random.Generator or None
+        Seed; the same seed gives identical draws.
+    sampler : {"pymc", "nutpie", "numpyro", "blackjax"}, optional
+        NUTS implementation for the methods that run NUTS (PyMC's ``nuts_sampler``).
+        Default for ``"nuts"``: the model's own (its info record's ``sampler``, e.g. nutpie
+        for ``rater_effects``, measured fastest there), else PyMC's own choice (nutpie where it
+        is installed and PyMC can use it, else PyMC's NUTS). Samplers whose chains are threads
+        (:data:`THREADED_SAMPLERS`) get ``cores = min(chains, usable CPUs)`` unless
+        ``sample_kwargs`` sets ``cores`` (PyMC's default counts half the CPUs, which on 2 cores
+        runs the chains one after the other); for ``"collapsed"``: PyMC's NUTS
+        (:data:`COLLAPSED_SAMPLER`; on a model of K + 1 numbers nutpie's compilation costs
+        more than it saves). The others are optional extras (``pip install
+        'ambppl[nutpie]'``).
+    var_names : str or sequence of str, optional
+        Per-item posterior variables to store (default all): ``"q"``, ``"amb"``,
+        ``"amb_modified"``, ``"amb_old"``, ``"entropy"``. Storing costs draws x chains x
+        items x 8 bytes per measure and K times that for ``q``. Hyperparameters are always
+        stored.
+    progressbar : bool, default False
+        Show a progress bar.
+    sample_kwargs : dict, optional
+        Further arguments for ``pymc.sample`` (e.g. ``tune``, ``target_accept``; those the
+        model's info record sets in ``nuts_defaults`` apply unless given here).
+    log_likelihood : bool, default True
+        Store the ``log_likelihood`` group (draws x chains x items x 8 bytes).
+    **kwargs
+        The model's parameters (e.g. ``prior=0.5`` for ``dirichlet_categorical``; see
+        ``ambppl.get_model(model).info["parameters"]``); every other keyword goes to
+        :func:`ambppl.read_annotations` (``item=``, ``rater=``, ``label=``,
+        ``cant_solve=``, ...).
+
+    Returns
+    -------
+    xarray.DataTree
+        Groups ``posterior`` (dims chain, draw, item[, category], plus the hyperparameters),
+        ``observed_data`` (``counts`` with the count attributes), ``log_likelihood`` and, for
+        NUTS, ``sample_stats``. The root and the posterior carry the attributes ``method``,
+        ``model``, ``parameters`` (JSON of the model's parameters, defaults filled in),
+        ``cant_solve`` (the label; absent when there is none), ``sampler`` and, where the
+        prior of every ``q_i`` is one fixed Dirichlet (``exact``, ``empirical_bayes``, or a
+        fixed-prior model), ``prior`` (its concentration, one float per category). After
+        NUTS the root also has ``convergence``: a JSON record of the worst R-hat, the
+        smallest bulk and tail ESS and the divergences, checked against :data:`CONVERGENCE`.
+        Every attribute is one netCDF can store (None-valued ones are left out), so
+        ``result.to_netcdf(path)`` saves the fit and ``xarray.open_datatree(path)`` reloads
+        it for :func:`ambppl.summarize` and the report.
+
+    Raises
+    ------
+    ValueError
+        For an unknown model, method or sampler, a method the model does not list, a
+        parameter of another model, bad parameter values (e.g. a prior that is not
+        positive), non-positive draws/chains, unknown var_names, or bad data; and up front,
+        before any sampling, when the fit's peak memory (:func:`memory_needed`: the draws to
+        store, ``8 x chains x draws x items x`` the values per item of ``var_names``, the
+        log likelihood, plus the sampler's working chunks) exceeds
+        :data:`ambppl.internal.limits.MEMORY_FRACTION` (80%) of the memory available
+        (:func:`available_memory`): the message names :func:`ambppl.score`, which summarizes
+        conjugate models without per-item draws, and the options that store less (on the
+        command line: ``--draws``, ``--chains``, ``ambppl score``).
+    ImportError
+        If the requested NUTS sampler is not installed.
+
+    Warns
+    -----
+    ConvergenceWarning
+        After NUTS, when the fit misses :data:`CONVERGENCE` (R-hat <= 1.01, bulk and tail
+        ESS >= 400, no divergences), checked on the hyperparameters (``collapsed``) or on
+        every stored variable (``nuts``).
+
+    Notes
+    -----
+    Exact sampling: with ``q_i | theta ~ Dirichlet(a(theta))`` the posterior given ``theta``
+    is ``Dirichlet(a(theta) + counts_i)`` (paper section 3). Each draw normalizes independent
+    gamma variates ``g_k ~ Gamma(a_k + n_ik)``; draws whose gammas all underflow
+    (concentrations far below 1) are redrawn in log space (``Gamma(a) = Gamma(a + 1)
+    U^(1/a)``). Items are processed in chunks of about :data:`CHUNK_BYTES` so temporary memory
+    stays bounded, and the measures are computed per chunk with the same kernels as
+    :func:`ambppl.amb` & co. For ``collapsed`` each draw of the hyperparameters gets its own
+    ``a(theta)``; the cost per draw is the same as for a fixed prior.
+
+    Every item gets its own independent draws. Sampling once per *distinct* count vector and
+    broadcasting (much faster on real data, where count vectors repeat) would make items with
+    equal counts share identical draws: right for each item's marginal posterior but wrong
+    for any joint quantity (e.g. the posterior of a ranking or of a mean over items), so it is
+    not used for stored draws (:func:`ambppl.summarize_counts` does it for tables).
+
+    References
+    ----------
+    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> import ambppl
+    >>> counts = xr.DataArray(
+    ...     np.array([[5, 0, 0], [2, 2, 1]]), dims=("item", "category"),
+    ...     coords={"item": ["a", "b"], "category": ["yes", "no", "cs"]},
+    ...     attrs={"cant_solve": "cs"})
+    >>> result = ambppl.fit(counts, draws=500, chains=2, random_seed=1)
+    >>> result.posterior["amb"].sizes["draw"], result.attrs["method"]
+    (500, 'exact')
+    >>> amb = result.posterior["amb"].mean(("chain", "draw"))
+    >>> bool(amb.sel(item="b") > amb.sel(item="a"))
+    True
+    >>> sorted(result.children)
+    ['log_likelihood', 'observed_data', 'posterior']
+    """
+    from ambppl.inference.catalog import get_model
+
+    entry = get_model(model)
+    params, read_kwargs = _split_kwargs(entry, kwargs, data)
+    method = _choose_method(entry, method, sampler, sample_kwargs)
+    own = entry.info.get("nuts_defaults", {}) if method in NUTS_METHODS else {}
+    draws = check_positive_int(own.get("draws", 1000) if draws is None else draws, "draws")
+    chains = check_positive_int(own.get("chains", 4) if chains is None else chains, "chains")
+    if not isinstance(log_likelihood, bool):
+        raise TypeError(f"log_likelihood must be True or False, but got {log_likelihood!r}")
+    if method in NUTS_METHODS:
+        sampler = _check_sampler(sampler) or _default_sampler(entry, method)
+        sample_kwargs = _check_sample_kwargs(sample_kwargs)
+        # the model's own tune / target_accept (info record nuts_defaults) unless given
+        for key in ("tune", "target_accept"):
+            if key in own:
+                sample_kwargs.setdefault(key, own[key])
+    else:
+        _refuse_nuts_options(method, sampler, sample_kwargs)
+    answers = None
+    if entry.info["data"] == "long":  # the model takes one row per answer (rater ids kept)
+        answers, counts = _as_answers(data, read_kwargs)
+    else:
+        counts = _as_counts(data, read_kwargs)
+    cs_label = counts.attrs.get("cant_solve")
+    from ambppl.inference.modeling import count_values
+
+    values, cs = count_values(counts)
+    n_categories = values.shape[1]
+    measures = list(measures_for(n_categories - (cs is not None)))
+    available = ["q", *(VARIABLES[m] for m in measures)]
+    names = _check_var_names(var_names, available)
+    per_draw = method in ("collapsed", "nuts") and bool(entry.hyperparameters)
+    _check_memory(chains, draws, values.shape[0], n_categories, names, log_likelihood, per_draw)
+    job = _Job(
+        entry=entry,
+        counts=counts,
+        answers=answers,
+        values=values,
+        cs=cs,
+        params=params,
+        measures=measures,
+        names=names,
+        available=available,
+        draws=draws,
+        chains=chains,
+        rng=np.random.default_rng(random_seed),
+        random_seed=random_seed,
+        sampler=sampler,
+        progressbar=progressbar,
+        sample_kwargs=sample_kwargs or {},
+    )
+    tree, conc = _ROUTES[method](job)
+    if log_likelihood:
+        _add_log_likelihood(tree, job, conc)
+    attrs: dict[str, Any] = {
+        "method": method,
+        "model": entry.name,
+        "parameters": json.dumps(_jsonable({**entry.defaults, **params})),
+        "sampler": _sampler_name(method, tree),
+    }
+    if cs_label is not None:  # absent = no can't-solve category (netCDF stores no None)
+        attrs["cant_solve"] = str(cs_label)
+    if conc is not None and conc.ndim == 1:  # one Dirichlet prior for all q_i: closed forms
+        attrs["prior"] = [float(a) for a in conc]
+    tree.attrs.update(attrs)
+    tree["posterior"].attrs.update(attrs)
+    if method in NUTS_METHODS:
+        _check_convergence(tree, entry, method)
+    _storable_attrs(tree)
+    return tree
+
+
+def _storable_attr(value: Any) -> Any:
+    """An attribute value netCDF can store: bools as 0/1, dicts and mixed lists as JSON."""
+    if isinstance(value, bool | np.bool_):
+        return int(value)
+    if isinstance(value, dict):
+        return json.dumps(_jsonable(value))
+    if isinstance(value, list | tuple):
+        kinds = {type(v) for v in value}
+        if any(v is None or isinstance(v, bool | dict | list | tuple) for v in value) or (
+            str in kinds and len(kinds) > 1
+        ):
+            return json.dumps(_jsonable(list(value)))
+    return value
+
+
+def _storable_attrs(tree: xr.DataTree) -> None:
+    """Make every attribute of the result storable with ``tree.to_netcdf(path)``.
+
+    netCDF stores strings, numbers and arrays of them; attributes set to None (e.g.
+    ``n_raters`` of a count matrix) are left out, so that ``attrs.get(name)`` still gives None.
+    """
+    for node in tree.subtree:
+        targets = [node.attrs, *(v.attrs for v in node.variables.values())]
+        for attrs in targets:
+            for key in list(attrs):
+                if attrs[key] is None:
+                    del attrs[key]
+                else:
+                    attrs[key] = _storable_attr(attrs[key])
+
+
+class _Job:
+    """Everything a route needs, checked."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.__dict__.update(kwargs)
+        self.module = kwargs["entry"].module
+        self.n_categories = kwargs["values"].shape[1]
+
+    def concentration(self, hyper: dict[str, np.ndarray] | None) -> np.ndarray | None:
+        """The model's Dirichlet concentration of q_i given hyperparameter draws (None for a
+        model whose q_i have no Dirichlet prior: it defines no ``concentration``)."""
+        if not callable(getattr(self.module, "concentration", None)):
+            return None
+        return np.asarray(
+            self.module.concentration(hyper, n_categories=self.n_categories, **self.params),
+            dtype=np.float64,
+        )
+
+
+#: Options of read_annotations / read_long besides the pandas options for files.
+_READ_OPTIONS = ("item", "rater", "label", "cant_solve", "categories", "format", "na_values")
+
+
+def _split_kwargs(entry: ModelEntry, kwargs: dict[str, Any], data: Any) -> tuple[dict, dict]:
+    """Split ``fit``'s keywords into the model's parameters and read_annotations options."""
+    import os
+
+    from ambppl.inference.catalog import parameter_owners
+
+    own = entry.info["parameters"]
+    params = {k: v for k, v in kwargs.items() if k in own}
+    rest = {k: v for k, v in kwargs.items() if k not in own}
+    foreign = [k for k in rest if k in parameter_owners(entry.path.parent)]
+    if foreign:
+        raise ValueError(
+            f"model {entry.name!r} has the parameters {sorted(own)}, but got "
+            f"{sorted(set(foreign))} (parameters of other models); drop them or choose the "
+            "model that has them"
+        )
+    unknown = sorted(k for k in rest if k not in _READ_OPTIONS)
+    if unknown and not isinstance(data, str | os.PathLike):  # files take pandas' options too
+        raise ValueError(
+            f"fit's keywords must be parameters of model {entry.name!r} ({sorted(own)}) or "
+            f"options of read_annotations ({list(_READ_OPTIONS)}), but got {unknown}"
+        )
+    return params, rest
+
+
+def _choose_method(entry: ModelEntry, method: Any, sampler: Any, sample_kwargs: Any) -> str:
+    """The method: checked against the model's list, or its default."""
+    offered = list(entry.info["methods"])
+    if method is None:
+        method = offered[0]
+        if (sampler is not None or sample_kwargs) and method not in NUTS_METHODS:
+            nuts = [m for m in offered if m in NUTS_METHODS]
+            method = nuts[0] if nuts else method  # no NUTS route: _refuse_nuts_options says so
+        return method
+    check_option(method, METHODS, "method")
+    if method not in offered:
+        raise ValueError(
+            f"method must be one of the methods of model {entry.name!r} ({offered}), but got "
+            f"{method!r}"
+        )
+    return method
+
+
+def _refuse_nuts_options(method: str, sampler: Any, sample_kwargs: Any) -> None:
+    if sampler is not None:
+        raise ValueError(
+            f"sampler chooses the NUTS implementation and applies to the methods "
+            f"{list(NUTS_METHODS)} only, but got sampler={sampler!r} with method={method!r}; "
+            "drop sampler="
+        )
+    if sample_kwargs:
+        raise ValueError(
+            f"sample_kwargs are passed to pymc.sample and apply to the methods "
+            f"{list(NUTS_METHODS)} only, but got {sorted(sample_kwargs)} with method={method!r}"
+        )
+
+
+def _check_sample_kwargs(sample_kwargs: Any) -> dict[str, Any]:
+    kwargs = dict(sample_kwargs or {})
+    clash = sorted(set(kwargs) & set(_RESERVED_SAMPLE_KWARGS))
+    if clash:
+        raise ValueError(
+            f"sample_kwargs must not contain {clash}: fit sets them itself (use fit's own "
+            "arguments draws=, chains=, random_seed=, progressbar=, var_names=, sampler=)"
+        )
+    return kwargs
+
+
+def _jsonable(value: Any) -> Any:
+    """Parameters as JSON values (arrays as lists)."""
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------------------
+# Routes: each returns (DataTree without log_likelihood, concentration of q_i)
+
+
+def _route_exact(job: _Job) -> tuple[xr.DataTree, np.ndarray]:
+    conc = job.concentration(None)
+    posterior = _conditional_draws(job, conc)
+    return _assemble(posterior, job.counts), conc
+
+
+def _route_empirical_bayes(job: _Job) -> tuple[xr.DataTree, np.ndarray]:
+    hyper = {
+        k: np.asarray(v, dtype=np.float64)
+        for k, v in job.module.empirical_bayes(job.counts, **job.params).items()
+    }
+    conc = job.concentration(hyper)
+    posterior = _conditional_draws(job, conc)
+    for name, value in hyper.items():
+        posterior[name] = np.broadcast_to(value, (job.chains, job.draws, *value.shape)).copy()
+    return _assemble(posterior, job.counts), conc
+
+
+def _route_collapsed(job: _Job) -> tuple[xr.DataTree, np.ndarray]:
+    import pymc as pm
+
+    pm_model = job.module.hyper_model(job.counts, **job.params)
+    seed = int(job.rng.integers(2**31 - 1))
+    hyper_tree = pm.sample(
+        draws=job.draws,
+        chains=job.chains,
+        random_seed=seed,
+        progressbar=job.progressbar,
+        # A model of K + 1 numbers: compiling for nutpie (8-24 s) costs more than its faster
+        # sampling saves; PyMC's NUTS reached the convergence standard 1.5-2.5x sooner end to
+        # end at 1e5 items (benchmarks/bench_hierarchical.py). sampler= still overrides.
+        nuts_sampler=job.sampler or COLLAPSED_SAMPLER,
+        model=pm_model,
+        **job.sample_kwargs,
+    )
+    hyper_post = hyper_tree["posterior"].to_dataset()
+    hyper = {name: hyper_post[name].values for name in job.entry.hyperparameters}
+    conc = job.concentration(hyper)
+    posterior = _conditional_draws(job, conc)
+    tree = _assemble(posterior, job.counts, hyper=hyper_post[list(job.entry.hyperparameters)])
+    if "sample_stats" in hyper_tree.children:
+        tree["sample_stats"] = hyper_tree["sample_stats"].to_dataset()
+    tree["log_prior"] = _hyperprior_log_density(hyper_tree, pm_model, job.entry.hyperparameters)
+    return tree, conc
+
+
+def _hyperprior_log_density(tree: xr.DataTree, pm_model: Any, names: Sequence[str]) -> xr.Dataset:
+    """The ``log_prior`` group: the log prior density of each hyperparameter per draw, for
+    power-scaling prior sensitivity (:func:`ambppl.analysis.sensitivity.hyperprior_sensitivity`)."""
+    import pymc as pm
+    import xarray as xr
+
+    # every free variable's draws (PyMC's function takes all value variables), scored on
+    # the hyperparameters' prior terms only
+    free = [rv.name for rv in pm_model.free_RVs]
+    post = tree["posterior"].to_dataset()
+    hyper = xr.DataTree.from_dict({"posterior": post[[n for n in free if n in post]]})
+    return pm.stats.compute_log_prior(
+        hyper,
+        var_names=list(names),
+        model=pm_model,
+        extend_inferencedata=False,
+        progressbar=False,
+    )
+
+
+def _route_nuts(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
+    import pymc as pm
+    import xarray as xr
+
+    pm_model = job.entry.build(job.counts if job.answers is None else job.answers, **job.params)
+    # NUTS stores the free variables only (PyMC's convergence checks need them); the
+    # deterministics that are kept are computed afterwards, once per kept draw, by
+    # pymc.compute_deterministics on this thread. Computing them inside the sampler costs
+    # every warm-up draw too, in each chain's thread: for rater_effects (q over 256 rater
+    # nodes per item) that doubled the sampling time at 1000 items.
+    free = [rv.name for rv in pm_model.free_RVs]
+    hyper_names = list(job.entry.hyperparameters)
+    deterministics = [det.name for det in pm_model.deterministics]
+    wanted = (
+        deterministics
+        if job.names == job.available
+        else [n for n in deterministics if n in {*job.names, *hyper_names}]
+    )
+    kwargs = dict(job.sample_kwargs)
+    if job.sampler in THREADED_SAMPLERS:
+        # PyMC's default assumes half the CPUs are hyper-threads (2 cores -> 1), which runs
+        # these samplers' chains one after the other; their chains are threads.
+        kwargs.setdefault("cores", max(1, min(job.chains, usable_cpus())))
+    tree = pm.sample(
+        draws=job.draws,
+        chains=job.chains,
+        random_seed=job.random_seed,
+        progressbar=job.progressbar,
+        var_names=free,
+        nuts_sampler=job.sampler,
+        model=pm_model,
+        **kwargs,
+    )
+    post = tree["posterior"].to_dataset()
+    # the sampled hyperparameters only (a model may list derived ones, e.g. rater_effects'
+    # eta and b, which have no prior density of their own), from every free variable's draws
+    # before var_names drops any
+    sampled = [n for n in hyper_names if n in free]
+    log_prior = _hyperprior_log_density(tree, pm_model, sampled) if sampled else None
+    if wanted:
+        derived = pm.compute_deterministics(
+            post, var_names=wanted, model=pm_model, progressbar=False
+        )
+        post = post.assign({name: derived[name] for name in wanted}).assign_attrs(post.attrs)
+    if job.names != job.available:
+        post = post[[*hyper_names, *job.names]]
+    tree["posterior"] = post
+    # the model's own observed variables, and the counts every summary reads (with their
+    # attributes: can't-solve label, source, ...)
+    observed = (
+        tree["observed_data"].to_dataset() if "observed_data" in tree.children else xr.Dataset()
+    )
+    tree["observed_data"] = observed.assign(counts=job.counts)
+    for group in ("log_likelihood",):  # written by fit from the model's concentration
+        if group in tree.children:
+            del tree[group]
+    hyper = {name: post[name].values for name in hyper_names} if hyper_names else None
+    if log_prior is not None:
+        tree["log_prior"] = log_prior
+    return tree, job.concentration(hyper)
+
+
+_ROUTES: dict[str, Callable[[_Job], tuple[Any, np.ndarray]]] = {
+    "exact": _route_exact,
+    "collapsed": _route_collapsed,
+    "empirical_bayes": _route_empirical_bayes,
+    "nuts": _route_nuts,
+}
+
+
+def _sampler_name(method: str, tree: xr.DataTree) -> str:
+    if method not in NUTS_METHODS:
+        return "numpy.random.Generator.standard_gamma"
+    attrs = tree["sample_stats"].attrs if "sample_stats" in tree.children else {}
+    return str(
+        attrs.get("inference_library") or tree["posterior"].attrs.get("inference_library", "pymc")
+    )
+
+
+def _add_log_likelihood(tree: xr.DataTree, job: _Job, conc: np.ndarray | None) -> None:
+    """Write the ``log_likelihood`` group: log p(answers_i | theta) per chain, draw and item.
+
+    From the model's Dirichlet concentration where it has one (:mod:`ambppl.inference.modeling`);
+    otherwise from the model file's ``log_likelihood(posterior, data, **params)`` (the same
+    meaning: the item's answers with its own parameters integrated out), or not at all.
+    """
+    import xarray as xr
+
+    from ambppl.inference.modeling import log_likelihood
+
+    post = tree["posterior"]
+    chains, draws = post.sizes["chain"], post.sizes["draw"]
+    counts = job.counts
+    if conc is None:
+        hook = getattr(job.module, "log_likelihood", None)
+        if not callable(hook):
+            return
+        data = job.counts if job.answers is None else job.answers
+        ll = np.asarray(hook(post.to_dataset(), data, **job.params), dtype=np.float64)
+        if ll.shape != (chains, draws, job.values.shape[0]):
+            raise ValueError(
+                f"model {job.entry.name!r}: log_likelihood must return shape (chains, draws, "
+                f"items) = {(chains, draws, job.values.shape[0])}, but got {ll.shape}"
+            )
+    else:
+        ll = log_likelihood(job.values, conc)
+    if ll.ndim == 1:  # the same for every draw: a read-only broadcast, no copies
+        ll = np.broadcast_to(ll, (chains, draws, job.values.shape[0]))
+    ds = xr.Dataset(
+        {"counts": (("chain", "draw", "item"), ll)},
+        coords={
+            "chain": post["chain"].values,
+            "draw": post["draw"].values,
+            "item": counts["item"].values,
+        },
+    )
+    ds.attrs = {**_created(), "sample_dims": ["chain", "draw"]}
+    tree["log_likelihood"] = ds
+
+
+def _check_convergence(tree: xr.DataTree, entry: ModelEntry, method: str) -> None:
+    """The convergence standard on the hyperparameters (``collapsed``: the per-item draws are
+    exact given them) or on every stored variable (``nuts``)."""
+    from ambppl.inference.convergence import check_convergence
+
+    post = tree["posterior"]
+    names = list(entry.hyperparameters) if method == "collapsed" else list(post.data_vars)
+    check_convergence(tree, names, what=f"the {method} fit of {entry.name!r}", stacklevel=3)
+
+
+def _as_answers(data: Any, read_kwargs: dict[str, Any]) -> tuple[Any, xr.DataArray]:
+    """One row per answer (``read_long``) and the counts they make, for "long" models."""
+    from ambppl.data.readers import read_annotations, read_long
+
+    answers = read_long(data, **read_kwargs)
+    counts = read_annotations(
+        answers,
+        item="item",
+        rater="rater",
+        label="label",
+        cant_solve=answers.attrs["cant_solve"],
+        categories=list(answers["label"].cat.categories),
+    )
+    for key in ("source", "n_dropped", "n_raters", "format"):
+        counts.attrs[key] = answers.attrs.get(key)
+    return answers, _as_counts(counts, {})
+
+
+def _as_counts(data: Any, read_kwargs: dict[str, Any]) -> xr.DataArray:
+    """The count DataArray of ``data`` (read with ``read_annotations`` unless it is one)."""
+    import xarray as xr
+
+    if isinstance(data, xr.DataArray) and not read_kwargs:
+        if tuple(data.dims) != ("item", "category"):
+            raise ValueError(
+                "data as a DataArray must be counts with dims ('item', 'category'), but got "
+                f"dims {tuple(data.dims)}"
+            )
+        counts = data
+    else:
+        from ambppl.data.readers import read_annotations
+
+        counts = read_annotations(data, **read_kwargs)
+    values = check_counts(counts.values, "counts")
+    if values.shape[0] == 0:
+        raise ValueError("counts must have at least one item, but got 0 items")
+    coords = {
+        dim: (counts[dim].values if dim in counts.coords else np.arange(counts.sizes[dim]))
+        for dim in ("item", "category")
+    }
+    attrs = dict(counts.attrs)
+    attrs.setdefault("cant_solve", None)
+    return xr.DataArray(
+        values, dims=("item", "category"), coords=coords, name="counts", attrs=attrs
+    )
+
+
+def _check_var_names(var_names: Any, available: list[str]) -> list[str]:
+    """Return the posterior variables to store, in the order of ``available``."""
+    if var_names is None:
+        return list(available)
+    names = [var_names] if isinstance(var_names, str) else var_names
+    try:
+        names = list(names)
+    except TypeError:
+        raise TypeError(
+            f"var_names must be a variable name or a list of them, but got {var_names!r}"
+        ) from None
+    bad = [n for n in names if n not in available]
+    if bad or not names:
+        raise ValueError(
+            f"var_names must be a non-empty selection of {available}, but got {var_names!r}"
+        )
+    return [n for n in available if n in names]
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new allocations (Linux ``MemAvailable``, else psutil or
+    ``os.sysconf``; :func:`ambppl.internal.limits.available_memory`), else None."""
+    from ambppl.internal.limits import available_memory as available
+
+    return available()
+
+
+#: Copies of :data:`CHUNK_BYTES` the exact sampler holds at once besides the stored draws: a
+#: chunk's gamma variates, their sums and the measures' temporaries (tracemalloc: 115 MiB =
+#: 3.6 chunks at 10^5 items, 2 x 250 draws, K = 3).
+_CHUNK_COPIES = 4
+
+#: Copies of one measure's draws that ``ambppl.summarize`` holds at its peak (tracemalloc:
+#: 1.15 at 10^5 items, 2 x 250 draws), counted by the command line, which summarizes the fit.
+SUMMARY_COPIES = 1.25
+
+#: Copies of one measure's draws the caller will make after the fit (see :func:`_after_fit`).
+_AFTER_FIT: ContextVar[float] = ContextVar("ambppl_fit_after", default=0.0)
+
+
+@contextlib.contextmanager
+def _after_fit(copies: float) -> Iterator[None]:
+    """Within the block, the memory check of :func:`fit` also counts ``copies`` of one
+    measure's draws, which the caller makes after the fit (the command line: the summary)."""
+    token = _AFTER_FIT.set(copies)
+    try:
+        yield
+    finally:
+        _AFTER_FIT.reset(token)
+
+
+def memory_needed(
+    chains: int,
+    draws: int,
+    n_items: int,
+    n_categories: int,
+    names: Sequence[str],
+    loglik: bool,
+    per_draw: bool = False,
+) -> tuple[float, float]:
+    """Peak bytes of an exact-route fit, and the bytes of the draws it stores.
+
+    Stored: ``8 x chains x draws x items`` per value kept per item (``K`` for ``q``, 1 per
+    measure), and the log likelihood: per item for one fixed Dirichlet prior (broadcast over
+    the draws, no copies), per draw and item with a learned one (``per_draw``; its table
+    and the gather to the items are both held, so twice that at the peak). On top, the
+    sampler's working chunks (:data:`_CHUNK_COPIES` x the larger of :data:`CHUNK_BYTES` and
+    one item's gamma variates), ``K + 3`` doubles per item (the counts and per-item vectors)
+    and what the caller makes after the fit (:func:`_after_fit`). Against tracemalloc's peak
+    of the exact route (10^5 items x 2 x 250 draws of amb; 2 x 10^4 items x 2 x 100 draws of
+    q and the four measures): within 1% below to 3% above before the per-item term, 0-3%
+    above with it (``tests/test_limits.py``).
+    """
+    cells = float(chains) * draws * n_items
+    per_item = sum(n_categories if name == "q" else 1 for name in names)
+    stored = 8.0 * cells * per_item
+    peak = stored
+    if loglik:
+        stored += 8.0 * (cells if per_draw else n_items)
+        peak += 8.0 * (2.0 * cells if per_draw else n_items)
+    peak += _CHUNK_COPIES * max(CHUNK_BYTES, 8.0 * draws * n_categories)
+    peak += 8.0 * n_items * (n_categories + 3)  # the counts as int64, ids, per-item vectors
+    peak += _AFTER_FIT.get() * 8.0 * cells
+    return peak, stored
+
+
+def _check_memory(
+    chains: int,
+    draws: int,
+    n_items: int,
+    n_categories: int,
+    names: list[str],
+    loglik: bool,
+    per_draw: bool = False,
+) -> None:
+    """Refuse up front a fit whose peak memory (:func:`memory_needed`) is beyond
+    :data:`ambppl.internal.limits.MEMORY_FRACTION` of the memory available."""
+    from ambppl.internal.limits import MEMORY_FRACTION, on_command_line, size
+
+    peak, stored = memory_needed(chains, draws, n_items, n_categories, names, loglik, per_draw)
+    have = available_memory()
+    if have is None or peak <= MEMORY_FRACTION * have:
+        return
+    per_item = sum(n_categories if name == "q" else 1 for name in names) + int(loglik)
+    kept = ", ".join(names) + (", log_likelihood" if loglik else "")
+    if on_command_line():
+        fix = (
+            "lower --draws or --chains, or score a conjugate model, which needs no per-item "
+            "draws: 'ambppl score' with --model dirichlet_categorical, or --model "
+            "hierarchical_dirichlet --method empirical_bayes"
+        )
+    else:
+        fix = (
+            "for per-item summaries use ambppl.score (the command 'ambppl score'), which "
+            "stores no per-item draws, or store less: var_names=['amb'], "
+            "log_likelihood=False, fewer draws or chains"
+        )
+    raise ValueError(
+        f"the fit would need about {size(peak)} of memory at its peak: it would store "
+        f"{size(stored)} of draws ({chains} chains x {draws} draws x {n_items} items x "
+        f"{per_item} values per item: {kept}), plus the sampler's working copies"
+        f"{' and the summary' if _AFTER_FIT.get() else ''}; that is more than the "
+        f"{size(MEMORY_FRACTION * have)} allowed ({MEMORY_FRACTION:.0%} of the {size(have)} "
+        f"available); {fix}"
+    )
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the platform has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _default_sampler(entry: ModelEntry, method: str) -> str | None:
+    """The model's own NUTS implementation (info record ``sampler``) where installed."""
+    name = entry.info.get("sampler")
+    if method != "nuts" or name is None or importlib.util.find_spec(NUTS_SAMPLERS[name]) is None:
+        return None
+    return str(name)
+
+
+def _check_sampler(sampler: Any) -> str | None:
+    """Return the NUTS sampler name (None: PyMC's default), checking that it is installed."""
+    if sampler is None:
+        return None
+    check_option(sampler, tuple(NUTS_SAMPLERS), "sampler")
+    module = NUTS_SAMPLERS[sampler]
+    if importlib.util.find_spec(module) is None:
+        raise ImportError(
+            f"sampler={sampler!r} needs the {module} package, which is not installed; "
+            f"install it with: pip install 'ambppl[{sampler}]' (or use sampler=None for "
+            "PyMC's default)"
+        )
+    return sampler
+
+
+def _conditional_draws(job: _Job, conc: np.ndarray) -> dict[str, np.ndarray]:
+    """Independent draws of q_i ~ Dirichlet(conc + counts_i) and of the measures.
+
+    ``conc`` is one concentration vector (K,) for every draw, or one per draw
+    (chains, draws, K).
+    """
+    from ambppl.maths.measures import _numpy as _measure_numpy
+
+    values, chains, draws = job.values, job.chains, job.draws
+    n_items, n_cat = values.shape
+    per_draw = conc.ndim == 3
+    if per_draw and conc.shape != (chains, draws, n_cat):
+        raise ValueError(
+            f"the model's concentration must have shape (K,) or (chains, draws, K) = "
+            f"{(chains, draws, n_cat)}, but got {conc.shape}"
+        )
+    store_q = "q" in job.names
+    todo = [m for m in job.measures if VARIABLES[m] in job.names]
+    out: dict[str, np.ndarray] = {}
+    if store_q:
+        out["q"] = np.empty((chains, draws, n_items, n_cat))
+    for m in todo:
+        out[VARIABLES[m]] = np.empty((chains, draws, n_items))
+    chunk = max(1, CHUNK_BYTES // (8 * draws * n_cat))
+    starts = range(0, n_items, chunk)
+    rng = job.rng
+    with _progress(job.progressbar, chains * len(starts), "exact Dirichlet draws") as advance:
+        for c in range(chains):
+            for start in starts:
+                stop = min(start + chunk, n_items)
+                if per_draw:
+                    alpha = conc[c][:, None, :] + values[None, start:stop]
+                else:
+                    alpha = values[start:stop] + conc
+                q = _dirichlet_draws(rng, alpha, draws)
+                if store_q:
+                    out["q"][c, :, start:stop] = q
+                first = c == 0 and start == 0  # validate q once (finite, on the simplex)
+                for m in todo:
+                    out[VARIABLES[m]][c, :, start:stop] = _measure_numpy(
+                        m, q, job.cs, -1, check=first
+                    )
+                advance()
+    return out
+
+
+def _dirichlet_draws(rng: np.random.Generator, alpha: np.ndarray, draws: int) -> np.ndarray:
+    """Dirichlet draws of shape (draws, items, K).
+
+    ``alpha`` is (items, K) (the same concentrations for every draw) or (draws, items, K).
+    """
+    size = alpha.shape if alpha.ndim == 3 else (draws, *alpha.shape)
+    g = rng.standard_gamma(alpha, size=size)
+    total = g.sum(axis=-1, keepdims=True)
+    under = total[..., 0] == 0
+    if np.any(under):
+        # Every gamma underflowed (all concentrations tiny): redraw those vectors in log
+        # space, Gamma(a) = Gamma(a + 1) * U^(1/a), then normalize with a softmax.
+        import scipy.special as sc
+
+        d, i = np.nonzero(under)
+        a = np.broadcast_to(alpha, size)[d, i]
+        logg = np.log(rng.standard_gamma(a + 1.0)) + np.log(rng.random(a.shape)) / a
+        g[d, i] = sc.softmax(logg, axis=-1)
+        total[d, i] = 1.0
+    g /= total
+    return g
+
+
+def _created() -> dict[str, Any]:
+    import ambppl
+
+    return {
+        "created_at": datetime.datetime.now(datetime.UTC).isoformat(),
+        "creation_library": "ambppl",
+        "creation_library_version": ambppl.__version__,
+        "creation_library_language": "Python",
+        "inference_library": "ambppl",
+        "inference_library_version": ambppl.__version__,
+    }
+
+
+def _assemble(
+    posterior: dict[str, np.ndarray], counts: xr.DataArray, hyper: Any = None
+) -> xr.DataTree:
+    """A DataTree with the layout of ``pymc.sample``'s result for exact draws.
+
+    ``hyper`` (an xarray Dataset of hyperparameter draws with dims chain, draw, ...) is
+    merged into the posterior; arrays in ``posterior`` of shape (chain, draw) or
+    (chain, draw, K) that are not per item (empirical-Bayes hyperparameters) get the dims
+    () or (category,).
+    """
+    import xarray as xr
+
+    chains, draws = next(iter(posterior.values())).shape[:2]
+    coords = {
+        "chain": np.arange(chains),
+        "draw": np.arange(draws),
+        "item": counts["item"].values,
+        "category": counts["category"].values,
+    }
+    per_item = {"q", *VARIABLES.values()}
+    data_vars = {}
+    for name, values in posterior.items():
+        if name in per_item:
+            dims = ("chain", "draw", "item", "category")[: values.ndim]
+        else:
+            dims = ("chain", "draw", "category")[: values.ndim]
+        data_vars[name] = (dims, values)
+    ds = xr.Dataset(data_vars, coords={k: v for k, v in coords.items() if k != "category"})
+    if any("category" in v.dims for v in ds.data_vars.values()):
+        ds = ds.assign_coords(category=coords["category"])
+    if hyper is not None:
+        hyper = hyper.assign_coords(chain=coords["chain"], draw=coords["draw"])
+        ds = xr.merge([hyper, ds], compat="override", join="exact")
+        if "category" in ds.dims:
+            ds = ds.assign_coords(category=coords["category"])
+    created = _created()
+    ds.attrs = {**created, "sample_dims": ["chain", "draw"]}
+    observed = xr.Dataset({"counts": counts})
+    observed.attrs = {**created, "sample_dims": []}
+    return xr.DataTree.from_dict({"posterior": ds, "observed_data": observed})
+
+
+class _progress:
+    """Context manager yielding an ``advance()`` callable; a rich progress bar if wanted."""
+
+    def __init__(self, show: bool, total: int, description: str) -> None:
+        self.show = show and total > 1
+        self.total = total
+        self.description = description
+
+    def __enter__(self) -> Callable[[], None]:
+        if not self.show:
+            return lambda: None
+        from rich.progress import Progress
+
+        self._bar = Progress(transient=True)
+        self._bar.__enter__()
+        task = self._bar.add_task(self.description, total=self.total)
+        return lambda: self._bar.advance(task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.show:
+            self._bar.__exit__(*exc)

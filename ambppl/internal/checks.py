@@ -1,0 +1,435 @@
+"""Argument checks shared by the modules.
+
+Every function returns the (possibly converted) value or raises one ``ValueError`` /
+``TypeError`` whose message names the argument, what was received and what is expected.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+#: Absolute tolerance on ``|sum(q) - 1|`` accepted for probability vectors.
+SUM_TOL = 1e-6
+
+#: The largest count, and the largest number of answers of one item (a row's sum), taken:
+#: float64 holds every whole number up to 2**53 exactly, and int64 sums of such rows cannot
+#: overflow (2**62 + 2**62 wrapped to a negative total before this bound).
+MAX_COUNT = 2**53
+
+
+def _describe(x: Any) -> str:
+    """Short description of an offending value for error messages."""
+    arr = np.asarray(x)
+    if arr.ndim == 0:
+        return repr(arr.item())
+    if arr.size <= 8:
+        return repr(arr.tolist())
+    return f"an array of shape {arr.shape}"
+
+
+def as_float_array(x: Any, name: str) -> np.ndarray:
+    """Convert ``x`` to a float64 array or raise ``TypeError`` naming ``name``."""
+    try:
+        arr = np.asarray(x)
+    except Exception as err:  # pragma: no cover - numpy raises rarely here
+        raise TypeError(
+            f"{name} must be array-like of numbers, but got {type(x).__name__}"
+        ) from err
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
+    ):
+        raise TypeError(
+            f"{name} must be array-like of numbers, but got dtype {arr.dtype} ({_describe(x)})"
+        )
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real, but got complex values")
+    return arr.astype(np.float64, copy=False)
+
+
+def check_axis(axis: Any, ndim: int, name: str = "axis") -> int:
+    """Return ``axis`` as a non-negative index into ``ndim`` dimensions."""
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, but got {axis!r}")
+    if ndim == 0:
+        raise ValueError(f"{name}={axis} is out of range: the input is a scalar, expected an array")
+    if not -ndim <= axis < ndim:
+        raise ValueError(
+            f"{name} must be in [-{ndim}, {ndim - 1}] for an array with {ndim} dimension(s), "
+            f"but got {axis}"
+        )
+    return int(axis) % ndim
+
+
+def check_cant_solve(cant_solve: Any, n_categories: int) -> int | None:
+    """Return the non-negative position of the can't-solve category, or ``None``."""
+    if cant_solve is None:
+        return None
+    if isinstance(cant_solve, bool) or not isinstance(cant_solve, numbers.Integral):
+        raise TypeError(
+            "cant_solve must be an integer position along the category axis or None, "
+            f"but got {cant_solve!r}"
+        )
+    if not -n_categories <= cant_solve < n_categories:
+        raise ValueError(
+            f"cant_solve must be a position in [-{n_categories}, {n_categories - 1}] "
+            f"(there are {n_categories} categories) or None, but got {cant_solve}"
+        )
+    return int(cant_solve) % n_categories
+
+
+def check_n_proper(n_proper: int, minimum: int, what: str) -> None:
+    """Raise if there are fewer than ``minimum`` proper categories."""
+    if n_proper < minimum:
+        raise ValueError(
+            f"{what} needs at least {minimum} proper categories (besides can't-solve), "
+            f"but got {n_proper}; pass cant_solve=None if the last category is a proper one"
+        )
+
+
+def check_probabilities(q: Any, axis: int, name: str = "q") -> np.ndarray:
+    """Check a numpy array of probability vectors along ``axis``.
+
+    Entries must be finite and non-negative and each vector must sum to 1 within
+    :data:`SUM_TOL`.
+    """
+    arr = as_float_array(q, name)
+    ax = check_axis(axis, arr.ndim)
+    if arr.shape[ax] < 2:
+        raise ValueError(
+            f"{name} must have at least 2 categories along axis {axis}, but got {arr.shape[ax]}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite probabilities, but got NaN or inf")
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be non-negative, but got minimum {float(arr.min())!r}")
+    sums = arr.sum(axis=ax)
+    worst = np.max(np.abs(sums - 1.0)) if sums.size else 0.0
+    if worst > SUM_TOL:
+        raise ValueError(
+            f"{name} must sum to 1 along axis {axis} (tolerance {SUM_TOL:g}), but a vector "
+            f"sums to {float(sums.flat[np.argmax(np.abs(sums - 1.0))])!r}; normalize it first"
+        )
+    return arr
+
+
+def check_alpha(alpha: Any, name: str = "alpha") -> np.ndarray:
+    """Check Dirichlet concentration parameters (last axis = categories)."""
+    arr = as_float_array(alpha, name)
+    if arr.ndim == 0 or arr.shape[-1] < 2:
+        raise ValueError(
+            f"{name} must have at least 2 categories on its last axis, but got shape {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, but got {_describe(arr[~np.isfinite(arr)])}")
+    if np.any(arr <= 0):
+        raise ValueError(
+            f"{name} must be strictly positive (Dirichlet concentrations), "
+            f"but got minimum {float(arr.min())!r}"
+        )
+    return arr
+
+
+def _number(value: Any) -> str:
+    """A count for a message: integers in full, huge floats in short (``1e+300``)."""
+    if isinstance(value, np.integer | int):
+        return str(int(value))
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e16 else f"{value:.4g}"
+
+
+def _where(bad: np.ndarray, items: Any = None, categories: Any = None, first_row: int = 0) -> str:
+    """Where the first True of ``bad`` is: `` (row 3, column 1)``, or with labels
+    `` (item 'a', category 'neg')``; positions are 0-based, rows counted from ``first_row``."""
+    index = np.unravel_index(int(np.argmax(bad)), bad.shape)
+
+    def label(labels: Any, i: int) -> str:
+        value = labels[i]
+        return repr(value.item() if isinstance(value, np.generic) else value)
+
+    if categories is not None and len(categories) != bad.shape[-1]:
+        categories = None
+    if items is not None and (bad.ndim != 2 or len(items) != bad.shape[0]):
+        items = None
+    if bad.ndim == 1:
+        column = int(index[0])
+        if categories is not None:
+            return f" (category {label(categories, column)})"
+        return f" (position {column})"
+    row, column = int(index[0]), int(index[-1])
+    rows = f"item {label(items, row)}" if items is not None else f"row {first_row + row}"
+    cols = f"column {column}" if categories is None else f"category {label(categories, column)}"
+    return f" ({rows}, {cols})" if bad.ndim == 2 else f" (at {tuple(int(i) for i in index)})"
+
+
+def check_counts(
+    counts: Any,
+    name: str = "counts",
+    *,
+    items: Any = None,
+    categories: Any = None,
+    first_row: int = 0,
+) -> np.ndarray:
+    """Check a count array: finite, non-negative, integer-valued, each row summing to at most
+    :data:`MAX_COUNT`; returns int64. Messages say where the first bad count is: by
+    ``items`` / ``categories`` labels when given (a 2-D array), else by 0-based row (counted
+    from ``first_row``) and column."""
+    arr = as_float_array(counts, name)
+    if arr.ndim == 0:
+        raise ValueError(f"{name} must be an array with a category axis, but got a scalar")
+    if arr.shape[-1] < 2:
+        raise ValueError(
+            f"{name} must have at least 2 categories on its last axis, but got {arr.shape[-1]}"
+        )
+
+    def where(bad: np.ndarray) -> str:
+        return _where(bad, items, categories, first_row)
+
+    finite = np.isfinite(arr)
+    if not np.all(finite):
+        bad = arr[~finite][0]
+        what = "missing (NaN: an empty cell or a null)" if np.isnan(bad) else f"{bad}"
+        raise ValueError(
+            f"{name} must be finite, but got NaN or inf: a count is {what}{where(~finite)}; "
+            "fill in or remove that row"
+        )
+    if np.any(arr < 0):
+        raise ValueError(
+            f"{name} must be non-negative, but got minimum {float(arr.min())!r}{where(arr < 0)}"
+        )
+    whole = arr == np.round(arr)
+    if not np.all(whole):
+        bad = arr[~whole]
+        raise ValueError(
+            f"{name} must be whole numbers, but got {_describe(bad[:5])}{where(~whole)}"
+        )
+    # checked on the integers themselves (float64 rounds 2**53 + 1 down to 2**53) and before
+    # the sums, which could overflow to inf
+    raw = np.asarray(counts)
+    integers = raw.dtype.kind in "iu"
+    huge = (raw if integers else arr) > MAX_COUNT
+    totals = None
+    if not np.any(huge):  # each count <= 2**53: int64 sums of fewer than 1024 cannot overflow
+        exact = integers and arr.shape[-1] < 1024
+        totals = (raw if integers else arr).sum(axis=-1, dtype=np.int64 if exact else np.float64)
+    if totals is not None and np.any(totals > MAX_COUNT):
+        row = np.unravel_index(int(np.argmax(totals > MAX_COUNT)), totals.shape)
+        if arr.ndim == 1:
+            at = ""
+        elif arr.ndim == 2 and items is not None and len(items) == arr.shape[0]:
+            value = items[row[0]]
+            at = f" (item {value.item() if isinstance(value, np.generic) else value!r})"
+        else:
+            at = f" (at {tuple(int(i) for i in row)})"
+            if arr.ndim == 2:
+                at = f" (row {first_row + int(row[0])})"
+        raise ValueError(
+            f"{name} must sum to at most 2**53 = {MAX_COUNT} answers per item (beyond, float64 "
+            f"loses whole numbers and int64 totals overflow), but a row sums to "
+            f"{_number(totals[row])}{at}; check that the data hold counts of answers"
+        )
+    if np.any(huge):
+        raise ValueError(
+            f"{name} must be at most 2**53 = {MAX_COUNT} answers per item (beyond, float64 "
+            f"loses whole numbers and int64 totals overflow), but got "
+            f"{_number((raw if integers else arr)[huge][0])}{where(huge)}; check that the data "
+            "hold counts of answers"
+        )
+    return arr.astype(np.int64)
+
+
+def check_positive_scalar(x: Any, name: str) -> float:
+    """Return ``x`` as a positive finite float."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a positive number, but got {x!r}")
+    if not np.isfinite(x) or x <= 0:
+        raise ValueError(f"{name} must be a positive finite number, but got {x!r}")
+    return float(x)
+
+
+def check_positive_int(x: Any, name: str) -> int:
+    """Return ``x`` as a positive int."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name} must be a positive integer, but got {x!r}")
+    if x < 1:
+        raise ValueError(f"{name} must be a positive integer, but got {x!r}")
+    return int(x)
+
+
+def check_prob(x: Any, name: str) -> float:
+    """Return ``x`` as a float in the open interval (0, 1)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a number in (0, 1), but got {x!r}")
+    if not 0 < x < 1:
+        raise ValueError(f"{name} must be in the open interval (0, 1), but got {x!r}")
+    return float(x)
+
+
+def check_option(value: Any, options: Mapping[str, Any] | tuple[str, ...], name: str) -> str:
+    """Return ``value`` if it is one of ``options``; otherwise list the valid ones."""
+    valid = tuple(options)
+    if not isinstance(value, str) or value not in valid:
+        raise ValueError(
+            f"{name} must be one of {', '.join(repr(v) for v in valid)}, but got {value!r}"
+        )
+    return value
+
+
+def check_prior(prior: Any, n_categories: int, name: str = "prior") -> np.ndarray:
+    """Return a symmetric (scalar) or full Dirichlet prior as a vector of ``n_categories``."""
+    arr = as_float_array(prior, name)
+    if arr.ndim == 0:
+        arr = np.full(n_categories, float(arr))
+    elif arr.ndim != 1 or arr.shape[0] != n_categories:
+        raise ValueError(
+            f"{name} must be a positive number (symmetric Dirichlet) or a vector of "
+            f"{n_categories} positive numbers (one per category), but got shape {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(
+            f"{name} must be strictly positive and finite (Dirichlet concentrations), "
+            f"but got {_describe(prior)}"
+        )
+    check_prior_total(arr, name)
+    return arr
+
+
+#: Largest total of a Dirichlet prior over the categories: draws and closed forms add the
+#: concentrations up (plus the counts), which overflows float64 at 1.8e308 (--prior 1e308
+#: with 3 categories scored every item's mean as 1.0 with sd 0, the true value being 0.667).
+MAX_PRIOR_TOTAL = 1e300
+
+
+def check_prior_total(arr: np.ndarray, name: str = "prior") -> None:
+    """Refuse a prior whose concentrations (last axis) sum to more than
+    :data:`MAX_PRIOR_TOTAL`."""
+    with np.errstate(over="ignore"):
+        total = float(np.max(np.sum(arr, axis=-1, dtype=np.float64)))
+    if not total <= MAX_PRIOR_TOTAL:
+        if name == "prior":  # the ambppl command's option inside command_line_messages()
+            from ambppl.data.readers import _say
+
+            name = _say("prior", "--prior")
+        raise ValueError(
+            f"{name} must sum to at most {MAX_PRIOR_TOTAL:g} over the categories (the "
+            f"concentrations plus the counts must stay below float64's 1.8e308), but got "
+            f"{_describe(arr)}, summing to {total:g}; a prior that strong already pins "
+            "every posterior to the prior's mean"
+        )
+
+
+def cant_solve_position(label: Any, categories: Any, name: str = "cant_solve") -> int | None:
+    """Position of the can't-solve ``label`` among ``categories`` (``None`` if label is None)."""
+    if label is None:
+        return None
+    labels = [str(c) for c in np.asarray(categories).tolist()]
+    if str(label) not in labels:
+        raise ValueError(
+            f"{name} must be one of the category labels {labels} or None, but got {label!r}"
+        )
+    return labels.index(str(label))
+
+
+class CantSolveOptionError(ValueError, TypeError):
+    """A ``cant_solve=`` string other than ``"auto"``.
+
+    A ``ValueError``, and a ``TypeError`` too, as such strings raised before ``"auto"``
+    existed (``cant_solve="last"``), so that handlers of either keep catching it.
+    """
+
+
+def resolve_cant_solve(
+    data: Any, cant_solve: int | str | None, *, dim: str | None = None, name: str = "data"
+) -> int | None:
+    """The can't-solve position an array function uses for ``data``.
+
+    The one place where the array-level functions (measures, moments, estimators, exact,
+    approx, planning, decisions) turn their ``cant_solve=`` keyword into a position.
+
+    Parameters
+    ----------
+    data : array_like, xarray.DataArray or pytensor TensorVariable
+        The function's input (``q``, ``alpha`` or ``counts``).
+    cant_solve : int, None or "auto"
+        The keyword as given. ``"auto"``: from ``data.attrs["cant_solve"]`` where a
+        DataArray has that key (the labelled counts of :func:`ambppl.read_annotations`,
+        and arrays computed from them: xarray keeps ``attrs`` through arithmetic; a count
+        array reloaded from a saved fit, whose ``attrs`` keep the readers' ``source`` and
+        ``format`` but not a ``cant_solve`` of None, which netCDF cannot store, has none);
+        otherwise the documented convention, the last category (``-1``).
+    dim : str, optional
+        The DataArray's category dimension; default its last dimension (where the functions
+        without a ``dim=`` keyword read the categories).
+    name : str, default "data"
+        The argument's name, for messages.
+
+    Returns
+    -------
+    int or None
+        With the ``attrs`` contract: the non-negative position of the can't-solve label
+        along ``dim``, or None. Otherwise ``-1`` for ``"auto"`` and an explicit value
+        unchanged (the callers' :func:`check_cant_solve` checks its type and range).
+
+    Raises
+    ------
+    ValueError
+        For a string other than ``"auto"`` (:class:`CantSolveOptionError`, also a
+        ``TypeError``); for an ``attrs["cant_solve"]`` label that is not among the labels of
+        ``dim``; for an explicit position or None that contradicts ``attrs["cant_solve"]``.
+    """
+    if isinstance(cant_solve, str) and cant_solve != "auto":
+        raise CantSolveOptionError(
+            "cant_solve must be an integer position along the category axis, None (no "
+            "can't-solve category) or 'auto' (a labelled DataArray's attrs['cant_solve'], "
+            f"else the last category), but got {cant_solve!r}"
+        )
+    cls = type(data)
+    labelled = cls.__name__ == "DataArray" and cls.__module__.startswith("xarray")
+    attrs = data.attrs if labelled else {}
+    # The readers write attrs "source", "format" and "cant_solve"; saving a fit to netCDF
+    # leaves out attributes that are None (ambppl.fit's _storable_attrs), so a reloaded count
+    # array with the readers' marks and no "cant_solve" had none.
+    stored = {"source", "format"} <= set(attrs)
+    if not labelled or not ("cant_solve" in attrs or stored) or data.ndim == 0:  # a scalar:
+        return -1 if isinstance(cant_solve, str) else cant_solve  # the callers refuse it
+    label = attrs.get("cant_solve")
+    if dim is None:
+        dim = data.dims[-1]
+    labels = [str(c) for c in np.asarray(data[dim].values).tolist()]
+    if label is None:
+        position = None
+    elif str(label) in labels:
+        position = labels.index(str(label))
+    else:
+        raise ValueError(
+            f"{name}.attrs['cant_solve'] must be one of the labels of its {dim!r} dimension "
+            f"{labels} or None, but got {label!r}; set {name}.attrs['cant_solve'] to the "
+            "can't-solve label (None if there is none)"
+        )
+    if isinstance(cant_solve, str):
+        return position
+    given = check_cant_solve(cant_solve, len(labels))
+    if given != position:
+        said = "no can't-solve category" if given is None else f"category {labels[given]!r}"
+        held = "no can't-solve category" if position is None else f"position {position}"
+        raise ValueError(
+            f"cant_solve={cant_solve!r} ({said}) contradicts {name}.attrs['cant_solve'] = "
+            f"{label!r} ({held} along {dim!r}); leave cant_solve out (it then follows "
+            f"attrs['cant_solve']), or change {name}.attrs['cant_solve'] if the data are "
+            "labelled wrongly"
+        )
+    return position
+
+
+def check_item_counts(counts: Any) -> tuple[np.ndarray, bool]:
+    """Counts of one item (K,) or of many (items, K): ``(array, single)``."""
+    arr = check_counts(counts, "counts")
+    if arr.ndim > 2:
+        raise ValueError(
+            "counts must have shape (items, K) or (K,) (one row of category counts per item), "
+            f"but got shape {arr.shape}"
+        )
+    return arr, arr.ndim == 1
