@@ -4,14 +4,14 @@ Importing ``ambppl`` needs only numpy; every public name below is loaded from it
 first use (PEP 562), so ``import ambppl`` stays well under 0.5 s and pulls in neither scipy,
 xarray, pandas nor PyMC/ArviZ until a function that needs them is called.
 
-To export a new public name: add it to ``_EXPORTS`` (name -> module), to the
-``TYPE_CHECKING`` imports and to the literal ``__all__`` (sorted).
+To export a new public name: add it to ``_EXPORTS`` (name -> module), to the imports of
+``__init__.pyi`` (what type checkers and IDEs read) and to the literal ``__all__`` (sorted).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 __version__ = "0.1.0"
 
@@ -44,34 +44,13 @@ _EXPORTS: dict[str, str] = {
     "loo": "ambppl.analysis.comparison",
     "compare": "ambppl.analysis.comparison",
     "prior_sensitivity": "ambppl.analysis.sensitivity",
-    "hyperprior_sensitivity": "ambppl.analysis.sensitivity",
+    "hyperprior_sensitivity": "ambppl.analysis.hyperprior",
     "ConvergenceWarning": "ambppl.inference.convergence",
     "expected_posterior_sd": "ambppl.analysis.planning",
     "expected_posterior_var": "ambppl.analysis.planning",
     "answers_needed": "ambppl.analysis.planning",
     "next_batch": "ambppl.analysis.planning",
 }
-
-if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from ambppl.analysis.comparison import compare, loo
-    from ambppl.analysis.planning import (
-        answers_needed,
-        expected_posterior_sd,
-        expected_posterior_var,
-        next_batch,
-    )
-    from ambppl.analysis.scoring import score
-    from ambppl.analysis.sensitivity import hyperprior_sensitivity, prior_sensitivity
-    from ambppl.analysis.summary import rank, select, stratify, summarize, summarize_counts
-    from ambppl.data.readers import read_annotations
-    from ambppl.inference.catalog import get_model, list_models
-    from ambppl.inference.convergence import ConvergenceWarning
-    from ambppl.inference.fitting import fit
-    from ambppl.maths.approx import approximate_distribution
-    from ambppl.maths.estimators import estimate, expected_plugin, less_biased_bias, plugin_bias
-    from ambppl.maths.exact import ambiguity_posterior
-    from ambppl.maths.measures import MEASURES, amb, amb_modified, amb_old, normalized_entropy
-    from ambppl.maths.moments import dirichlet_mean, dirichlet_moments, dirichlet_var
 
 __all__ = [  # noqa: RUF022 - plain sorted() order, as tests/test_package.py checks
     "ConvergenceWarning",

@@ -27,8 +27,14 @@ from ambppl.maths._exact_kernels import power_family
 from ambppl.maths._exact_route import _params
 
 GRID = np.linspace(0.0, 1.0, 514)[1:-1]
-ALPHAS = [(6.0, 6.0, 6.0), (6.0, 1.0, 1.0), (31.0, 1.0, 1.0), (0.3, 2.7, 0.45),
-          (150.5, 20.25, 3.3), (1e4, 1e4, 1e4)]
+ALPHAS = [
+    (6.0, 6.0, 6.0),
+    (6.0, 1.0, 1.0),
+    (31.0, 1.0, 1.0),
+    (0.3, 2.7, 0.45),
+    (150.5, 20.25, 3.3),
+    (1e4, 1e4, 1e4),
+]
 
 
 #: The issue's target for each of pdf and cdf on the 512-point grid (2 cores).
@@ -116,10 +122,14 @@ def main() -> None:
         met["pdf"] += 1e3 * tp <= TARGET_MS
         met["cdf"] += 1e3 * tc <= TARGET_MS
         ok = max(tp, tc) * 1e3 <= TARGET_MS
-        print(f"{alpha!s:>22} {measure:>8} {1e3 * tp:8.1f} {1e3 * tc:8.1f}  "
-              f"{'met' if ok else 'MISSED'}")
-    print(f"target met by the pdf for {met['pdf']} and by the cdf for {met['cdf']} of "
-          f"{len(times)} (alpha, measure) pairs")
+        print(
+            f"{alpha!s:>22} {measure:>8} {1e3 * tp:8.1f} {1e3 * tc:8.1f}  "
+            f"{'met' if ok else 'MISSED'}"
+        )
+    print(
+        f"target met by the pdf for {met['pdf']} and by the cdf for {met['cdf']} of "
+        f"{len(times)} (alpha, measure) pairs"
+    )
     print()
     print("baseline scipy.integrate.quad on the paper's integrand (amb), same 512 points")
     head = ("alpha", "quad pdf ms", "ratio pdf", "quad cdf ms", "ratio cdf")
@@ -139,8 +149,10 @@ def main() -> None:
         ts = best(lambda alpha=alpha: tanhsinh_old_pdf(alpha, GRID))
         ref = tanhsinh_old_pdf(alpha, GRID)
         dev = np.max(np.abs(post.pdf(GRID) / ref - 1.0))
-        print(f"{alpha!s:>22} tanhsinh {1e3 * ts:8.1f} ms, ambppl {1e3 * tp:8.1f} ms, "
-              f"ratio {tp / ts:6.3f}, max rel. difference {dev:.1e}")
+        print(
+            f"{alpha!s:>22} tanhsinh {1e3 * ts:8.1f} ms, ambppl {1e3 * tp:8.1f} ms, "
+            f"ratio {tp / ts:6.3f}, max rel. difference {dev:.1e}"
+        )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""``ambppl.inference.fitting`` timings: exact conjugate draws against bare numpy, and NUTS against exact.
+"""``ambppl.fit`` timings: exact conjugate draws against bare numpy, and NUTS against exact.
 
 1. N = 10^5 items, K = 6 categories (5 proper + can't-solve), 2000 draws, storing only
    ``amb`` (``var_names=["amb"]``): ``fit(method="exact")`` against a bare numpy sampler

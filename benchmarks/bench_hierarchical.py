@@ -301,10 +301,14 @@ def _part_b() -> tuple[dict, dict]:
                     if route == "collapsed":
                         convergence[n] = (conv, times["sampler"])
                     old = best.get(route)
-                    best[route] = times if old is None else {
-                        k: (min(v, old[k]) if isinstance(v, float) else v)
-                        for k, v in times.items()
-                    }
+                    best[route] = (
+                        times
+                        if old is None
+                        else {
+                            k: (min(v, old[k]) if isinstance(v, float) else v)
+                            for k, v in times.items()
+                        }
+                    )
             results[n, ll] = best
             print(f"  [B done: N={n}, log_likelihood={ll}]", flush=True)
     return results, convergence
@@ -314,7 +318,10 @@ def _weather_sets() -> list[tuple[str, xr.DataArray | None, str]]:
     sets = []
     if WEATHER_FILE.exists():
         counts = ambppl.read_annotations(
-            WEATHER_FILE, item="tweet_id", rater="worker_id", label="emotion",
+            WEATHER_FILE,
+            item="tweet_id",
+            rater="worker_id",
+            label="emotion",
             cant_solve="I can't tell",
         )
         sets.append(("weather, full file", counts, ""))
@@ -338,8 +345,13 @@ def _part_c() -> list[tuple[str, int, str, float, dict | None, str]]:
                 warnings.simplefilter("ignore", fit_module.ConvergenceWarning)
                 t = time.perf_counter()
                 result = ambppl.fit(
-                    counts, "hierarchical_dirichlet", var_names=["amb"], draws=DRAWS,
-                    chains=CHAINS, sampler=sampler, random_seed=5,
+                    counts,
+                    "hierarchical_dirichlet",
+                    var_names=["amb"],
+                    draws=DRAWS,
+                    chains=CHAINS,
+                    sampler=sampler,
+                    random_seed=5,
                 )
                 total = time.perf_counter() - t
             conv = json.loads(result.attrs["convergence"])
@@ -379,12 +391,22 @@ class _Table:
     def __init__(self) -> None:
         self.rows: list[tuple[str, ...]] = []
 
-    def add(self, rid: str, what: str, n: int | None, total: float | None = None, *,
-            compile_s: float | None = None, sample: float | None = None, ratio: str = "",
-            target: str = "") -> None:
+    def add(
+        self,
+        rid: str,
+        what: str,
+        n: int | None,
+        total: float | None = None,
+        *,
+        compile_s: float | None = None,
+        sample: float | None = None,
+        ratio: str = "",
+        target: str = "",
+    ) -> None:
         n_text = "" if not n else _n(n)
-        self.rows.append((rid, what, n_text, _fmt(total), _fmt(compile_s), _fmt(sample), ratio,
-                          target))
+        self.rows.append(
+            (rid, what, n_text, _fmt(total), _fmt(compile_s), _fmt(sample), ratio, target)
+        )
 
     def print(self) -> None:
         rows = [self.HEAD, *self.rows]
@@ -417,12 +439,19 @@ def _rows_a(table: _Table, part_a: dict) -> dict:
                     target = f"<= {TARGET_SECONDS:.0f} s: {_met(total <= TARGET_SECONDS)}"
                 else:
                     scale = total / totals[sampler, state, n0]
-                    target = (f"{scale:.2f}x the {_n(n0)} time <= {TARGET_SCALING}: "
-                              f"{_met(scale <= TARGET_SCALING)}")
+                    target = (
+                        f"{scale:.2f}x the {_n(n0)} time <= {TARGET_SCALING}: "
+                        f"{_met(scale <= TARGET_SCALING)}"
+                    )
                 table.add(
-                    "A", f"hyper {sampler}, {state} (build {call['build']:.2f} s)", n, total,
-                    compile_s=call["wall"] - call["sampling"], sample=call["sampling"],
-                    ratio=f"{total / part_a[sampler, n]['eb']:.0f}x B{i + 1}", target=target,
+                    "A",
+                    f"hyper {sampler}, {state} (build {call['build']:.2f} s)",
+                    n,
+                    total,
+                    compile_s=call["wall"] - call["sampling"],
+                    sample=call["sampling"],
+                    ratio=f"{total / part_a[sampler, n]['eb']:.0f}x B{i + 1}",
+                    target=target,
                 )
     return totals
 
@@ -432,41 +461,75 @@ def _rows_b(table: _Table, part_b: dict) -> None:
     for (n, ll), best in part_b.items():
         tag = "with ll" if ll else "no ll"
         if best is None:
-            table.add("B", f"per-item draws, {tag}", n,
-                      target=f"skipped: MemAvailable < {LL_MEMORY_BYTES / 2**30:.0f} GiB")
+            table.add(
+                "B",
+                f"per-item draws, {tag}",
+                n,
+                target=f"skipped: MemAvailable < {LL_MEMORY_BYTES / 2**30:.0f} GiB",
+            )
             continue
         ex, co = best["exact"], best["collapsed"]
         n_base += 1
         base = f"B{n_base}"
         table.add(base, f"B baseline: fit exact prior=1, amb, {tag}", n, ex["total"], ratio="1")
-        table.add("B", f"  collapsed fit ({co['sampler']}), amb, {tag}", n, co["total"],
-                  sample=co["nuts"], ratio=f"{co['total'] / ex['total']:.2f}x {base}")
+        table.add(
+            "B",
+            f"  collapsed fit ({co['sampler']}), amb, {tag}",
+            n,
+            co["total"],
+            sample=co["nuts"],
+            ratio=f"{co['total'] / ex['total']:.2f}x {base}",
+        )
         ratio = co["rest"] / ex["total"]
-        table.add("B", f"  collapsed - NUTS, amb, {tag}", n, co["rest"],
-                  ratio=f"{ratio:.2f}x {base}",
-                  target=f"<= {TARGET_DRAWS}: {_met(ratio <= TARGET_DRAWS)}")
-        table.add("B", f"  draw kernel: collapsed {co['kernel']:.2f} s / exact "
-                  f"{ex['kernel']:.2f} s", n, ratio=f"{co['kernel'] / ex['kernel']:.2f}x")
+        table.add(
+            "B",
+            f"  collapsed - NUTS, amb, {tag}",
+            n,
+            co["rest"],
+            ratio=f"{ratio:.2f}x {base}",
+            target=f"<= {TARGET_DRAWS}: {_met(ratio <= TARGET_DRAWS)}",
+        )
+        table.add(
+            "B",
+            f"  draw kernel: collapsed {co['kernel']:.2f} s / exact {ex['kernel']:.2f} s",
+            n,
+            ratio=f"{co['kernel'] / ex['kernel']:.2f}x",
+        )
         if "exact_eb" in best:
             eb = best["exact_eb"]
-            table.add("B", "  fit exact prior=EB kappa*mu (same concentrations)", n,
-                      eb["total"], ratio=f"{eb['total'] / ex['total']:.2f}x {base}")
-            table.add("B", "  collapsed - NUTS vs that fit", n,
-                      ratio=f"{co['rest'] / eb['total']:.2f}x")
+            table.add(
+                "B",
+                "  fit exact prior=EB kappa*mu (same concentrations)",
+                n,
+                eb["total"],
+                ratio=f"{eb['total'] / ex['total']:.2f}x {base}",
+            )
+            table.add(
+                "B", "  collapsed - NUTS vs that fit", n, ratio=f"{co['rest'] / eb['total']:.2f}x"
+            )
 
 
 def _rows_c(table: _Table, part_a: dict, conv_b: dict, part_c: list) -> None:
     n_b = max(conv_b)
     conv, sampler = conv_b[n_b]
-    table.add("C", f"convergence, fit() default sampler ({sampler})", n_b,
-              target=_conv_text(json.loads(conv) if conv else None))
+    table.add(
+        "C",
+        f"convergence, fit() default sampler ({sampler})",
+        n_b,
+        target=_conv_text(json.loads(conv) if conv else None),
+    )
     for sampler in SAMPLERS:
         call = part_a[sampler, HYPER_SIZES[0]]["cold"]
-        table.add("C", f"convergence, part A trace ({sampler}, cold)", HYPER_SIZES[0],
-                  target=_conv_text(call["convergence"]))
+        table.add(
+            "C",
+            f"convergence, part A trace ({sampler}, cold)",
+            HYPER_SIZES[0],
+            target=_conv_text(call["convergence"]),
+        )
     for label, n, sampler, total, conv, note in part_c:
-        table.add("C", f"convergence, {label} ({sampler})", n, total,
-                  target=note or _conv_text(conv))
+        table.add(
+            "C", f"convergence, {label} ({sampler})", n, total, target=note or _conv_text(conv)
+        )
 
 
 def _rows_d(table: _Table, part_a: dict, totals: dict) -> None:
@@ -477,16 +540,24 @@ def _rows_d(table: _Table, part_a: dict, totals: dict) -> None:
     for state in ("cold", "warm", "hot"):
         t_nut, t_pm = totals["nutpie", state, n], totals["pymc", state, n]
         met = all(part_a[s, n][state]["convergence"]["passed"] for s in SAMPLERS)
-        table.add("D", f"time to standard, {state}: nutpie {t_nut:.1f} s / pymc {t_pm:.1f} s",
-                  n, ratio=f"{t_nut / t_pm:.2f}x",
-                  target="both met the standard" if met else "NOT both met")
+        table.add(
+            "D",
+            f"time to standard, {state}: nutpie {t_nut:.1f} s / pymc {t_pm:.1f} s",
+            n,
+            ratio=f"{t_nut / t_pm:.2f}x",
+            target="both met the standard" if met else "NOT both met",
+        )
     per = {}
     for sampler in SAMPLERS:
         call = part_a[sampler, n]["warm"]
         conv = call["convergence"]
         per[sampler] = call["sampling"] * 400 / min(conv["ess_bulk"], conv["ess_tail"])
-    table.add("D", f"sampling s per 400 ESS (warm): nutpie {per['nutpie']:.3f} / pymc "
-              f"{per['pymc']:.3f}", n, ratio=f"{per['nutpie'] / per['pymc']:.2f}x")
+    table.add(
+        "D",
+        f"sampling s per 400 ESS (warm): nutpie {per['nutpie']:.3f} / pymc {per['pymc']:.3f}",
+        n,
+        ratio=f"{per['nutpie'] / per['pymc']:.2f}x",
+    )
 
 
 def _hardware() -> str:
@@ -511,11 +582,15 @@ def main() -> None:
 
     logging.getLogger("pymc").setLevel(logging.WARNING)
     load = os.getloadavg()
-    print(f"hierarchical_dirichlet, collapsed: K={MU.size} (last = can't solve), {N_ANSWERS} "
-          f"answers/item, truth mu={MU.tolist()}, kappa={KAPPA}; {CHAINS} chains x {DRAWS} "
-          f"draws after {TUNE} tuning steps")
-    print(f"  {_hardware()}; load average at start {load[0]:.2f} {load[1]:.2f} "
-          f"{load[2]:.2f}", flush=True)
+    print(
+        f"hierarchical_dirichlet, collapsed: K={MU.size} (last = can't solve), {N_ANSWERS} "
+        f"answers/item, truth mu={MU.tolist()}, kappa={KAPPA}; {CHAINS} chains x {DRAWS} "
+        f"draws after {TUNE} tuning steps"
+    )
+    print(
+        f"  {_hardware()}; load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
+        flush=True,
+    )
     part_a = _part_a()
     part_b, conv_b = _part_b()
     part_c = _part_c()
@@ -528,8 +603,10 @@ def main() -> None:
     load = os.getloadavg()
     print(f"  load average at end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     post = part_a["pymc", HYPER_SIZES[0]]["warm"]
-    print(f"  posterior means at {_n(HYPER_SIZES[0])} (pymc): kappa {post['kappa_mean']:.3f} "
-          f"(truth {KAPPA}), mu {np.round(post['mu_mean'], 4).tolist()} (truth {MU.tolist()})")
+    print(
+        f"  posterior means at {_n(HYPER_SIZES[0])} (pymc): kappa {post['kappa_mean']:.3f} "
+        f"(truth {KAPPA}), mu {np.round(post['mu_mean'], 4).tolist()} (truth {MU.tolist()})"
+    )
 
 
 if __name__ == "__main__":

@@ -111,8 +111,16 @@ ROWS: list[tuple[str, str, float | None, str]] = []
 
 def row(what: str, ambppl_s: float, baseline: str, baseline_s: float | None, note: str = ""):
     ratio = "" if baseline_s is None else f"{ambppl_s / baseline_s:.3g}"
-    ROWS.append((what, f"{ambppl_s:.3g}", baseline, "" if baseline_s is None else
-                 f"{baseline_s:.3g}", ratio, note))
+    ROWS.append(
+        (
+            what,
+            f"{ambppl_s:.3g}",
+            baseline,
+            "" if baseline_s is None else f"{baseline_s:.3g}",
+            ratio,
+            note,
+        )
+    )
     print(f"  {what}: {ambppl_s:.3g} s {note}", flush=True)
 
 
@@ -136,8 +144,12 @@ def bench_exact_sampler() -> None:
     data = xr.DataArray(values, dims=("item", "category"), attrs={"cant_solve": 4})
     data = data.assign_coords(category=list("abcde"), item=np.arange(10**4))
     data.attrs["cant_solve"] = "e"
-    lib = best(lambda: ambppl.fit(data, draws=1000, chains=2, var_names=["amb"],
-                                  log_likelihood=False, random_seed=1), repeat=2)
+    lib = best(
+        lambda: ambppl.fit(
+            data, draws=1000, chains=2, var_names=["amb"], log_likelihood=False, random_seed=1
+        ),
+        repeat=2,
+    )
     bare = best(lambda: [fit_bench._bare_numpy(values, 1.0, 1000, s) for s in (1, 2)], repeat=2)
     row("exact sampler, 10^4 items x 2 x 1000 draws", lib, "bare numpy gamma draws", bare)
 
@@ -159,8 +171,19 @@ def bench_score(sizes: list[int], folder: Path) -> None:
             np.save(path, counts(n, seed=3))
         out = folder / f"s{n}.csv"
         wall, rss = timed_command(
-            [*AMBPPL, "score", str(path), "--cant-solve", "4", "-q", "--seed", "1", "-o",
-             str(out), "--force"]
+            [
+                *AMBPPL,
+                "score",
+                str(path),
+                "--cant-solve",
+                "4",
+                "-q",
+                "--seed",
+                "1",
+                "-o",
+                str(out),
+                "--force",
+            ]
         )
         row(
             f"ambppl score, 10^{round(np.log10(n))} items x 5 x 20 answers",
@@ -179,8 +202,13 @@ def bench_nuts_vs_exact() -> None:
 
     logging.getLogger("pymc").setLevel(logging.ERROR)
     data = counts(1000, seed=4, n_answers=10, k=3)
-    kw = {"categories": ["a", "b", "cs"], "cant_solve": "cs", "chains": 2, "draws": 1000,
-          "random_seed": 1}
+    kw = {
+        "categories": ["a", "b", "cs"],
+        "cant_solve": "cs",
+        "chains": 2,
+        "draws": 1000,
+        "random_seed": 1,
+    }
     exact = best(lambda: ambppl.fit(data, **kw), repeat=2)
     start = time.perf_counter()
     import warnings
@@ -247,14 +275,19 @@ def huge(n_items: int, folder: Path) -> None:
             m = min(2 * 10**6, n_items - begin)
             block = rng.multinomial(20, rng.dirichlet(np.ones(5), m)).astype(np.uint8)
             writer.write_table(pa.table({c: block[:, k] for k, c in enumerate("abcde")}))
-    print(f"wrote {n_items:,} items to {path} ({path.stat().st_size / 1e9:.2f} GB) in "
-          f"{time.perf_counter() - start:.0f} s", flush=True)
+    print(
+        f"wrote {n_items:,} items to {path} ({path.stat().st_size / 1e9:.2f} GB) in "
+        f"{time.perf_counter() - start:.0f} s",
+        flush=True,
+    )
     out = folder / "scores.parquet"
     argv = [*AMBPPL, "score", str(path), "--cant-solve", "e", "--seed", "1", "-o", str(out)]
     wall, rss = timed_command(argv)
     size = sum(p.stat().st_size for p in out.glob("*")) / 1e9
-    print(f"ambppl score {n_items:,} items: {wall:.1f} s, peak RSS {rss:.2f} GB, "
-          f"{n_items / wall:,.0f} items/s; output {size:.2f} GB ({hardware()})")
+    print(
+        f"ambppl score {n_items:,} items: {wall:.1f} s, peak RSS {rss:.2f} GB, "
+        f"{n_items / wall:,.0f} items/s; output {size:.2f} GB ({hardware()})"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

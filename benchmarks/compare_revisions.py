@@ -28,16 +28,24 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID = np.linspace(0.0, 1.0, 514)[1:-1]
-CASES = [((1e4, 1e4, 1e4), "amb"), ((1e4, 1e4, 1e4), "old"), ((0.3, 2.7, 0.45), "amb"),
-         ((150.5, 20.25, 3.3), "modified"), ((150.5, 20.25, 3.3), "amb"), ((6.0, 6.0, 6.0), "amb"),
-         ((6.0, 1.0, 1.0), "amb"), ((31.0, 1.0, 1.0), "amb")]
+CASES = [
+    ((1e4, 1e4, 1e4), "amb"),
+    ((1e4, 1e4, 1e4), "old"),
+    ((0.3, 2.7, 0.45), "amb"),
+    ((150.5, 20.25, 3.3), "modified"),
+    ((150.5, 20.25, 3.3), "amb"),
+    ((6.0, 6.0, 6.0), "amb"),
+    ((6.0, 1.0, 1.0), "amb"),
+    ((31.0, 1.0, 1.0), "amb"),
+]
 
 
 def export(rev: str, dest: Path) -> None:
     """``ambppl/`` as of ``rev`` into ``dest/ambppl_rev``, its imports renamed."""
     data = subprocess.run(
         ["git", "-C", str(ROOT), "archive", "--format=tar", rev, "ambppl"],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     ).stdout
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         tar.extractall(dest, filter="data")
@@ -59,8 +67,10 @@ def main() -> int:
         old = importlib.import_module("ambppl_rev")
         new = importlib.import_module("ambppl")
         print(f"512-point grid, {args.rounds} rounds; revision {args.rev} against the working tree")
-        print(f"{'alpha':>22} {'measure':>8} {'':>4} {'rev ms':>8} {'new ms':>8} "
-              f"{'median new/rev':>15} {'max diff':>9}")
+        print(
+            f"{'alpha':>22} {'measure':>8} {'':>4} {'rev ms':>8} {'new ms':>8} "
+            f"{'median new/rev':>15} {'max diff':>9}"
+        )
         for alpha, measure in CASES:
             if args.only not in f"{alpha} {measure}":
                 continue
@@ -82,8 +92,10 @@ def main() -> int:
                     t_old.append(t1 - t0)
                     t_new.append(t2 - t1)
                 ratio = np.median(np.array(t_new) / np.array(t_old))
-                print(f"{alpha!s:>22} {measure:>8} {kind:>4} {1e3 * min(t_old):8.1f} "
-                      f"{1e3 * min(t_new):8.1f} {ratio:15.2f} {np.nanmax(diff):9.1e}")
+                print(
+                    f"{alpha!s:>22} {measure:>8} {kind:>4} {1e3 * min(t_old):8.1f} "
+                    f"{1e3 * min(t_new):8.1f} {ratio:15.2f} {np.nanmax(diff):9.1e}"
+                )
     return 0
 
 

@@ -1,6 +1,6 @@
 """Real-data gallery: every catalog model, with its defaults, on every data set that suits it.
 
-One row per (data set, model): wall time of ``ambppl.inference.fitting`` (compilation included), peak
+One row per (data set, model): wall time of ``ambppl.fit`` (compilation included), peak
 memory of the process, the worst R-hat over every stored posterior variable and which
 variable it is, the smallest bulk and tail ESS (and where), divergences, whether the
 convergence standard (R-hat <= 1.01, bulk and tail ESS >= 400, no divergences) is met, and

@@ -43,9 +43,21 @@ MATHS = ("measures", "moments", "estimators", "_exact_kernels", "_exact_route")
 OTHERS = ("exact", "data", "summary", "fit")
 #: mutmut 3's exit-code meanings (mutmut.stats.status_by_exit_code)
 #: "no tests" (no selected test calls the function) counts as survived: nothing kills it.
-STATUS = {1: "killed", 3: "killed", 0: "survived", 36: "timeout", 24: "timeout", -24: "timeout",
-          152: "timeout", 255: "timeout", 5: "survived", 33: "survived", 34: "skipped",
-          37: "killed", None: "not checked"}
+STATUS = {
+    1: "killed",
+    3: "killed",
+    0: "survived",
+    36: "timeout",
+    24: "timeout",
+    -24: "timeout",
+    152: "timeout",
+    255: "timeout",
+    5: "survived",
+    33: "survived",
+    34: "skipped",
+    37: "killed",
+    None: "not checked",
+}
 
 
 def verdicts(path: Path = TRIAGE) -> dict[str, tuple[str, str]]:
@@ -98,8 +110,10 @@ def report(root: Path = ROOT, only: list[str] | None = None) -> str:
     """Scores per module: ``run`` = (killed + timeout) / (killed + timeout + survived +
     rekilled) as the run left them, ``after`` counts the survivors killed by tests added
     after the run (``rekilled``) as killed; equivalent mutants are left out of both."""
-    lines = [f"{'module':16s} {'mutants':>7s} {'killed':>6s} {'timeout':>7s} {'survived':>8s} "
-             f"{'equiv':>5s} {'rekilled':>8s} {'other':>5s} {'run':>6s} {'after':>6s}"]
+    lines = [
+        f"{'module':16s} {'mutants':>7s} {'killed':>6s} {'timeout':>7s} {'survived':>8s} "
+        f"{'equiv':>5s} {'rekilled':>8s} {'other':>5s} {'run':>6s} {'after':>6s}"
+    ]
     for module, c in results(root, only).items():
         total = sum(c.values())
         known = ("killed", "timeout", "survived", "equivalent", "rekilled")
@@ -109,9 +123,11 @@ def report(root: Path = ROOT, only: list[str] | None = None) -> str:
         if judged:
             run = f"{100 * (c['killed'] + c['timeout']) / judged:5.1f}%"
             after = f"{100 * (c['killed'] + c['timeout'] + c['rekilled']) / judged:5.1f}%"
-        lines.append(f"{module:16s} {total:7d} {c['killed']:6d} {c['timeout']:7d} "
-                     f"{c['survived']:8d} {c['equivalent']:5d} {c['rekilled']:8d} {other:5d} "
-                     f"{run:>6s} {after:>6s}")
+        lines.append(
+            f"{module:16s} {total:7d} {c['killed']:6d} {c['timeout']:7d} "
+            f"{c['survived']:8d} {c['equivalent']:5d} {c['rekilled']:8d} {other:5d} "
+            f"{run:>6s} {after:>6s}"
+        )
     return "\n".join(lines)
 
 
@@ -123,11 +139,16 @@ def survivors(only: list[str] | None = None, root: Path = ROOT) -> list[str]:
         meta = root / "mutants" / "ambppl" / f"{module}.py.meta"
         if meta.is_file():
             data = json.loads(meta.read_text(encoding="utf-8"))
-            names += [n for n, code in data["exit_code_by_key"].items()
-                      if STATUS.get(code) == "survived" and n not in triage
-                      and (only is None or n in only)]
-    return sorted(names, key=lambda n: [int(t) if t.isdigit() else t
-                                        for t in re.split(r"(\d+)", n)])
+            names += [
+                n
+                for n, code in data["exit_code_by_key"].items()
+                if STATUS.get(code) == "survived"
+                and n not in triage
+                and (only is None or n in only)
+            ]
+    return sorted(
+        names, key=lambda n: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", n)]
+    )
 
 
 def confirm(root: Path = ROOT) -> list[str]:
@@ -152,12 +173,17 @@ def confirm(root: Path = ROOT) -> list[str]:
                 env = {**os.environ, "MUTANT_UNDER_TEST": mutant}
                 proc = subprocess.run(
                     [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", test],
-                    cwd=work, env=env, capture_output=True, check=False,
+                    cwd=work,
+                    env=env,
+                    capture_output=True,
+                    check=False,
                 )
                 codes.append(proc.returncode)
             ok = codes[0] != 0 and codes[1] == 0
-            lines.append(f"{'ok  ' if ok else 'FAIL'} {name}: {test} (exit {codes[0]} with the "
-                         f"mutant, {codes[1]} without)")
+            lines.append(
+                f"{'ok  ' if ok else 'FAIL'} {name}: {test} (exit {codes[0]} with the "
+                f"mutant, {codes[1]} without)"
+            )
     return lines
 
 
@@ -172,8 +198,10 @@ def sample(per_module: int, seed: int = 15, root: Path = ROOT) -> list[str]:
     for module in MATHS + OTHERS:
         meta = root / "mutants" / "ambppl" / f"{module}.py.meta"
         keys = sorted(json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"])
-        names += [keys[i] for i in sorted(rng.choice(len(keys), min(per_module, len(keys)),
-                                                     replace=False))]
+        names += [
+            keys[i]
+            for i in sorted(rng.choice(len(keys), min(per_module, len(keys)), replace=False))
+        ]
     return names
 
 
@@ -181,10 +209,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--report", action="store_true", help="only print the last run's scores")
     parser.add_argument("--survivors", action="store_true", help="list untriaged survivors")
-    parser.add_argument("--sample", type=int, default=0,
-                        help="run only this many mutants per module (seeded; needs mutants/)")
-    parser.add_argument("--confirm", action="store_true",
-                        help="check that each triage row's killing test kills its mutant")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        help="run only this many mutants per module (seeded; needs mutants/)",
+    )
+    parser.add_argument(
+        "--confirm",
+        action="store_true",
+        help="check that each triage row's killing test kills its mutant",
+    )
     parser.add_argument("mutants", nargs="*", help="mutant names or globs to (re)run")
     args = parser.parse_args(argv)
     chosen = sample(args.sample) if args.sample else None
@@ -194,8 +229,11 @@ def main(argv: list[str] | None = None) -> int:
         return int(any(line.startswith("FAIL") for line in lines))
     if not (args.report or args.survivors):
         mutmut = Path(sys.executable).with_name("mutmut")
-        subprocess.run([str(mutmut), "run", "--max-children", "1", *(chosen or args.mutants)],
-                       cwd=ROOT, check=False)
+        subprocess.run(
+            [str(mutmut), "run", "--max-children", "1", *(chosen or args.mutants)],
+            cwd=ROOT,
+            check=False,
+        )
     if args.survivors:
         print("\n".join(survivors(chosen)))
     print(report(only=chosen))

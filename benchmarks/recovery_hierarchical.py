@@ -18,7 +18,7 @@ binomial standard error; for the items also the standard error over data sets (i
 data set share the hyperparameters, so they are not independent); the data sets that
 missed ``fit``'s convergence standard; timings.
 
-``ambppl.inference.fitting`` builds a new PyMC model per call (``hyper_model`` holds the count
+``ambppl.fit`` builds a new PyMC model per call (``hyper_model`` holds the count
 statistics as ``pm.Data``, so PyTensor's compilation cache shortens that to ~2-4 s, but
 nutpie still compiles per model). The default ``--route reuse`` therefore builds the same
 program once with the
@@ -27,7 +27,7 @@ count 1..n, one total) and checks that its log density equals ``hyper_model``'s;
 compiles it once and gets each data set with ``with_data``; PyMC's NUTS (``--sampler
 pymc``) still recompiles inside every ``pymc.sample`` call (in-process caches make that
 about 2 s). The per-item draws use ``fit``'s own Dirichlet kernel. ``--fit-check`` data
-sets (default 3) are also fitted with ``ambppl.inference.fitting`` itself, to time it per data set and to
+sets (default 3) are also fitted with ``ambppl.fit`` itself, to time it per data set and to
 compare its hyperparameter posterior means with the reused model's (z = difference over the
 combined Monte Carlo standard error); ``--route fit`` runs every data set through ``fit``.
 
@@ -66,17 +66,27 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--datasets", type=int, default=100, help="number of data sets (100)")
     parser.add_argument("--items", type=int, default=200, help="items per data set (200)")
     parser.add_argument("--answers", type=int, default=10, help="answers per item (10)")
-    parser.add_argument("--categories", type=int, default=4,
-                        help="categories, the last one can't-solve (4)")
+    parser.add_argument(
+        "--categories", type=int, default=4, help="categories, the last one can't-solve (4)"
+    )
     parser.add_argument("--draws", type=int, default=1000, help="draws per chain (1000)")
     parser.add_argument("--chains", type=int, default=4, help="chains (4)")
     default_sampler = "nutpie" if importlib.util.find_spec("nutpie") else "pymc"
-    parser.add_argument("--sampler", choices=("nutpie", "pymc"), default=default_sampler,
-                        help=f"NUTS implementation ({default_sampler}: fit's default here)")
-    parser.add_argument("--route", choices=("reuse", "fit"), default="reuse",
-                        help="reuse one compiled model (default) or call ambppl.fit per set")
-    parser.add_argument("--fit-check", type=int, default=3,
-                        help="data sets also fitted with ambppl.fit (3)")
+    parser.add_argument(
+        "--sampler",
+        choices=("nutpie", "pymc"),
+        default=default_sampler,
+        help=f"NUTS implementation ({default_sampler}: fit's default here)",
+    )
+    parser.add_argument(
+        "--route",
+        choices=("reuse", "fit"),
+        default="reuse",
+        help="reuse one compiled model (default) or call ambppl.fit per set",
+    )
+    parser.add_argument(
+        "--fit-check", type=int, default=3, help="data sets also fitted with ambppl.fit (3)"
+    )
     parser.add_argument("--seed", type=int, default=20261126, help="seed (20261126)")
     args = parser.parse_args(argv)
     if args.datasets < 1 or args.items < 1 or args.answers < 1 or args.categories < 3:
@@ -107,8 +117,10 @@ def _simulate(rng: np.random.Generator, args: argparse.Namespace) -> dict:
     counts = xr.DataArray(
         values,
         dims=("item", "category"),
-        coords={"item": np.arange(args.items),
-                "category": [f"c{j}" for j in range(k - 1)] + ["cs"]},
+        coords={
+            "item": np.arange(args.items),
+            "category": [f"c{j}" for j in range(k - 1)] + ["cs"],
+        },
         attrs={"cant_solve": "cs"},
     )
     return {"mu": mu, "kappa": kappa, "amb": ambppl.amb(q, cant_solve=-1), "counts": counts}
@@ -116,9 +128,13 @@ def _simulate(rng: np.random.Generator, args: argparse.Namespace) -> dict:
 
 def _pair_weights(values: np.ndarray, n_answers: int) -> np.ndarray:
     """Items with c answers in category k, for c = 1..n (flattened category-major)."""
-    return np.stack(
-        [np.bincount(values[:, k], minlength=n_answers + 1)[1:] for k in range(values.shape[1])]
-    ).ravel().astype(np.float64)
+    return (
+        np.stack(
+            [np.bincount(values[:, k], minlength=n_answers + 1)[1:] for k in range(values.shape[1])]
+        )
+        .ravel()
+        .astype(np.float64)
+    )
 
 
 def _reusable_model(args: argparse.Namespace):
@@ -189,15 +205,24 @@ class _Sampler:
             import nutpie
 
             return nutpie.sample(
-                self.compiled.with_data(pair_weight=weights), draws=args.draws, tune=TUNE,
-                chains=args.chains, seed=seed, progress_bar=False,
+                self.compiled.with_data(pair_weight=weights),
+                draws=args.draws,
+                tune=TUNE,
+                chains=args.chains,
+                seed=seed,
+                progress_bar=False,
             )
         pm.set_data({"pair_weight": weights}, model=self.model)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return pm.sample(
-                draws=args.draws, tune=TUNE, chains=args.chains, random_seed=seed,
-                progressbar=False, nuts_sampler="pymc", model=self.model,
+                draws=args.draws,
+                tune=TUNE,
+                chains=args.chains,
+                random_seed=seed,
+                progressbar=False,
+                nuts_sampler="pymc",
+                model=self.model,
                 compute_convergence_checks=False,
             )
 
@@ -212,8 +237,9 @@ def _convergence(tree) -> dict:
     return json.loads(tree.attrs["convergence"])
 
 
-def _amb_draws(rng: np.random.Generator, mu: np.ndarray, kappa: np.ndarray,
-               values: np.ndarray) -> np.ndarray:
+def _amb_draws(
+    rng: np.random.Generator, mu: np.ndarray, kappa: np.ndarray, values: np.ndarray
+) -> np.ndarray:
     """amb of one exact draw q_i ~ Dirichlet(kappa * mu + counts_i) per hyperparameter draw."""
     conc = kappa[..., None] * mu
     out = np.empty((*kappa.shape, values.shape[0]))
@@ -236,8 +262,14 @@ def _fit_route(data: dict, args: argparse.Namespace, seed: int) -> tuple:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fit_module.ConvergenceWarning)
         result = ambppl.fit(
-            data["counts"], "hierarchical_dirichlet", var_names=["amb"], log_likelihood=False,
-            draws=args.draws, chains=args.chains, sampler=args.sampler, random_seed=seed,
+            data["counts"],
+            "hierarchical_dirichlet",
+            var_names=["amb"],
+            log_likelihood=False,
+            draws=args.draws,
+            chains=args.chains,
+            sampler=args.sampler,
+            random_seed=seed,
         )
     post = result["posterior"]
     return post["mu"], post["kappa"], post["amb"], json.loads(result.attrs["convergence"])
@@ -274,8 +306,10 @@ def main(argv: list[str] | None = None) -> int:
         f"truths drawn from the model's prior; {args.chains} chains x {args.draws} draws after "
         f"{TUNE} tuning steps, sampler {args.sampler}, route {args.route}; seed {args.seed}"
     )
-    print(f"  {_hardware()}; load average at start {load[0]:.2f} {load[1]:.2f} "
-          f"{load[2]:.2f}", flush=True)
+    print(
+        f"  {_hardware()}; load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
+        flush=True,
+    )
     rng = np.random.default_rng(args.seed)
     t_start = time.perf_counter()
     sets = [_simulate(rng, args) for _ in range(args.datasets)]
@@ -289,10 +323,13 @@ def main(argv: list[str] | None = None) -> int:
         worst = _check_same_density(model, sets[0], args)
         t_check = time.perf_counter() - t
         sampler = _Sampler(model, args)
-        print(f"  reused model: log density equals hyper_model's (worst relative difference "
-              f"{worst:.1e}; build and check {t_check:.1f} s); compiled once in "
-              f"{sampler.compile_time:.1f} s" + (" (PyMC's NUTS recompiles per call)"
-                                                 if args.sampler == "pymc" else ""), flush=True)
+        print(
+            f"  reused model: log density equals hyper_model's (worst relative difference "
+            f"{worst:.1e}; build and check {t_check:.1f} s); compiled once in "
+            f"{sampler.compile_time:.1f} s"
+            + (" (PyMC's NUTS recompiles per call)" if args.sampler == "pymc" else ""),
+            flush=True,
+        )
 
     kappa_in = np.zeros(args.datasets, dtype=bool)
     mu_in = np.zeros((args.datasets, args.categories), dtype=bool)
@@ -350,12 +387,16 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(("amb(q_i), all items", covered_items, n_items, p_amb, _se(p_amb, n_items)))
     print("  " + "  ".join(f"{h:>20}" if j == 0 else f"{h:>9}" for j, h in enumerate(head)))
     for name, cov, tot, p, se in rows:
-        print(f"  {name:>20}  {cov:>9}  {tot:>9}  {p:>9.3f}  {se:>9.3f}  "
-              f"{abs(p - PROB) / se if se else float('nan'):>9.1f}")
+        print(
+            f"  {name:>20}  {cov:>9}  {tot:>9}  {p:>9.3f}  {se:>9.3f}  "
+            f"{abs(p - PROB) / se if se else float('nan'):>9.1f}"
+        )
     se_sets = float(amb_share.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
-    print(f"  amb(q_i): mean per-data-set coverage {amb_share.mean():.3f}, SE over data sets "
-          f"{se_sets:.3f} (items within a data set are not independent); lowest per-set "
-          f"coverage {amb_share.min():.3f}")
+    print(
+        f"  amb(q_i): mean per-data-set coverage {amb_share.mean():.3f}, SE over data sets "
+        f"{se_sets:.3f} (items within a data set are not independent); lowest per-set "
+        f"coverage {amb_share.min():.3f}"
+    )
     terciles = np.quantile(kappa_true, [1 / 3, 2 / 3])
     groups = np.digitize(kappa_true, terciles)
     parts = []
@@ -363,25 +404,36 @@ def main(argv: list[str] | None = None) -> int:
         sel = groups == g
         if not sel.any():
             continue
-        parts.append(f"{name} kappa ({kappa_true[sel].min():.2g}-{kappa_true[sel].max():.2g}): "
-                     f"kappa {kappa_in[sel].mean():.2f}, mu {mu_in[sel].mean():.2f}, amb "
-                     f"{amb_share[sel].mean():.3f}")
+        parts.append(
+            f"{name} kappa ({kappa_true[sel].min():.2g}-{kappa_true[sel].max():.2g}): "
+            f"kappa {kappa_in[sel].mean():.2f}, mu {mu_in[sel].mean():.2f}, amb "
+            f"{amb_share[sel].mean():.3f}"
+        )
     print("  by true kappa, terciles of the data sets: " + "; ".join(parts))
-    print(f"  convergence standard (R-hat <= 1.01, ESS >= 400, no divergences) missed by "
-          f"{int((~passed).sum())} of {n} data sets ({divergent_sets} with divergences); "
-          f"coverage of kappa among the passing ones "
-          f"{kappa_in[passed].mean() if passed.any() else float('nan'):.3f}")
+    print(
+        f"  convergence standard (R-hat <= 1.01, ESS >= 400, no divergences) missed by "
+        f"{int((~passed).sum())} of {n} data sets ({divergent_sets} with divergences); "
+        f"coverage of kappa among the passing ones "
+        f"{kappa_in[passed].mean() if passed.any() else float('nan'):.3f}"
+    )
     total = time.perf_counter() - t_start
-    print(f"  time: {total:.0f} s in all; per data set {np.mean(t_sets):.2f} s (median "
-          f"{np.median(t_sets):.2f} s: NUTS, exact draws, HDIs)"
-          + (f", plus one compilation of {sampler.compile_time:.1f} s"
-             if args.route == "reuse" and args.sampler == "nutpie" else ""))
+    print(
+        f"  time: {total:.0f} s in all; per data set {np.mean(t_sets):.2f} s (median "
+        f"{np.median(t_sets):.2f} s: NUTS, exact draws, HDIs)"
+        + (
+            f", plus one compilation of {sampler.compile_time:.1f} s"
+            if args.route == "reuse" and args.sampler == "nutpie"
+            else ""
+        )
+    )
     if fit_checks:
         t_fit = [c[0] for c in fit_checks]
         z = [c[1] for c in fit_checks]
-        print(f"  ambppl.fit on the first {len(fit_checks)} data sets: {np.mean(t_fit):.1f} s per "
-              f"data set (builds and compiles each time); its posterior means of mu and kappa "
-              f"vs the reused model's: largest |z| {max(z):.1f}")
+        print(
+            f"  ambppl.fit on the first {len(fit_checks)} data sets: {np.mean(t_fit):.1f} s per "
+            f"data set (builds and compiles each time); its posterior means of mu and kappa "
+            f"vs the reused model's: largest |z| {max(z):.1f}"
+        )
     load = os.getloadavg()
     print(f"  load average at end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     return 0

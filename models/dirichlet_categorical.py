@@ -31,12 +31,12 @@ The same program in Stan notation::
     }
 
 The posterior is conjugate, ``q_i | counts ~ Dirichlet(alpha + counts_i)`` (paper section 3),
-so :func:`ambppl.inference.fitting` samples it exactly without MCMC (``method="exact"``, the info record's
+so :func:`ambppl.fit` samples it exactly without MCMC (``method="exact"``, the info record's
 first method) and ``ambppl.dirichlet_mean`` / ``ambppl.dirichlet_var`` give closed-form
 posterior moments. ``amb_modified`` and ``amb_old`` need at least two proper categories;
 with a single proper category besides "can't solve" they are left out.
 
-What :func:`ambppl.inference.fitting` reads from this file (the template for your own models):
+What :func:`ambppl.fit` reads from this file (the template for your own models):
 
 - ``HYPERPARAMETERS``: the posterior variables the prior of ``q_i`` depends on (none here);
 - ``concentration(hyper, *, n_categories, **params)``: the Dirichlet concentration of

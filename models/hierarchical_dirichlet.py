@@ -44,7 +44,7 @@ The same program in Stan notation::
       vector[N] amb; vector[N] amb_modified; vector[N] amb_old; vector[N] entropy;
     }
 
-How :func:`ambppl.inference.fitting` samples it (the info record's ``methods``, the first is the default):
+How :func:`ambppl.fit` samples it (the info record's ``methods``, the first is the default):
 
 - ``"collapsed"`` (default): ``q_i`` integrates out, ``counts_i | mu, kappa`` is
   Dirichlet-multinomial, and NUTS runs on ``mu`` and ``kappa`` alone (:func:`hyper_model`),

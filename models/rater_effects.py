@@ -165,7 +165,7 @@ case is tested in ``tests/test_model_rater_effects.py``):
 Computation. ``q`` is a ``pm.Deterministic``, computed from ``D = exp(eta) exp(B)'`` (items x
 nodes) as ``q = exp(eta) * (D^-1 exp(B)) / S`` with ``B_s = sigma_rater * u_s`` (each
 exponent shifted by its row maximum): two matrix products, ``2 N S K`` multiply-adds and no
-exponential per node. :func:`ambppl.inference.fitting` samples the free variables only and computes every
+exponential per node. :func:`ambppl.fit` samples the free variables only and computes every
 deterministic afterwards, once per kept draw (``pymc.compute_deterministics``): 0.6 ms per
 draw for ``q`` at 1000 items and ``S = 256``, 3 ms for all outputs. (Inside the sampler the
 same deterministics cost every warm-up draw as well, in each chain's thread, with BLAS threads
@@ -1087,7 +1087,7 @@ def integrated_log_likelihood(
     Parameters
     ----------
     result : xarray.DataTree or xarray.Dataset
-        A fit of ``rater_effects`` (:func:`ambppl.inference.fitting`) or its posterior: draws of ``mu``,
+        A fit of ``rater_effects`` (:func:`ambppl.fit`) or its posterior: draws of ``mu``,
         ``sigma_item`` (chain, draw, category), ``eta`` (chain, draw, item, category) and
         ``b`` (chain, draw, rater, category).
     answers : pandas.DataFrame
@@ -1307,7 +1307,7 @@ def with_integrated_log_likelihood(result: Any, answers: Any, **options: Any) ->
     Parameters
     ----------
     result : xarray.DataTree
-        A fit of ``rater_effects`` (:func:`ambppl.inference.fitting`).
+        A fit of ``rater_effects`` (:func:`ambppl.fit`).
     answers : pandas.DataFrame
         The answers it was fitted to.
     **options

@@ -157,7 +157,7 @@ def test_model_file_without_model_function(tmp_path):
         entry.build(np.ones((1, 2)))
 
 
-ROUTE_MODEL = '''
+ROUTE_MODEL = """
 HYPERPARAMETERS = ("tau",)
 
 
@@ -167,17 +167,25 @@ def model(counts, **params):
 
 def concentration(hyper, *, n_categories):
     return None
-'''
+"""
 
 
 @pytest.mark.parametrize(
     ("methods", "source", "match"),
     [
-        (["collapsed"], ROUTE_MODEL, r"lists method 'collapsed', which needs the functions "
-         r"\['hyper_model', 'concentration'\], but \['hyper_model'\] are missing"),
+        (
+            ["collapsed"],
+            ROUTE_MODEL,
+            r"lists method 'collapsed', which needs the functions "
+            r"\['hyper_model', 'concentration'\], but \['hyper_model'\] are missing",
+        ),
         (["empirical_bayes"], ROUTE_MODEL, r"\['empirical_bayes'\] are missing"),
-        (["exact"], ROUTE_MODEL, r"lists method 'exact', which needs a fixed prior, but declares "
-         r"the hyperparameters \['tau'\]"),
+        (
+            ["exact"],
+            ROUTE_MODEL,
+            r"lists method 'exact', which needs a fixed prior, but declares "
+            r"the hyperparameters \['tau'\]",
+        ),
         (["nuts"], ROUTE_MODEL.replace('("tau",)', '"tau"'), r"HYPERPARAMETERS as a tuple"),
     ],
 )

@@ -289,7 +289,7 @@ def score_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
         calls.append({"model": model, **kwargs})
         return real(data, model, **kwargs)
 
-    monkeypatch.setattr(ambppl.analysis.scoring, "score", spy)
+    monkeypatch.setattr(ambppl.cli, "score", spy)  # the name the command calls
     return calls
 
 

@@ -292,6 +292,7 @@ SLOW_WRITER = """
 import os, sys, time
 from pathlib import Path
 import ambppl.data.lazy as streaming
+import ambppl.analysis.scoring as scoring
 import ambppl.cli as cli
 
 write_part = streaming.write_part
@@ -309,6 +310,7 @@ def slow_part(*args):
 
 cli.write_text_table = slow_table
 streaming.write_part = slow_part
+scoring.write_part = slow_part  # the name the scorer calls
 sys.exit(cli.main(sys.argv[1:]))
 """
 

@@ -73,8 +73,21 @@ def test_headerless_txt_by_positions(answers, reference, tmp_path, capsys):
         table = _score([str(path), *how, *positions, "--cant-solve", "skip"], tmp_path)
         pd.testing.assert_frame_equal(table, reference)
     # without --rater: no rater ids, the same counts
-    table = _score([str(path), "--format", "tsv", "--no-header", "--item", "1", "--label", "2",
-                    "--cant-solve", "skip"], tmp_path)
+    table = _score(
+        [
+            str(path),
+            "--format",
+            "tsv",
+            "--no-header",
+            "--item",
+            "1",
+            "--label",
+            "2",
+            "--cant-solve",
+            "skip",
+        ],
+        tmp_path,
+    )
     pd.testing.assert_frame_equal(table, reference)
 
 
@@ -196,7 +209,10 @@ def test_na_like_labels_count_and_na_values_drops_them(tmp_path, chunked):
     path.write_text(NA_LIKE)
     # every row is an answer (reference: the 7 rows written above); N/A occurs and is last
     assert _answers_per_item([str(path), "--cant-solve", "N/A", *chunked], tmp_path) == {
-        1: 2, 2: 2, 3: 3}
+        1: 2,
+        2: 2,
+        3: 3,
+    }
     # named missing: comma-separated and repeated
     argv = [str(path), "--na-values", "N/A,NA", "--na-values", "null", *chunked]
     assert _answers_per_item(argv, tmp_path) == {1: 1, 2: 1, 3: 2}
@@ -209,8 +225,9 @@ def test_header_line_with_no_header_is_refused(tmp_path, capsys):
     assert main([*argv, *FAST]) == 2
     line = _error_line(capsys)
     assert "looks like a header line, not an answer" in line
-    assert line.endswith("drop --no-header and name the columns (--item task --rater worker "
-                         "--label label)")
+    assert line.endswith(
+        "drop --no-header and name the columns (--item task --rater worker --label label)"
+    )
 
 
 def test_long_file_with_layout_wide_is_refused(tmp_path, capsys):
@@ -234,8 +251,11 @@ GOOD = "task,worker,label\n1,a,café\n1,b,neg\n2,a,neg\n"
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        (GOOD.encode("latin-1"), "it is not UTF-8 text (its byte 0xe9 does not decode as UTF-8); "
-         "if it is Latin-1 or Windows-1252 text pass --encoding latin-1"),
+        (
+            GOOD.encode("latin-1"),
+            "it is not UTF-8 text (its byte 0xe9 does not decode as UTF-8); "
+            "if it is Latin-1 or Windows-1252 text pass --encoding latin-1",
+        ),
         (b'[{"task": 1}]', "it holds JSON, which is not read; convert it to a CSV file"),
         (b"task,worker,label\n", "'a.csv' has no answers: it holds only a header line"),
         (bytes(range(256)), "it is not a text file (it holds binary data: NUL bytes)"),
@@ -261,8 +281,10 @@ def test_encodings_and_gzip_are_read(tmp_path, capsys):
         (tmp_path / name).write_bytes(content)
         assert _answers_per_item([str(tmp_path / name)], tmp_path) == reference
     (tmp_path / "l1.csv").write_bytes(GOOD.encode("latin-1"))
-    assert _answers_per_item([str(tmp_path / "l1.csv"), "--encoding", "latin-1"],
-                             tmp_path) == reference
+    assert (
+        _answers_per_item([str(tmp_path / "l1.csv"), "--encoding", "latin-1"], tmp_path)
+        == reference
+    )
     assert main(["score", str(tmp_path / "l1.csv"), "--encoding", "nope", *FAST]) == 2
     assert "argument --encoding: must be a text encoding" in _error_line(capsys)
 
@@ -283,10 +305,18 @@ def test_bad_parquet_counts_are_named(tmp_path, capsys, streamed):
 
     cases = [
         ({"item": [1, 2], "a": [2**62, 1], "b": [2**62, 1]}, "must be at most 2**53"),
-        ({"item": [1, 2], "a": pa.array([None, 1], pa.int64()), "b": [3, 1]},
-         "a count is missing (NaN: an empty cell or a null)"),
-        ({"item": pa.array([], pa.int64()), "a": pa.array([], pa.int64()),
-          "b": pa.array([], pa.int64())}, "has no rows"),
+        (
+            {"item": [1, 2], "a": pa.array([None, 1], pa.int64()), "b": [3, 1]},
+            "a count is missing (NaN: an empty cell or a null)",
+        ),
+        (
+            {
+                "item": pa.array([], pa.int64()),
+                "a": pa.array([], pa.int64()),
+                "b": pa.array([], pa.int64()),
+            },
+            "has no rows",
+        ),
     ]
     for columns, expected in cases:
         path = tmp_path / "c.parquet"

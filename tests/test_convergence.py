@@ -221,7 +221,9 @@ def test_command_line_tune_and_target_accept_reach_the_sampler(
     method that runs no NUTS they are one error line naming them."""
     import importlib
 
-    fit_module = importlib.import_module("ambppl.inference.fitting")  # ambppl.fit is also the function
+    fit_module = importlib.import_module(
+        "ambppl.inference.fitting"
+    )  # ambppl.fit is also the function
     seen: dict = {}
 
     def fake_fit(data, **kwargs):
@@ -229,6 +231,7 @@ def test_command_line_tune_and_target_accept_reach_the_sampler(
         raise ValueError("stopped after recording the arguments")
 
     monkeypatch.setattr(fit_module, "fit", fake_fit)
+    monkeypatch.setattr(cli, "fit", fake_fit)  # the name the command calls
     data = tmp_path / "answers.csv"
     data.write_text("task,worker,label\na,w1,yes\na,w2,no\nb,w1,yes\n")
     argv = ["score", str(data), "-q", "-o", str(tmp_path / "s.csv")]

@@ -319,8 +319,11 @@ def test_unknown_column_lists_the_columns(long_df):
 def test_cant_solve_absent(long_df):
     with pytest.raises(ValueError, match=r"cant_solve must be a label that occurs.*'maybe'.*'neg'"):
         read_annotations(long_df, cant_solve="maybe")
-    with pytest.raises(ValueError, match=r"\(pass cant_solve=None if the task had no can't-solve "
-                       r"answer\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"\(pass cant_solve=None if the task had no can't-solve "
+        r"answer\)$",
+    ):
         read_annotations(long_df, cant_solve="maybe")
 
 
@@ -450,13 +453,19 @@ def test_ragged_csv(tmp_path):
     with pytest.raises(ValueError, match=r"could not read 'ragged.csv' as CSV.*same number of"):
         read_annotations(path)
     # the reader's own first line is quoted (pandas' tokenizer: 5 fields where 3 are expected)
-    with pytest.raises(ValueError, match=r"as CSV \(Error tokenizing data\. C error: Expected 3 "
-                       r"fields in line 3, saw 5\); check"):
+    with pytest.raises(
+        ValueError,
+        match=r"as CSV \(Error tokenizing data\. C error: Expected 3 "
+        r"fields in line 3, saw 5\); check",
+    ):
         read_annotations(path)
     tsv = tmp_path / "ragged.tsv"
     tsv.write_text("task\tworker\tlabel\n1\ta\tx\n1\tb\ty\textra\tfields\n")
-    with pytest.raises(ValueError, match=r"as TSV \(.*saw 5\); check that every row has the "
-                       r"same number of tab-separated fields$"):
+    with pytest.raises(
+        ValueError,
+        match=r"as TSV \(.*saw 5\); check that every row has the "
+        r"same number of tab-separated fields$",
+    ):
         read_annotations(tsv)
 
 
@@ -591,7 +600,6 @@ def test_shared_cifar10h_counts(shared_data):
     totals = counts.sum("category").values
     assert totals.min() == 47 and totals.max() == 63  # README: 47-63 labels per image
     np.testing.assert_array_equal(counts.values, np.load(path))
-
 
 
 def test_read_long_of_a_wide_table_and_its_attrs(long_df):

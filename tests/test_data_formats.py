@@ -72,9 +72,13 @@ def test_numeric_headerless_file_is_told_to_use_no_header(tmp_path):
     with command_line_messages(), pytest.raises(ValueError, match=r"pass --no-header"):
         read_annotations(path)
     # read with a header, the first line's values become the column names: caught there too
-    with command_line_messages(), pytest.raises(
-        ValueError, match=r"item column 'task' is not in the data.*pass --item <one of them>; the "
-        r"first line looks like data, not column names: pass --no-header"
+    with (
+        command_line_messages(),
+        pytest.raises(
+            ValueError,
+            match=r"item column 'task' is not in the data.*pass --item <one of them>; the "
+            r"first line looks like data, not column names: pass --no-header",
+        ),
     ):
         read_annotations(path, format="tsv")
     counts = read_annotations(path, format="tsv", header=None, item=1, rater=0, label=2)
@@ -117,8 +121,9 @@ def test_one_percent_comment_line_gets_the_comment_hint(answers, tmp_path):
     path.write_text("% exported from MATLAB\n" + answers.to_csv(index=False))
     with pytest.raises(ValueError, match=r"; it starts with comment lines: pass comment='%'; "):
         read_annotations(path)
-    with command_line_messages(), pytest.raises(
-        ValueError, match=r"; it starts with comment lines: pass --comment %; "
+    with (
+        command_line_messages(),
+        pytest.raises(ValueError, match=r"; it starts with comment lines: pass --comment %; "),
     ):
         read_annotations(path)
     counts = read_annotations(path, sep=",", comment="%", cant_solve="?")
@@ -191,8 +196,11 @@ def test_text_options_refused_for_binary_files(tmp_path):
     np.save(tmp_path / "c.npy", np.array([[1, 2], [3, 0]]))
     with pytest.raises(ValueError, match=r"sep= applies to text files .*'c.npy' is read as NPY"):
         read_annotations(tmp_path / "c.npy", sep=",")
-    with command_line_messages(), pytest.raises(
-        ValueError, match=r"--sep, --comment, --no-header apply to text files .* --format csv"
+    with (
+        command_line_messages(),
+        pytest.raises(
+            ValueError, match=r"--sep, --comment, --no-header apply to text files .* --format csv"
+        ),
     ):
         read_annotations(tmp_path / "c.npy", sep=",", comment="#", header=None)
 
@@ -201,8 +209,9 @@ def test_unknown_reader_option_is_a_type_error(answers, tmp_path):
     path = tmp_path / "a.csv"
     answers.to_csv(path, index=False)
     with pytest.raises(
-        TypeError, match=r"reader options \['colour'\] must be options of pandas\.read_csv for "
-        r"'a\.csv' \(.*colour"
+        TypeError,
+        match=r"reader options \['colour'\] must be options of pandas\.read_csv for "
+        r"'a\.csv' \(.*colour",
     ):
         read_annotations(path, colour="red")
 
@@ -499,20 +508,28 @@ def test_header_line_read_with_header_none_is_refused(tmp_path):
     path = _write(tmp_path / "n.csv", "q,who,said\n1,2,pos\n1,3,neg\n2,2,pos\n")
     with pytest.raises(ValueError, match=r"its item cell 'q' is text where every other row"):
         read_annotations(path, header=None, item=0, rater=1, label=2)
-    with command_line_messages(), pytest.raises(ValueError, match=r"drop --no-header and name "
-                                                r"the columns \(--item q --rater who --label said"):
+    with (
+        command_line_messages(),
+        pytest.raises(
+            ValueError,
+            match=r"drop --no-header and name "
+            r"the columns \(--item q --rater who --label said",
+        ),
+    ):
         read_annotations(path, header=None, item=0, rater=1, label=2)
 
 
 def test_headerless_data_whose_first_answer_is_rare_is_kept(tmp_path):
     """No false alarm: numeric ids on every row, or a first label given elsewhere too."""
     text = "1,2,unique\n1,3,neg\n2,2,pos\n"
-    counts = read_annotations(_write(tmp_path / "a.csv", text), header=None, item=0, rater=1,
-                              label=2)
+    counts = read_annotations(
+        _write(tmp_path / "a.csv", text), header=None, item=0, rater=1, label=2
+    )
     assert counts["category"].values.tolist() == ["neg", "pos", "unique"]
     text = "t1,w1,label\nt1,w2,label\nt2,w1,pos\n"  # 'label' is an answer given twice
-    counts = read_annotations(_write(tmp_path / "b.csv", text), header=None, item=0, rater=1,
-                              label=2)
+    counts = read_annotations(
+        _write(tmp_path / "b.csv", text), header=None, item=0, rater=1, label=2
+    )
     assert counts.values.tolist() == [[2, 0], [0, 1]]
 
 
@@ -540,8 +557,11 @@ def test_wide_table_with_a_column_of_ids_is_refused(rng, tmp_path):
             "r2": rng.choice(["pos", "neg"], 25),
         }
     )
-    with pytest.raises(ValueError, match=r"column 'id' of the wide table 'DataFrame' holds 25 "
-                       r"different values, one per row, .*pass item='id'"):
+    with pytest.raises(
+        ValueError,
+        match=r"column 'id' of the wide table 'DataFrame' holds 25 "
+        r"different values, one per row, .*pass item='id'",
+    ):
         read_annotations(table, format="wide")
     counts = read_annotations(table, format="wide", item="id")
     assert int(counts.sum()) == 50
@@ -566,13 +586,22 @@ def test_duplicated_label_column_is_refused(tmp_path):
 @pytest.mark.parametrize(
     ("data", "match"),
     [
-        (np.array([[2**62, 2**62], [1, 1]]), r"must be at most 2\*\*53 = 9007199254740992 .* but "
-         r"got 4611686018427387904 \(item 0, column 0\)"),
-        (np.array([[2**52, 2**52 + 2], [1, 1]]), r"must sum to at most 2\*\*53 .* but a row "
-         r"sums to 9007199254740994 \(item 0\)"),
+        (
+            np.array([[2**62, 2**62], [1, 1]]),
+            r"must be at most 2\*\*53 = 9007199254740992 .* but "
+            r"got 4611686018427387904 \(item 0, column 0\)",
+        ),
+        (
+            np.array([[2**52, 2**52 + 2], [1, 1]]),
+            r"must sum to at most 2\*\*53 .* but a row "
+            r"sums to 9007199254740994 \(item 0\)",
+        ),
         (np.array([[1e300, 1], [1, 1]]), r"but got 1e\+300 \(item 0, column 0\)"),
-        (np.array([[1, 1], [np.nan, 1]]), r"must be finite, .*a count is missing \(NaN: an empty "
-         r"cell or a null\) \(item 1, column 0\)"),
+        (
+            np.array([[1, 1], [np.nan, 1]]),
+            r"must be finite, .*a count is missing \(NaN: an empty "
+            r"cell or a null\) \(item 1, column 0\)",
+        ),
         (pd.DataFrame({"a": [1.0, np.nan], "b": [1, 2]}), r"missing .* \(item 1, category 'a'\)"),
     ],
 )
@@ -609,14 +638,18 @@ def test_count_csv_is_read_as_numbers(tmp_path):
 def test_parquet_count_errors_name_row_and_column(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     from ambppl.data.lazy import open_lazy, read_counts
 
     path = tmp_path / "c.parquet"
     pq.write_table(pa.table({"a": pa.array([1, None, 3], pa.int64()), "b": [1, 1, 1]}), path)
     with pytest.raises(ValueError, match=r"missing \(NaN.*\) \(item 1, category 'a'\)"):
         read_annotations(path, format="counts")
-    with pytest.raises(ValueError, match=r"^counts in 'c.parquet' must be finite.*\(row 5, "
-                       r"category 'a'\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^counts in 'c.parquet' must be finite.*\(row 5, "
+        r"category 'a'\)",
+    ):
         read_counts(path, [0], ["a", "b"], first_row=4)
     pq.write_table(pa.table({"a": [2**62, 1], "b": [2**62, 1]}), path)
     with pytest.raises(ValueError, match=r"must be at most 2\*\*53"):
@@ -665,30 +698,68 @@ def test_csv_gz_that_is_not_compressed_is_read(tmp_path):
 @pytest.mark.parametrize(
     ("content", "kwargs", "match"),
     [
-        (GOOD.encode("latin-1"), {}, r"^could not read 'a.csv' as CSV: it is not UTF-8 text \(its "
-         r"byte 0xe9 does not decode as UTF-8\); if it is Latin-1 or Windows-1252 text pass "
-         r"encoding='latin-1', else the encoding it was saved in$"),
-        (("task,worker,label\n" + "1,a,x\n" * 2000 + "1,b,caf\xe9\n").encode("latin-1"), {},
-         r"^could not read 'a.csv' as CSV: it is not UTF-8 text .*encoding='latin-1'"),
+        (
+            GOOD.encode("latin-1"),
+            {},
+            r"^could not read 'a.csv' as CSV: it is not UTF-8 text \(its "
+            r"byte 0xe9 does not decode as UTF-8\); if it is Latin-1 or Windows-1252 text pass "
+            r"encoding='latin-1', else the encoding it was saved in$",
+        ),
+        (
+            ("task,worker,label\n" + "1,a,x\n" * 2000 + "1,b,caf\xe9\n").encode("latin-1"),
+            {},
+            r"^could not read 'a.csv' as CSV: it is not UTF-8 text .*encoding='latin-1'",
+        ),
         (GOOD.encode(), {"encoding": "nope"}, r"^encoding must be a text encoding such as"),
-        (bytes(range(256)) * 3, {}, r"^could not read 'a.csv' as CSV: it is not a text file \(it "
-         r"holds binary data: NUL bytes\)"),
-        (b'[{"task": 1, "worker": "a", "label": "x"}]', {}, r"^could not read 'a.csv' as CSV: it "
-         r"holds JSON, which is not read; convert it to a CSV file of answers first, e\.g\. with "
-         r"pandas: pandas\.read_json\('a\.csv'\)\.to_csv"),
-        (b'{"task": 1, "label": "x"}\n{"task": 2, "label": "y"}\n', {},
-         r"holds JSON.*read_json\('a\.csv', lines=True\)"),
-        (b"task,worker,label\n", {}, r"^'a.csv' has no answers: it holds only a header line "
-         r"\['task', 'worker', 'label'\]"),
+        (
+            bytes(range(256)) * 3,
+            {},
+            r"^could not read 'a.csv' as CSV: it is not a text file \(it "
+            r"holds binary data: NUL bytes\)",
+        ),
+        (
+            b'[{"task": 1, "worker": "a", "label": "x"}]',
+            {},
+            r"^could not read 'a.csv' as CSV: it "
+            r"holds JSON, which is not read; convert it to a CSV file of answers first, e\.g\. with "
+            r"pandas: pandas\.read_json\('a\.csv'\)\.to_csv",
+        ),
+        (
+            b'{"task": 1, "label": "x"}\n{"task": 2, "label": "y"}\n',
+            {},
+            r"holds JSON.*read_json\('a\.csv', lines=True\)",
+        ),
+        (
+            b"task,worker,label\n",
+            {},
+            r"^'a.csv' has no answers: it holds only a header line "
+            r"\['task', 'worker', 'label'\]",
+        ),
         (b"", {}, r"^could not read 'a.csv' as CSV: it is empty"),
         (b"# only\n# comments\n", {"comment": "#"}, r"it is empty .*only blank or comment lines"),
         (b"PAR1\x00\x00", {}, r"it is a Parquet file, not text; pass format='parquet'"),
         (b"\x93NUMPY\x01\x00", {}, r"it is a NumPy \.npy file \(a count matrix\), not text"),
-        (_gzip(GOOD)[:20], {}, r"^'a.csv' starts like a gzip-compressed file but does not "
-         r"decompress"),
+        (
+            _gzip(GOOD)[:20],
+            {},
+            r"^'a.csv' starts like a gzip-compressed file but does not "
+            r"decompress",
+        ),
     ],
-    ids=["latin-1", "latin-1-late", "bad-encoding", "binary", "json", "json-lines",
-         "header-only", "empty", "comments-only", "parquet", "npy", "truncated-gzip"],
+    ids=[
+        "latin-1",
+        "latin-1-late",
+        "bad-encoding",
+        "binary",
+        "json",
+        "json-lines",
+        "header-only",
+        "empty",
+        "comments-only",
+        "parquet",
+        "npy",
+        "truncated-gzip",
+    ],
 )
 def test_files_that_are_not_csv_say_what_they_are(content, kwargs, match, tmp_path):
     path = tmp_path / "a.csv"
@@ -706,12 +777,18 @@ def test_latin1_file_is_read_with_its_encoding(tmp_path):
 
 def test_npy_errors_say_what_the_file_is(tmp_path):
     path = _write(tmp_path / "a.csv", GOOD)
-    with pytest.raises(ValueError, match=r"^could not read 'a.csv' as NPY: it is not a NumPy "
-                       r"\.npy file .*; it looks like text: pass format='csv' or 'tsv'$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^could not read 'a.csv' as NPY: it is not a NumPy "
+        r"\.npy file .*; it looks like text: pass format='csv' or 'tsv'$",
+    ):
         read_annotations(path, format="npy")
     np.save(tmp_path / "o.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
-    with pytest.raises(ValueError, match=r"^could not read 'o.npy' as NPY: it holds Python "
-                       r"objects \(a pickled object array\), not numbers"):
+    with pytest.raises(
+        ValueError,
+        match=r"^could not read 'o.npy' as NPY: it holds Python "
+        r"objects \(a pickled object array\), not numbers",
+    ):
         read_annotations(tmp_path / "o.npy")
 
 

@@ -437,8 +437,13 @@ def test_posterior_mean_with_cant_solve_anywhere():
 
 @pytest.mark.parametrize(
     ("method", "measure"),
-    [("plugin", "modified"), ("less_biased", "modified"), ("posterior_mean", "modified"),
-     ("plugin", "old"), ("posterior_mean", "old")],
+    [
+        ("plugin", "modified"),
+        ("less_biased", "modified"),
+        ("posterior_mean", "modified"),
+        ("plugin", "old"),
+        ("posterior_mean", "old"),
+    ],
 )
 def test_estimate_counts_the_proper_categories(method, measure):
     """Two categories, the last can't-solve: one proper class, which the modified and old

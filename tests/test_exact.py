@@ -181,8 +181,13 @@ def test_pdf_at_the_ends_is_the_limit(alpha, measure):
         e, log = end_rate(alpha, measure, end)
         if log:
             assert lim == np.inf
-            k = alpha[2] * 2.0 / math.exp(math.lgamma(alpha[0]) + math.lgamma(alpha[1])
-                                          - math.lgamma(alpha[0] + alpha[1]))
+            k = (
+                alpha[2]
+                * 2.0
+                / math.exp(
+                    math.lgamma(alpha[0]) + math.lgamma(alpha[1]) - math.lgamma(alpha[0] + alpha[1])
+                )
+            )
             growth = np.diff(p) / np.diff(np.log(1.0 / dist))
             np.testing.assert_allclose(growth, k, rtol=1e-3)
         elif e == 0.0:
@@ -395,8 +400,9 @@ def test_sampling_pdf_at_the_ends_of_the_support():
     """x = 1 lies in the last bin (numpy's histogram closes its right edge); outside [0, 1]
     the density is 0. Reference for the last bin: the route's empirical CDF (sorted draws,
     not the histogram), (1 - F(1 - w)) / w with w = 1/256."""
-    mc = ambiguity_posterior((1.0, 1.0, 30.0), "amb", method="sampling", n_draws=20_000,
-                             random_seed=5)
+    mc = ambiguity_posterior(
+        (1.0, 1.0, 30.0), "amb", method="sampling", n_draws=20_000, random_seed=5
+    )
     w = 1.0 / 256
     last = (1.0 - float(mc.cdf(1.0 - w))) / w
     assert last > 0  # q_cs ~ Beta(30, 2): amb is near 1
@@ -409,8 +415,9 @@ def test_sampling_cdf_counts_the_draws_equal_to_x():
     smallest draw (ppf(0), numpy's quantile at 0) it is 1/n, at the largest (ppf(1)) it is 1.
     Reference: the definition of a distribution function."""
     n = 5000
-    mc = ambiguity_posterior((3.0, 2.0, 1.0, 1.5), "amb", method="sampling", n_draws=n,
-                             random_seed=12)
+    mc = ambiguity_posterior(
+        (3.0, 2.0, 1.0, 1.5), "amb", method="sampling", n_draws=n, random_seed=12
+    )
     assert float(mc.cdf(mc.ppf(0.0))) == 1 / n
     assert float(mc.cdf(mc.ppf(1.0))) == 1.0
 
@@ -594,8 +601,13 @@ def _old_logpdf_by_quad(alpha, a):
             (a1 - 1) * np.log(xi) + (a2 - 1) * np.log1p(-xi),
             (a2 - 1) * np.log(xi) + (a1 - 1) * np.log1p(-xi),
         )
-        return (c - 1) * np.log(u) + (b - 1) * np.log1p(-u) - lbu + pair - lbp - np.log(
-            2.0 * (1.0 - u)
+        return (
+            (c - 1) * np.log(u)
+            + (b - 1) * np.log1p(-u)
+            - lbu
+            + pair
+            - lbp
+            - np.log(2.0 * (1.0 - u))
         )
 
     grid = np.linspace(0.0, a, 200_001)[1:-1]
@@ -605,8 +617,13 @@ def _old_logpdf_by_quad(alpha, a):
         # quad reports round-off once it is at machine precision; its estimate is checked
         warnings.simplefilter("ignore", IntegrationWarning)
         val, err = quad(
-            lambda u: math.exp(logf(u) - vals[top]), 0.0, a, points=[grid[top]],
-            epsabs=0.0, epsrel=1.2e-14, limit=1000,
+            lambda u: math.exp(logf(u) - vals[top]),
+            0.0,
+            a,
+            points=[grid[top]],
+            epsabs=0.0,
+            epsrel=1.2e-14,
+            limit=1000,
         )
     return vals[top] + math.log(val), err / val
 
@@ -699,8 +716,16 @@ def test_cdf_in_a_forked_child_after_the_parent_used_its_threads():
 
 @pytest.mark.parametrize(
     ("b", "c"),
-    [(3.0, 0.45), (1.0, 0.2), (16.0, 7.3), (2.5, 4.0), (0.3, 1.0), (12.0, 6.0), (5.0, 300.0),
-     (170.75, 3.0)],
+    [
+        (3.0, 0.45),
+        (1.0, 0.2),
+        (16.0, 7.3),
+        (2.5, 4.0),
+        (0.3, 1.0),
+        (12.0, 6.0),
+        (5.0, 300.0),
+        (170.75, 3.0),
+    ],
 )
 def test_finite_sum_beta_tails_match_mpmath(b, c):
     """The Beta(b, c) tails used where b or c is a small integer (finite sums, and their
@@ -784,8 +809,18 @@ def test_log_beta_constants_match_mpmath():
 
     rng = np.random.default_rng(11)
     pairs = np.exp(rng.uniform(math.log(0.2), math.log(3e4), (200, 2)))
-    known = [(5.0, 300.0), (20.0, 900.0), (968.06, 0.29), (0.364, 74.119), (2e4, 1e4),
-             (0.2, 1e4), (0.3, 0.4), (9.9, 0.3), (10.0, 10.0), (2.5, 2.5)]
+    known = [
+        (5.0, 300.0),
+        (20.0, 900.0),
+        (968.06, 0.29),
+        (0.364, 74.119),
+        (2e4, 1e4),
+        (0.2, 1e4),
+        (0.3, 0.4),
+        (9.9, 0.3),
+        (10.0, 10.0),
+        (2.5, 2.5),
+    ]
     pairs = np.vstack([pairs, known])
     got = _betaln(pairs[:, 0], pairs[:, 1])
     with mp.workdps(40):
@@ -840,8 +875,10 @@ def _amb_integrand_mp(alpha, a, dl, dr, above):
         return float(value), float(scale)
 
 
-@pytest.mark.parametrize("alpha", [(0.3, 2.7, 0.45), (1e4, 0.2, 0.5), (150.5, 20.25, 3.3),
-                                   (1e4, 1e4, 1e4), (2.5, 2.5, 300.0)])
+@pytest.mark.parametrize(
+    "alpha",
+    [(0.3, 2.7, 0.45), (1e4, 0.2, 0.5), (150.5, 20.25, 3.3), (1e4, 1e4, 1e4), (2.5, 2.5, 300.0)],
+)
 def test_amb_integrand_at_single_nodes_matches_mpmath(alpha):
     """The amb pdf integrands (``ambppl.maths._exact_kernels.amb_above``/``amb_below``) node by
     node, at distances from 1e-12 to 1 - 1e-12 of the interval, on both sides of 1/2, against
@@ -980,8 +1017,11 @@ def test_a_quadrature_that_misses_its_tolerance_says_which_one(monkeypatch):
 
     monkeypatch.setattr(route, "integrate_log", failing)
     post = ambiguity_posterior([6.0, 1.0, 1.0], "modified")
-    with pytest.warns(RuntimeWarning, match=r"^ambiguity_posterior: the pdf quadrature did not "
-                      r"reach its tolerance at 1 point\(s\) \(e\.g\. a = \S*0\.3"):
+    with pytest.warns(
+        RuntimeWarning,
+        match=r"^ambiguity_posterior: the pdf quadrature did not "
+        r"reach its tolerance at 1 point\(s\) \(e\.g\. a = \S*0\.3",
+    ):
         post.pdf(0.3)
     with pytest.warns(RuntimeWarning, match=r"^ambiguity_posterior: the cdf quadrature did not"):
         post.cdf(0.3)
@@ -1040,8 +1080,11 @@ def _cdf_by_v_integral(alpha, measure, a, dps=20):
 
 @pytest.mark.parametrize(
     ("alpha", "measure", "a"),
-    [((1e-5, 1.0, 1.0), "amb", 0.5), ((1e-3, 2.0, 0.01), "modified", 0.3),
-     ((0.05, 3.0, 1e-3), "old", 0.6)],
+    [
+        ((1e-5, 1.0, 1.0), "amb", 0.5),
+        ((1e-3, 2.0, 0.01), "modified", 0.3),
+        ((0.05, 3.0, 1e-3), "old", 0.6),
+    ],
 )
 def test_small_parameters_match_an_independent_formula(alpha, measure, a):
     """A Beta factor with parameter k puts a share ~d**k of its mass within d of its end:
@@ -1084,8 +1127,9 @@ def test_quantiles_next_to_1_are_the_floats_where_the_tail_is_reached():
     quantile of old at (0.2493, 0.2493, 0.04394), whose sf is 1.3e-9 at 1 - 1.1e-16, was seen
     while the quantile search moved to logit(x)). Each quantile is the smallest float whose
     tail reaches its goal (reference: sf at that float and at the one below)."""
-    post = ambiguity_posterior([0.24932620530009145, 0.24932620530009145, 0.04393693362340742],
-                               "old")
+    post = ambiguity_posterior(
+        [0.24932620530009145, 0.24932620530009145, 0.04393693362340742], "old"
+    )
     assert float(post.sf(1.0 - 1.1e-16)) > 1e-9 and float(post.ppf(1.0 - 1e-9)) == 1.0
     x = float(post.isf(1e-7))
     assert 1.0 - 1e-12 < x < 1.0

@@ -1,4 +1,4 @@
-"""``ambppl.inference.fitting``: exact conjugate draws, NUTS, one result layout, and every error message.
+"""``ambppl.fit``: exact conjugate draws, NUTS, one result layout, and every error message.
 
 Monte Carlo tolerances are 5 standard errors computed from the samples themselves (for
 exact draws, which are independent, se = sd / sqrt(n); for NUTS, ArviZ's MCSE).
@@ -20,7 +20,7 @@ from conftest import write_long_model
 import ambppl
 from ambppl.inference.catalog import ENV_VAR, get_model
 
-# ``ambppl.inference.fitting`` is the function (it shadows its module); the module is needed for patching.
+# ``ambppl.fit`` is the function (it shadows its module); the module is needed for patching.
 fit_module = importlib.import_module("ambppl.inference.fitting")
 
 MEASURE_FUNCS = {
@@ -73,9 +73,10 @@ def test_exact_layout(exact_fit, small_counts):
     for group in ("posterior", "observed_data"):
         assert exact_fit[group].attrs["sample_dims"] == ref[group].attrs["sample_dims"]
     ll_ref = arviz_base.from_dict({"log_likelihood": {"y": np.ones((2, 3))}})
-    assert exact_fit["log_likelihood"].attrs["sample_dims"] == ll_ref["log_likelihood"].attrs[
-        "sample_dims"
-    ]
+    assert (
+        exact_fit["log_likelihood"].attrs["sample_dims"]
+        == ll_ref["log_likelihood"].attrs["sample_dims"]
+    )
     # ArviZ's provenance keys (those from_dict writes) name ambppl and its installed version
     import importlib.metadata
 
@@ -314,8 +315,14 @@ def test_empirical_bayes_draws_are_dirichlet_given_the_fitted_prior():
     is Dirichlet(kappa mu + n_i). Reference: that posterior's mean (kappa mu + n_i) /
     (kappa + N_i), a formula of its own; tolerance 5 standard errors of the draws' mean."""
     counts = np.array([[1, 2, 0], [3, 0, 1], [0, 0, 4], [2, 2, 0]])
-    result = ambppl.fit(counts, "hierarchical_dirichlet", method="empirical_bayes", draws=2000,
-                        chains=1, random_seed=3)
+    result = ambppl.fit(
+        counts,
+        "hierarchical_dirichlet",
+        method="empirical_bayes",
+        draws=2000,
+        chains=1,
+        random_seed=3,
+    )
     post = result["posterior"]
     kappa, mu = post["kappa"].values.reshape(-1), post["mu"].values.reshape(-1, 3)
     assert np.all(kappa == kappa[0]) and np.all(mu == mu[0])  # a point, not a distribution
@@ -586,8 +593,9 @@ def test_fit_hands_the_default_sampler_to_the_nuts_route(monkeypatch):
         {"item": [1, 1, 2, 2], "rater": ["a", "b", "a", "b"], "label": ["x", "y", "x", "x"]}
     )
     with pytest.raises(Recorded):
-        ambppl.fit(answers, "rater_effects", method="nuts", item="item", rater="rater",
-                   label="label")
+        ambppl.fit(
+            answers, "rater_effects", method="nuts", item="item", rater="rater", label="label"
+        )
     assert seen["sampler"] == "nutpie"
 
 
@@ -739,8 +747,17 @@ def test_long_models_get_one_row_per_answer(tmp_path, monkeypatch):
     # no Dirichlet concentration and no log_likelihood hook: no log_likelihood group
     assert "log_likelihood" not in result.children and "prior" not in result.attrs
     # categories nobody gave are kept, in the order asked (can't-solve last)
-    ambppl.fit(frame, "answers_model", item="doc", rater="who", label="answer",
-               cant_solve="?", categories=["a", "b", "c", "?"], draws=2, chains=1)
+    ambppl.fit(
+        frame,
+        "answers_model",
+        item="doc",
+        rater="who",
+        label="answer",
+        cant_solve="?",
+        categories=["a", "b", "c", "?"],
+        draws=2,
+        chains=1,
+    )
     assert seen["counts"]["category"].values.tolist() == ["a", "b", "c", "?"]
     assert seen["counts"].values.tolist() == [[2, 0, 0, 1], [0, 1, 0, 0]]
 
@@ -767,8 +784,11 @@ def test_fit_refuses_draws_that_do_not_fit_in_memory(small_counts, monkeypatch):
     assert peak == stored + 4 * fit_module.CHUNK_BYTES + 8 * 3 * 6
     short = math.floor(peak / MEMORY_FRACTION) - 1
     monkeypatch.setattr(fit_module, "available_memory", lambda: short)
-    with pytest.raises(ValueError, match=r"would need about .* at its peak: it would store .* of "
-                       r"draws .*ambppl\.score") as info:
+    with pytest.raises(
+        ValueError,
+        match=r"would need about .* at its peak: it would store .* of "
+        r"draws .*ambppl\.score",
+    ) as info:
         ambppl.fit(small_counts, draws=100, chains=2, var_names=["amb"])
     assert "3 items x 2 values per item: amb, log_likelihood" in str(info.value)
     monkeypatch.setattr(fit_module, "available_memory", lambda: math.ceil(peak / MEMORY_FRACTION))
@@ -783,8 +803,11 @@ def test_memory_refusal_states_the_sizes(small_counts, monkeypatch):
 
     fit_module = importlib.import_module("ambppl.inference.fitting")
     monkeypatch.setattr(fit_module, "available_memory", lambda: 2**26)
-    with pytest.raises(ValueError, match=r"need about 224\.0 MiB .* store 96\.0 MiB .* more than "
-                       r"the 51\.2 MiB allowed \(80% of the 64\.0 MiB available\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"need about 224\.0 MiB .* store 96\.0 MiB .* more than "
+        r"the 51\.2 MiB allowed \(80% of the 64\.0 MiB available\)",
+    ):
         ambppl.fit(small_counts, draws=2**20, chains=4, var_names=["amb"])
 
 
@@ -803,8 +826,14 @@ def test_attributes_netcdf_cannot_store_are_converted(small_counts, tmp_path):
     fit_module = importlib.import_module("ambppl.inference.fitting")
     result = ambppl.fit(small_counts, draws=5, chains=1, var_names=["amb"], random_seed=1)
     result.attrs.update(
-        {"flag": True, "np_flag": np.bool_(False), "record": {"a": 1, "b": None},
-         "mixed": ["x", 1], "holes": [1.0, None], "plain": [1, 2]}
+        {
+            "flag": True,
+            "np_flag": np.bool_(False),
+            "record": {"a": 1, "b": None},
+            "mixed": ["x", 1],
+            "holes": [1.0, None],
+            "plain": [1, 2],
+        }
     )
     fit_module._storable_attrs(result)
     result.to_netcdf(tmp_path / "t.nc")

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from scipy.stats import betabinom
 
 import ambppl
-from ambppl.analysis import planning
+from ambppl.analysis import planning, posterior_sd
 from ambppl.analysis._decision import expected_correct_decision
 from ambppl.analysis.planning import (
     answers_needed,
@@ -62,7 +62,7 @@ def write_answers(path: Path, counts: np.ndarray, labels: list[str]) -> Path:
 # ------------------------------------------------------------------- the can't-solve sum
 def exact_inverse_moment(b: float, a_cs: float, m: int) -> float:
     """E 1/(N + b + 1) for N ~ BetaBinomial(m, b, a_cs), by summing scipy's pmf (the
-    reference of the bracket of ambppl.analysis.planning._inverse_u)."""
+    reference of the bracket of ambppl.analysis.posterior_sd._inverse_u)."""
     n = np.arange(m + 1)
     return float(np.sum(betabinom.pmf(n, m, b, a_cs) / (n + b + 1.0)))
 
@@ -78,7 +78,7 @@ def test_inverse_moment_bracket_holds(log_b, log_a, m):
     factorial series) contains the summed value; scipy's pmf is good to ~1e-13 relative,
     hence the 1e-10 slack."""
     b, a_cs = 10.0**log_b, 10.0**log_a
-    lower, upper = planning._inverse_u(np.array([b]), np.array([a_cs]), np.array([m]))
+    lower, upper = posterior_sd._inverse_u(np.array([b]), np.array([a_cs]), np.array([m]))
     ref = exact_inverse_moment(b, a_cs, m)
     assert lower[0] <= ref * (1 + 1e-10) and ref * (1 - 1e-10) <= upper[0]
 
@@ -95,8 +95,8 @@ def test_closed_form_within_its_bound(log_b, log_a, c0_share, delta, m):
     """|closed form - summed F| <= the stated bound (+ the sum's own rounding, 1e-12)."""
     b, a_cs = 10.0**log_b, 10.0**log_a
     args = [np.array([v]) for v in (b, a_cs, c0_share * b, delta)]
-    exact = planning._cs_sum(*args, np.array([m]))[0]
-    closed, err = planning._cs_closed(*args, np.array([m]))
+    exact = posterior_sd._cs_sum(*args, np.array([m]))[0]
+    closed, err = posterior_sd._cs_closed(*args, np.array([m]))
     assert abs(closed[0] - exact) <= err[0] + 1e-12 * exact + 1e-300  # (no subnormal slack)
 
 
@@ -108,9 +108,10 @@ def test_streamed_sum_is_the_block_sum():
         b, a_cs = 10 ** rng.uniform(-2, 3, size=2)
         c0, delta = rng.uniform(0, 2) * b, rng.uniform(0, 1)
         m = int(10 ** rng.uniform(1, 4.3))
-        one = planning._cs_sum_block(*(np.array([v]) for v in (b, a_cs, c0, delta)),
-                                     np.array([m]))[0]
-        streamed = planning._cs_sum_long(b, a_cs, c0, delta, m, chunk=97)
+        one = posterior_sd._cs_sum_block(
+            *(np.array([v]) for v in (b, a_cs, c0, delta)), np.array([m])
+        )[0]
+        streamed = posterior_sd._cs_sum_long(b, a_cs, c0, delta, m, chunk=97)
         assert streamed == pytest.approx(one, rel=1e-13)
 
 
@@ -131,8 +132,11 @@ def test_huge_extra_is_computed_not_refused():
 
 def test_oversized_extra_is_refused_up_front():
     start = time.perf_counter()
-    with pytest.raises(ValueError, match=r"^extra=1e\+09 with a can't-solve category .* would "
-                       r"take about .*; pass a smaller extra, or cant_solve=None"):
+    with pytest.raises(
+        ValueError,
+        match=r"^extra=1e\+09 with a can't-solve category .* would "
+        r"take about .*; pass a smaller extra, or cant_solve=None",
+    ):
         expected_posterior_sd(CS_ONLY, 10**9, prior=0.3)
     with pytest.raises(ValueError, match=r"^max_extra=1e\+09 .*pass a smaller max_extra"):
         answers_needed(CS_ONLY, target_sd=1e-7, max_extra=10**9, prior=0.3)
@@ -144,9 +148,7 @@ def hull_greedy_reference(counts, budget, **kw):
     """The hull greedy on every m = 0..budget (plain Python: monotone chain, runs sorted by
     average gain, ties by item; the reference of tests/test_planning.py)."""
     ms = np.arange(budget + 1)
-    table = np.array(
-        [expected_posterior_var(np.tile(c, (ms.size, 1)), ms, **kw) for c in counts]
-    )
+    table = np.array([expected_posterior_var(np.tile(c, (ms.size, 1)), ms, **kw) for c in counts])
     runs = []
     for i, row in enumerate(table):
         pts: list[int] = []
@@ -169,8 +171,7 @@ def hull_greedy_reference(counts, budget, **kw):
 
 @settings(max_examples=10, deadline=None)
 @given(
-    counts=st.lists(st.lists(st.integers(0, 6), min_size=3, max_size=3), min_size=2,
-                    max_size=3),
+    counts=st.lists(st.lists(st.integers(0, 6), min_size=3, max_size=3), min_size=2, max_size=3),
     prior=st.sampled_from([0.05, 0.3, 1.0, 2.0]),
     cant_solve=st.sampled_from([None, -1]),
     budget=st.integers(600, 1500),
@@ -214,20 +215,29 @@ def test_oversized_budgets_are_refused_up_front():
     """Items answered only "can't solve" with a small prior have no accurate closed form: a
     dry run with the closed forms estimates the sums and refuses before any of them."""
     start = time.perf_counter()
-    with pytest.raises(ValueError, match=r"^budget=1e\+09 .* an estimated .* terms\) would "
-                       r"take about .*plan in rounds"):
+    with pytest.raises(
+        ValueError,
+        match=r"^budget=1e\+09 .* an estimated .* terms\) would "
+        r"take about .*plan in rounds",
+    ):
         next_batch(CS_ONLY, 10**9, prior=0.3)
     assert time.perf_counter() - start < 20  # measured 0.5 s
     with pytest.raises(ValueError, match=r"budget must be below 2\*\*53"):
         next_batch(ANSWERED, 2**53)
-    with pytest.raises(ValueError, match=r"budget 3e\+07 is more than objective 'decision' "
-                       r"can allocate to 3 items .* at most 3e\+07"):
+    with pytest.raises(
+        ValueError,
+        match=r"budget 3e\+07 is more than objective 'decision' "
+        r"can allocate to 3 items .* at most 3e\+07",
+    ):
         next_batch(CS_ONLY, 3 * 10**7 + 1, objective="decision")
 
 
 def test_decision_enumeration_refused_up_front():
-    with pytest.raises(ValueError, match=r"would need about .* of memory.*pass a smaller "
-                       r"extra, or method=None"):
+    with pytest.raises(
+        ValueError,
+        match=r"would need about .* of memory.*pass a smaller "
+        r"extra, or method=None",
+    ):
         expected_correct_decision([[3, 1, 0]], 10**6, method="exact")
     with pytest.raises(ValueError, match=r"^extra=3000: .* would take about"):
         expected_correct_decision([[3, 1, 0]], 3000, method="exact")
@@ -236,13 +246,21 @@ def test_decision_enumeration_refused_up_front():
 def test_plan_command_large_budget_and_refusal(tmp_path, capsys):
     answered = write_answers(tmp_path / "a.csv", ANSWERED, ["yes", "no", "cs"])
     out = tmp_path / "plan.csv"
-    assert main(["plan", str(answered), "--cant-solve", "cs", "--budget", "1e12", "-q",
-                 "-o", str(out)]) == 0
+    assert (
+        main(
+            ["plan", str(answered), "--cant-solve", "cs", "--budget", "1e12", "-q", "-o", str(out)]
+        )
+        == 0
+    )
     plan = pd.read_csv(out)
     assert plan["extra"].sum() == 10**12 and np.all(plan["sd_after"] < plan["sd_now"])
     cs_only = write_answers(tmp_path / "c.csv", CS_ONLY, ["yes", "no", "cs"])
-    assert main(["plan", str(cs_only), "--cant-solve", "cs", "--prior", "0.3", "--budget",
-                 "1e9", "-q"]) == 2
+    assert (
+        main(
+            ["plan", str(cs_only), "--cant-solve", "cs", "--prior", "0.3", "--budget", "1e9", "-q"]
+        )
+        == 2
+    )
     line = one_line_error(capsys)
     assert "--budget 1e+09" in line and "smaller --budget" in line and "budget=" not in line
     assert main(["plan", str(answered), "--budget", "1e500", "-q"]) == 2
@@ -252,8 +270,11 @@ def test_plan_command_large_budget_and_refusal(tmp_path, capsys):
 # ------------------------------------------------------------------- score, report
 def test_score_mcse_refused_up_front(small_counts, tmp_path, capsys):
     """mcse 1e-9 asks for 2.5e17 draws per count vector (111 PiB): refused before drawing."""
-    with pytest.raises(ValueError, match=r"^mcse=1e-09 \(up to .* 2.5e\+17 exact draws.*would "
-                       r"need about .* of memory.*pass a larger mcse"):
+    with pytest.raises(
+        ValueError,
+        match=r"^mcse=1e-09 \(up to .* 2.5e\+17 exact draws.*would "
+        r"need about .* of memory.*pass a larger mcse",
+    ):
         ambppl.score(small_counts, mcse=1e-9)
     path = write_answers(tmp_path / "a.csv", ANSWERED, ["yes", "no", "cs"])
     assert main(["score", str(path), "--cant-solve", "cs", "--mcse", "1e-9", "-q"]) == 2
@@ -277,12 +298,18 @@ def test_many_categories_refused_early_with_the_reason(tmp_path, capsys, monkeyp
     monkeypatch.setattr(fit_module, "usable_cpus", lambda: 2)
     counts = many_labels(1300, 2500, seed=4)
     labels = [f"L{k}" for k in range(counts.shape[1])]
-    data = xr.DataArray(counts, dims=("item", "category"),
-                        coords={"item": np.arange(len(counts)), "category": labels})
+    data = xr.DataArray(
+        counts,
+        dims=("item", "category"),
+        coords={"item": np.arange(len(counts)), "category": labels},
+    )
     start = time.perf_counter()
-    with pytest.raises(ValueError, match=r"^scoring 1\d{3} distinct count vectors over 2500 "
-                       r"categories .* 3.2\de\+09 variates\) would take about .*free text or ids.*"
-                       r"check label="):
+    with pytest.raises(
+        ValueError,
+        match=r"^scoring 1\d{3} distinct count vectors over 2500 "
+        r"categories .* 3.2\de\+09 variates\) would take about .*free text or ids.*"
+        r"check label=",
+    ):
         ambppl.score(data)
     assert time.perf_counter() - start < 30  # measured 2 s
     path = write_answers(tmp_path / "ids.csv", counts, labels)
@@ -329,8 +356,11 @@ def test_category_shares_draws_at_most_max_bars():
 
 # ------------------------------------------------------------------- n_draws, fit
 def test_sampling_n_draws_refused_up_front(monkeypatch):
-    with pytest.raises(ValueError, match=r"^n_draws=1e\+12 for 1 distinct alpha row\(s\) of 4 "
-                       r"categories .* would need about .* of memory.*pass a smaller n_draws"):
+    with pytest.raises(
+        ValueError,
+        match=r"^n_draws=1e\+12 for 1 distinct alpha row\(s\) of 4 "
+        r"categories .* would need about .* of memory.*pass a smaller n_draws",
+    ):
         ambppl.ambiguity_posterior([1.0, 2.0, 3.0, 4.0], n_draws=10**12)
     monkeypatch.setattr("ambppl.internal.limits.available_memory", lambda: None)  # memory unknown
     with pytest.raises(ValueError, match=r"^n_draws=1e\+12 .* would take about"):
@@ -341,17 +371,21 @@ def test_sampling_n_draws_refused_up_front(monkeypatch):
     ("n_items", "draws", "var_names", "n_cat"),
     [(20_000, 200, ["amb"], 3), (20_000, 100, None, 3), (5_000, 100, None, 6)],
 )
-def test_fit_memory_estimate_against_the_measured_peak(monkeypatch, n_items, draws, var_names,
-                                                       n_cat):
+def test_fit_memory_estimate_against_the_measured_peak(
+    monkeypatch, n_items, draws, var_names, n_cat
+):
     """ambppl.inference.fitting.memory_needed against tracemalloc's peak of the exact route (numpy reports
     its allocations to tracemalloc), working chunks of 1 MiB so that the draws dominate:
     measured 65.8 / 218.6 / 80.5 MiB, estimated 0-0.4% above."""
     monkeypatch.setattr(fit_module, "CHUNK_BYTES", 2**20)
     rng = np.random.default_rng(6)
     cats = [f"c{k}" for k in range(n_cat)]
-    counts = xr.DataArray(rng.integers(0, 6, size=(n_items, n_cat)), dims=("item", "category"),
-                          coords={"item": np.arange(n_items), "category": cats},
-                          attrs={"cant_solve": cats[-1]})
+    counts = xr.DataArray(
+        rng.integers(0, 6, size=(n_items, n_cat)),
+        dims=("item", "category"),
+        coords={"item": np.arange(n_items), "category": cats},
+        attrs={"cant_solve": cats[-1]},
+    )
     tracemalloc.start()
     try:
         result = ambppl.fit(counts, draws=draws, chains=2, var_names=var_names, random_seed=1)
@@ -369,8 +403,19 @@ def test_fit_memory_refusal_names_command_line_options(tmp_path, capsys, monkeyp
     the Python keywords (var_names=['amb'])."""
     monkeypatch.setattr(fit_module, "available_memory", lambda: 2**24)
     path = write_answers(tmp_path / "a.csv", ANSWERED, ["yes", "no", "cs"])
-    code = main(["score", str(path), "--cant-solve", "cs", "--model", "hierarchical_dirichlet",
-                 "--method", "collapsed", "-q"])
+    code = main(
+        [
+            "score",
+            str(path),
+            "--cant-solve",
+            "cs",
+            "--model",
+            "hierarchical_dirichlet",
+            "--method",
+            "collapsed",
+            "-q",
+        ]
+    )
     assert code == 2
     line = one_line_error(capsys)
     assert "lower --draws or --chains" in line and "'ambppl score'" in line

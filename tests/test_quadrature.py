@@ -137,7 +137,11 @@ def test_gaps_and_their_closed_form_mass():
     g = np.array([1e-30, 1e-30])
     extra = np.log(sc.betainc(params["a"], params["b"], g))
     log_i, ok = quad.integrate_log(
-        _log_beta_density, params, np.ones(2), rtol=1e-11, gaps=(g, np.zeros(2)),
+        _log_beta_density,
+        params,
+        np.ones(2),
+        rtol=1e-11,
+        gaps=(g, np.zeros(2)),
         log_extra=extra,
     )
     assert ok.all()
@@ -159,7 +163,12 @@ def test_extra_cuts_and_a_tolerance_per_integral():
     p = {"at": np.array([0.3, 0.3]), "w": np.array([1e-7, 1e-7])}
     cuts = np.array([[0.3 - 8e-7, 0.3, 0.3 + 8e-7], [np.nan, np.nan, np.nan]])
     log_i, ok = quad.integrate_log(
-        _log_step, p, np.ones(2), split=False, rtol=np.array([1e-12, 1e-12]), atol=1e-16,
+        _log_step,
+        p,
+        np.ones(2),
+        split=False,
+        rtol=np.array([1e-12, 1e-12]),
+        atol=1e-16,
         cuts=cuts,
     )
     assert ok[0] and abs(math.exp(log_i[0]) - 0.7) <= 1e-12

@@ -52,9 +52,7 @@ def test_checked_items_sample_the_other_vectors() -> None:
     again = checked_items(values, np.array([7]), 5, np.random.default_rng(3))
     np.testing.assert_array_equal(keep, again)  # seeded
     # top items beyond the budget are all kept, nothing else
-    np.testing.assert_array_equal(
-        checked_items(values, np.array([1, 2, 3]), 2, rng), [1, 2, 3]
-    )
+    np.testing.assert_array_equal(checked_items(values, np.array([1, 2, 3]), 2, rng), [1, 2, 3])
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +91,7 @@ def test_checks_cover_one_item_per_vector(page_and_counts) -> None:
     # mean and variance per checked item; the top 4 items may share vectors with others
     n_checked = int(m.group(2))
     assert n_distinct <= n_checked <= n_distinct + 4 and int(m.group(1)) == 2 * n_checked
-    assert "<span class=\"ok\">Consistent:</span>" in page
+    assert '<span class="ok">Consistent:</span>' in page
 
 
 def test_large_data_are_sampled(rng: np.random.Generator) -> None:

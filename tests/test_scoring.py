@@ -125,17 +125,24 @@ def test_draws_needed_meets_the_bound_for_the_pilot_value(p):
 def test_same_seed_same_table_whatever_the_threads(three_class, monkeypatch):
     counts, _, _ = three_class
     one = ambppl.score(counts, random_seed=9)
-    monkeypatch.setattr(importlib.import_module("ambppl.inference.fitting"), "usable_cpus", lambda: 1)
+    monkeypatch.setattr(
+        importlib.import_module("ambppl.inference.fitting"), "usable_cpus", lambda: 1
+    )
     pd.testing.assert_frame_equal(ambppl.score(counts, random_seed=9), one)
     assert not ambppl.score(counts, random_seed=10).equals(one)
 
 
 def test_empirical_bayes_uses_the_estimated_prior(three_class):
     counts, _, _ = three_class
-    table = ambppl.score(counts, "hierarchical_dirichlet", method="empirical_bayes",
-                         random_seed=1)
-    result = ambppl.fit(counts, "hierarchical_dirichlet", method="empirical_bayes", draws=10,
-                        chains=1, random_seed=1)
+    table = ambppl.score(counts, "hierarchical_dirichlet", method="empirical_bayes", random_seed=1)
+    result = ambppl.fit(
+        counts,
+        "hierarchical_dirichlet",
+        method="empirical_bayes",
+        draws=10,
+        chains=1,
+        random_seed=1,
+    )
     np.testing.assert_allclose(table.attrs["prior"], result.attrs["prior"], rtol=1e-12)
     assert table.attrs["method"] == "empirical_bayes"
 
@@ -282,8 +289,7 @@ def test_trusted_rows_come_from_the_approximation_without_draws():
     assert err[~approximated].tolist() == [0.0]
     post = ambppl.ambiguity_posterior(counts.values + 1.0)
     exact_p = post.sf(0.3)
-    assert np.all(np.abs(table["p_above"].to_numpy() - exact_p)[approximated]
-                  <= err[approximated])
+    assert np.all(np.abs(table["p_above"].to_numpy() - exact_p)[approximated] <= err[approximated])
     lo, hi = post.hdi(0.9)
     # an HDI end moves by at most (CDF error) / (density there): 2 x 0.005 / pdf
     for got, ref in ((table["hdi_lower"].to_numpy(), lo), (table["hdi_upper"].to_numpy(), hi)):
@@ -297,21 +303,21 @@ def test_trusted_rows_come_from_the_approximation_without_draws():
 @pytest.mark.parametrize("suffix", ["parquet", "csv"])
 def test_long_answers_counted_with_dask(tmp_path, suffix):
     rng = np.random.default_rng(12)
-    answers = pd.DataFrame({
-        "task": np.repeat([f"t{i:03d}" for i in range(200)], 7),
-        "worker": rng.integers(0, 30, 1400).astype(str),
-        "label": rng.choice(["cat", "dog", "skip"], size=1400, p=[0.5, 0.4, 0.1]),
-    })
+    answers = pd.DataFrame(
+        {
+            "task": np.repeat([f"t{i:03d}" for i in range(200)], 7),
+            "worker": rng.integers(0, 30, 1400).astype(str),
+            "label": rng.choice(["cat", "dog", "skip"], size=1400, p=[0.5, 0.4, 0.1]),
+        }
+    )
     path = tmp_path / f"a.{suffix}"
     if suffix == "parquet":
         answers.to_parquet(path, row_group_size=300)
     else:
         answers.to_csv(path, index=False)
     in_memory = ambppl.score(path, cant_solve="skip", random_seed=2)
-    chunked = ambppl.score(path, format="long", chunk_items=300, cant_solve="skip",
-                           random_seed=2)
+    chunked = ambppl.score(path, format="long", chunk_items=300, cant_solve="skip", random_seed=2)
     assert isinstance(chunked, pd.DataFrame)  # only the counts were held: scored in memory
-    pd.testing.assert_frame_equal(chunked.sort_index(), in_memory.sort_index(),
-                                  check_names=False)
+    pd.testing.assert_frame_equal(chunked.sort_index(), in_memory.sort_index(), check_names=False)
     with pytest.raises(ValueError, match="not in 'a"):
         ambppl.score(path, format="long", chunk_items=300, item="tweet")

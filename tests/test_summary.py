@@ -211,8 +211,15 @@ def test_plain_pymc_trace_of_a_catalog_model_is_read_from_its_data(small_counts)
     model = ambppl.get_model("dirichlet_categorical").build(small_counts, prior=0.5)
     with warnings.catch_warnings():  # a deliberately short run; PyMC may warn about it
         warnings.simplefilter("ignore", RuntimeWarning)
-        trace = pm.sample(draws=200, tune=200, chains=1, random_seed=3, progressbar=False,
-                          model=model, compute_convergence_checks=False)
+        trace = pm.sample(
+            draws=200,
+            tune=200,
+            chains=1,
+            random_seed=3,
+            progressbar=False,
+            model=model,
+            compute_convergence_checks=False,
+        )
     table = ambppl.summarize(trace)
     assert table["cs_share"].tolist() == [0.0, 0.2, 2 / 6]  # counts (5,0,0), (2,2,1), (1,3,2)
     # the closed forms use the prior recorded in the model (0.5, not the default 1.0)
@@ -460,8 +467,12 @@ def test_stratify(hand_table):
     assert outside["stratum"].isna().tolist() == [True, False, True, False]
     # the lowest edge belongs to the first stratum, as its label "[0, 0.2]" says
     at_zero = ambppl.stratify(hand_table.assign(mean=[0.0, 0.2, 1.0, 0.45]))
-    assert at_zero["stratum"].astype(str).tolist() == ["[0, 0.2]", "[0, 0.2]", "(0.6, 1]",
-                                                       "(0.4, 0.6]"]
+    assert at_zero["stratum"].astype(str).tolist() == [
+        "[0, 0.2]",
+        "[0, 0.2]",
+        "(0.6, 1]",
+        "(0.4, 0.6]",
+    ]
 
 
 @pytest.mark.parametrize(

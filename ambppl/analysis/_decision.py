@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 from scipy import special as sc
 
+from ambppl.analysis.posterior_sd import expected_posterior_var
 from ambppl.internal.checks import (
     _describe,
     as_float_array,
@@ -57,7 +58,12 @@ from ambppl.internal.checks import (
     check_prior,
     resolve_cant_solve,
 )
+from ambppl.internal.limits import check_memory, option
+from ambppl.internal.work import WORK as _WORK
+from ambppl.internal.work import guard as _guard
+from ambppl.maths.exact import ambiguity_posterior
 from ambppl.maths.measures import MEASURES, min_proper
+from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 
 __all__ = ["ENUMERATION_LIMIT", "decision_gain", "expected_correct_decision"]
 
@@ -172,7 +178,6 @@ def _dm_logpmf(new: np.ndarray, alpha: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- p(a')
 def _p_exact(alpha: np.ndarray, idx: int | None, measure: str, t: float) -> np.ndarray:
     """``P(measure > t | Dirichlet(alpha))`` for rows of two proper classes (exact)."""
-    from ambppl.maths.exact import ambiguity_posterior
 
     uniq, inv = np.unique(alpha, axis=0, return_inverse=True)
     if idx is not None:
@@ -207,7 +212,6 @@ def _beta_sf(mean: np.ndarray, var: np.ndarray, t: float, upper: float = 1.0) ->
 
 def _p_beta(alpha: np.ndarray, idx: int | None, measure: str, t: float) -> np.ndarray:
     """Moment-matched Beta approximation of ``P(measure > t | Dirichlet(alpha))``."""
-    from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 
     uniq, inv = np.unique(alpha, axis=0, return_inverse=True)
     mean = np.atleast_1d(dirichlet_mean(uniq, measure, cant_solve=idx))
@@ -241,8 +245,6 @@ def _g_normal(
     alpha: np.ndarray, m: np.ndarray, idx: int | None, measure: str, t: float
 ) -> np.ndarray:
     """g from the normal approximation of the predictive of the posterior mean."""
-    from ambppl.analysis.planning import expected_posterior_var
-    from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 
     mean = np.atleast_1d(dirichlet_mean(alpha, measure, cant_solve=idx))
     var0 = np.atleast_1d(dirichlet_var(alpha, measure, cant_solve=idx))
@@ -387,7 +389,6 @@ def expected_correct_decision(
         route_rows = {"exact": ~big, "beta": big}
     else:
         route_rows = {route: np.ones(alpha.shape[0], bool)}
-    from ambppl.analysis.planning import _guard
 
     with _guard("extra", "--extra", extra if np.ndim(extra) == 0 else None):
         _check_enumeration(route_rows, sizes, k, idx, method)
@@ -408,8 +409,6 @@ def _check_enumeration(
     route_rows: dict, sizes: np.ndarray, k: int, idx: int | None, method: Any
 ) -> None:
     """Refuse up front an enumeration beyond the memory or time guard."""
-    from ambppl.analysis.planning import _WORK
-    from ambppl.internal.limits import check_memory, option
 
     seconds, vectors = 0.0, 0.0
     for name, sel in route_rows.items():
@@ -435,8 +434,9 @@ def _check_enumeration(
         "can't-solve category)"
     )
     check_memory(
-        vectors * k * _BYTES_PER_VECTOR_ENTRY, what[0].upper() + what[1:], f"pass a smaller "
-        f"{name}{hint}"
+        vectors * k * _BYTES_PER_VECTOR_ENTRY,
+        what[0].upper() + what[1:],
+        f"pass a smaller {name}{hint}",
     )
     work.charge_seconds(seconds, what, hint)
 

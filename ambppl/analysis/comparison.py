@@ -24,6 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from ambppl.inference.catalog import get_model
+from ambppl.inference.modeling import log_likelihood
+
 __all__ = ["compare", "loo"]
 
 _SAMPLE_DIMS = ("chain", "draw")
@@ -58,7 +61,7 @@ def loo(result: Any, *, pointwise: bool = True) -> Any:
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.inference.fitting` (any catalog model) with a ``log_likelihood`` group.
+        A result of :func:`ambppl.fit` (any catalog model) with a ``log_likelihood`` group.
     pointwise : bool, default True
         Keep the per-item ``elpd_i`` and ``pareto_k``.
 
@@ -148,9 +151,6 @@ def _loo_empirical_bayes(result: Any, ll: Any, pointwise: bool) -> Any:
     import arviz as az
     import xarray as xr
 
-    from ambppl.inference.catalog import get_model
-    from ambppl.inference.modeling import log_likelihood
-
     entry = get_model(result.attrs["model"])
     params = json.loads(result.attrs.get("parameters", "{}"))
     counts = result["observed_data"]["counts"]
@@ -202,7 +202,7 @@ def compare(results: dict[str, Any], **kwargs: Any) -> Any:
     Parameters
     ----------
     results : dict of str -> xarray.DataTree
-        Named results of :func:`ambppl.inference.fitting` on the same items (any catalog models).
+        Named results of :func:`ambppl.fit` on the same items (any catalog models).
     **kwargs
         Passed to :func:`arviz.compare` (``method``, ``reference``, ...).
 

@@ -20,14 +20,48 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl.analysis.summary import COLUMNS
+from ambppl.analysis.summary import COLUMNS, _closed_forms, _estimators
+from ambppl.data.lazy import (
+    Lookup,
+    arrow_schema,
+    distinct_vectors,
+    from_dataarray,
+    lazy_table,
+    open_lazy,
+    write_part,
+)
+from ambppl.data.readers import (
+    _check_first_row_is_data,
+    _check_na_values,
+    _empty_items_error,
+    _file_type,
+    _label_str,
+    _order,
+    _parse_format,
+    _plain_integer_ids,
+    _text_options,
+)
+from ambppl.inference.catalog import get_model
+from ambppl.inference.fitting import (
+    _as_counts,
+    _split_kwargs,
+    choose_method,
+    usable_cpus,
+)
+from ambppl.inference.modeling import count_values
 from ambppl.internal.checks import (
+    cant_solve_position,
     check_cant_solve,
     check_counts,
     check_positive_int,
     check_positive_scalar,
     check_prob,
 )
+from ambppl.internal.labels import is_dataarray
+from ambppl.internal.limits import as_count, check_memory, check_time, option
+from ambppl.maths.approx import accuracy_map, approximate_distribution
+from ambppl.maths.draws import dirichlet_draws
+from ambppl.maths.measures import measure_name, measure_numpy
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -134,12 +168,10 @@ def _draw_block(
     keep: bool,
 ) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
     """Statistics of ``n`` new draws per row of ``alpha`` (after the draws ``prefix``)."""
-    from ambppl.inference.fitting import _dirichlet_draws
-    from ambppl.maths.measures import _numpy as measure_numpy
 
     measure, cs, threshold, hdi_prob = settings
     rng = np.random.default_rng(seed)
-    q = _dirichlet_draws(rng, alpha, n)  # (n, rows, K)
+    q = dirichlet_draws(rng, alpha, n)  # (n, rows, K)
     x = np.ascontiguousarray(measure_numpy(measure, q, cs, -1, check=False).T)  # (rows, n)
     del q
     if prefix is not None:
@@ -206,7 +238,6 @@ def _check_draws(
     the largest size a row may get (``ceil(0.25 / mcse**2)`` draws), and the pilot's time;
     after it: the time of the draws the pilot says each row needs.
     """
-    from ambppl.internal.limits import as_count, check_memory, check_time, option
 
     name = option("mcse", "--mcse")
     said = f"{name} {mcse:g}" if name.startswith("--") else f"{name}={mcse:g}"
@@ -304,7 +335,6 @@ def _sampled_stats(
 def _mapped(n_cat: int) -> bool:
     """Whether the accuracy map of :mod:`ambppl.maths.approx` covers ``n_cat`` categories (beyond
     it no row is trusted, and the moments of many categories take long to compute)."""
-    from ambppl.maths.approx import accuracy_map
 
     return n_cat <= max(accuracy_map()["K"])
 
@@ -327,8 +357,6 @@ def _stats(
     trusted = np.zeros(n_rows, dtype=bool)
     approx_error = np.zeros(n_rows)
     if approximate and measure in ("amb", "modified") and _mapped(alpha.shape[1]):
-        from ambppl.maths.approx import approximate_distribution
-
         try:
             approx = approximate_distribution(alpha, measure, cant_solve=cs, bound=mcse)
         except ValueError:  # outside what the approximation takes (e.g. K < 3)
@@ -381,7 +409,6 @@ def summarize_distinct(
     approximate: bool = True,
 ) -> dict[str, np.ndarray]:
     """The score columns for each row of distinct count vectors ``values`` (D, K)."""
-    from ambppl.analysis.summary import _closed_forms, _estimators
 
     n_rows = values.shape[0]
     n = values.sum(axis=1)
@@ -413,11 +440,9 @@ def summarize_distinct(
 
 def _conjugate_entry(model: str, method: str | None) -> tuple[Any, str]:
     """The catalog entry and its method, checked to be conjugate and to fit counts."""
-    from ambppl.inference.catalog import get_model
-    from ambppl.inference.fitting import _choose_method
 
     entry = get_model(model)
-    method = _choose_method(entry, method, None, None)
+    method = choose_method(entry, method, None, None)
     if method not in CONJUGATE_METHODS:
         conjugate = [m for m in entry.info["methods"] if m in CONJUGATE_METHODS]
         hint = (
@@ -460,7 +485,6 @@ def conjugate_setup(
     model: str, method: str | None, data: Any, kwargs: dict[str, Any]
 ) -> tuple[Any, np.ndarray, str]:
     """Counts (in memory), the fixed concentration and the method of a conjugate fit."""
-    from ambppl.inference.fitting import _as_counts, _split_kwargs
 
     entry, method = _conjugate_entry(model, method)
     params, read_kwargs = _split_kwargs(entry, kwargs, data)
@@ -469,7 +493,7 @@ def conjugate_setup(
     return counts, conc, method
 
 
-def _seed_sequence(random_seed: Any) -> np.random.SeedSequence:
+def seed_sequence(random_seed: Any) -> np.random.SeedSequence:
     if isinstance(random_seed, np.random.Generator):
         return np.random.SeedSequence(int(random_seed.integers(2**63)))
     if isinstance(random_seed, np.random.SeedSequence):
@@ -501,7 +525,7 @@ def score(
     Parameters
     ----------
     data : xarray.DataArray, pandas.DataFrame, str, pathlib.Path or numpy.ndarray
-        Counts or annotations, as for :func:`ambppl.inference.fitting`.
+        Counts or annotations, as for :func:`ambppl.fit`.
     model : str, default "dirichlet_categorical"
         A catalog model with a conjugate route (``dirichlet_categorical``, or
         ``hierarchical_dirichlet`` with ``method="empirical_bayes"``).
@@ -552,9 +576,9 @@ def score(
     Raises
     ------
     ValueError
-        For a model or method without a conjugate route (fit those with :func:`ambppl.inference.fitting`),
+        For a model or method without a conjugate route (fit those with :func:`ambppl.fit`),
         an unknown measure, ``threshold``/``hdi_prob`` outside (0, 1), ``mcse`` not positive,
-        or bad data (as :func:`ambppl.inference.fitting`); and before drawing, for exact draws beyond the
+        or bad data (as :func:`ambppl.fit`); and before drawing, for exact draws beyond the
         guards of :mod:`ambppl.internal.limits`: a ``mcse`` whose ``ceil(0.25 / mcse**2)`` draws of one
         count vector cannot be held in memory, or draws estimated to take more than about a
         minute (:data:`SECONDS_PER_VARIATE` per category and draw: the pilot before any draw,
@@ -612,10 +636,7 @@ def score(
     import arviz_base
     import pandas as pd
 
-    from ambppl.analysis.summary import _measure_name
-    from ambppl.inference.modeling import count_values
-
-    measure = _measure_name(measure)
+    measure = measure_name(measure)
     threshold = check_prob(threshold, "threshold")
     if hdi_prob is None:
         hdi_prob = float(arviz_base.rcParams["stats.ci_prob"])
@@ -623,7 +644,7 @@ def score(
     mcse = check_positive_scalar(mcse, "mcse")
     if mcse >= 0.5:
         raise ValueError(f"mcse must be below 0.5 (a probability's sd), but got {mcse!r}")
-    seed = _seed_sequence(random_seed)
+    seed = seed_sequence(random_seed)
     settings = {"measure": measure, "threshold": threshold, "hdi_prob": hdi_prob, "mcse": mcse}
     counted = count_long_in_chunks(data, chunk_items, kwargs)
     if counted is not data:  # a long file counted with dask: now counts in memory
@@ -663,8 +684,6 @@ def _columns(
     """Every score column for each distinct count vector (categorical ``measure``)."""
     import pandas as pd
 
-    from ambppl.inference.fitting import usable_cpus
-
     columns = summarize_distinct(
         distinct,
         conc,
@@ -689,17 +708,6 @@ def count_long_in_chunks(data: Any, chunk_items: Any, kwargs: dict[str, Any]) ->
 
     if chunk_items is None or not isinstance(data, str | os.PathLike):
         return data
-    from ambppl.data.readers import (
-        _check_first_row_is_data,
-        _check_na_values,
-        _empty_items_error,
-        _file_type,
-        _label_str,
-        _order,
-        _parse_format,
-        _plain_integer_ids,
-        _text_options,
-    )
 
     path = Path(data)
     layout, ftype = _parse_format(kwargs.get("format"))
@@ -790,9 +798,6 @@ def _lazy_source(data: Any, chunk_items: Any, kwargs: dict[str, Any]) -> Any:
     import os
     from pathlib import Path
 
-    from ambppl.data.lazy import from_dataarray, open_lazy
-    from ambppl.internal.labels import is_dataarray
-
     if is_dataarray(data) and data.chunks:
         return from_dataarray(data)
     if chunk_items is None:
@@ -810,7 +815,6 @@ def _lazy_source(data: Any, chunk_items: Any, kwargs: dict[str, Any]) -> Any:
             f"must be its path, but got {type(data).__name__}; pass a dask-backed DataArray "
             "for counts already in dask"
         )
-    from ambppl.data.readers import _file_type, _parse_format
 
     path = Path(data)
     if not path.exists():
@@ -837,9 +841,6 @@ def _score_lazy(
     approximate: bool,
 ) -> Any:
     """Two dask passes: the distinct vectors (computed now), then the lazy table."""
-    from ambppl.data.lazy import Lookup, distinct_vectors, lazy_table
-    from ambppl.inference.fitting import _split_kwargs
-    from ambppl.internal.checks import cant_solve_position
 
     entry, method = _conjugate_entry(model, method)
     params, rest = _split_kwargs(entry, kwargs, "lazy")
@@ -916,8 +917,6 @@ class LazyScore:
         ``item``), one dask task per chunk that reads its counts, looks up its rows and
         writes them straight to Arrow."""
         import dask
-
-        from ambppl.data.lazy import arrow_schema, write_part
 
         blocks, item_blocks, lookup = self.parts
         folder = Path(path)

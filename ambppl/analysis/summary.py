@@ -13,16 +13,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl.internal.checks import check_option, check_prob
+import ambppl.maths.measures as measures
+from ambppl.analysis.hyperprior import hyperprior_sensitivity
+from ambppl.analysis.raters import summarize_raters
+from ambppl.inference.diagnostics import diagnose
+from ambppl.inference.fitting import _as_counts, fit
+from ambppl.internal.checks import as_float_array, check_option, check_positive_int, check_prob
 from ambppl.internal.resultdata import (
     cant_solve_index,
     check_fit_tree,
     fixed_prior,
     observed_counts,
 )
-from ambppl.maths.measures import VARIABLES
+from ambppl.maths.estimators import estimate
+from ambppl.maths.measures import VARIABLES, measure_name
+from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 
-#: ``fit`` methods with independent draws (no ESS / R-hat columns); as ``ambppl.inference.fitting``.
+#: ``fit`` methods with independent draws (no ESS / R-hat columns); as ``ambppl.fit``.
 INDEPENDENT_METHODS = ("exact", "empirical_bayes")
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,14 +58,6 @@ COLUMNS = (
 _SAMPLE_DIMS = ("chain", "draw")
 
 
-def _measure_name(measure: Any) -> str:
-    """Accept a measure name (``"modified"``) or its variable name (``"amb_modified"``)."""
-    by_variable = {v: m for m, v in VARIABLES.items()}
-    if isinstance(measure, str) and measure in by_variable:
-        return by_variable[measure]
-    return check_option(measure, tuple(VARIABLES), "measure")
-
-
 def summarize(
     result: xr.DataTree,
     *,
@@ -73,7 +72,7 @@ def summarize(
     Parameters
     ----------
     result : xarray.DataTree
-        The result of :func:`ambppl.inference.fitting` (groups ``posterior`` and ``observed_data``).
+        The result of :func:`ambppl.fit` (groups ``posterior`` and ``observed_data``).
     measure : {"amb", "modified", "old", "entropy"}, default "amb"
         The measure to summarize (the variable names ``"amb_modified"``, ``"amb_old"`` are
         accepted too). If its variable was not stored but ``q`` was, it is computed from ``q``.
@@ -157,15 +156,13 @@ def summarize(
     """
     level = check_option(level, ("item", "rater"), "level")
     if level == "rater":
-        from ambppl.analysis.raters import summarize_raters
-
         return summarize_raters(result, hdi_prob=hdi_prob, overuse=overuse)
     import arviz as az
     import arviz_base
     import pandas as pd
 
     check_fit_tree(result)
-    measure = _measure_name(measure)
+    measure = measure_name(measure)
     threshold = check_prob(threshold, "threshold")
     if hdi_prob is None:
         hdi_prob = float(arviz_base.rcParams["stats.ci_prob"])
@@ -201,7 +198,6 @@ def summarize(
     columns["threshold"] = np.full(len(n), threshold, dtype=np.float64)
     if method not in INDEPENDENT_METHODS:
         # arviz.ess(draws, method="bulk") and arviz.rhat(draws), vectorized over the items
-        from ambppl.inference.diagnostics import diagnose
 
         diag = diagnose(draws.values, what=("r_hat", "ess_bulk"))
         columns["ess_bulk"] = diag["ess_bulk"]
@@ -220,7 +216,6 @@ def summarize(
     )
     if "log_prior" in result.children:
         # a learned prior's hyperparameters that follow their own prior, not the data
-        from ambppl.analysis.sensitivity import hyperprior_sensitivity
 
         sensitivity = hyperprior_sensitivity(result)
         table.attrs["not_pinned_down"] = sensitivity.index[~sensitivity["pinned_down"]].tolist()
@@ -242,7 +237,6 @@ def summarize(
 
 def _draws(posterior: xr.Dataset, measure: str, cs: int | None) -> xr.DataArray:
     """Draws of ``measure`` (chain, draw, item): stored, or computed from ``q``."""
-    import ambppl.maths.measures as measures
 
     name = VARIABLES[measure]
     if name in posterior:
@@ -281,7 +275,6 @@ def _estimators(values: np.ndarray, measure: str, cs: int | None) -> tuple[Any, 
     NaN for items without answers (no estimate exists) and for a measure an estimator does
     not cover (``ambppl.estimate`` raises NotImplementedError, e.g. less_biased for entropy).
     """
-    from ambppl.maths.estimators import estimate
 
     answered = values.sum(axis=1) > 0
     out = []
@@ -304,7 +297,7 @@ def _closed_forms(
     """Posterior mean and sd in closed form (NaN where not available).
 
     They exist where the posterior of every ``q_i`` is ``Dirichlet(prior + counts_i)`` with
-    one fixed ``prior``: ``ambppl.inference.fitting`` records that prior in ``attrs["prior"]`` (fixed-prior
+    one fixed ``prior``: ``ambppl.fit`` records that prior in ``attrs["prior"]`` (fixed-prior
     models, and empirical Bayes given its estimate), a fixed-prior model in
     ``pm.Data("prior")``. Learned priors (a posterior over the hyperparameters) have none.
     """
@@ -312,7 +305,6 @@ def _closed_forms(
     prior = attrs.get("prior")
     if prior is None:
         return nan, nan
-    from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 
     alpha = values + np.asarray(prior, dtype=np.float64)
     out = []
@@ -345,7 +337,7 @@ def summarize_counts(
     Parameters
     ----------
     data : xarray.DataArray, pandas.DataFrame, str, pathlib.Path or numpy.ndarray
-        Counts or annotations, as for :func:`ambppl.inference.fitting`.
+        Counts or annotations, as for :func:`ambppl.fit`.
     model : str, default "dirichlet_categorical"
         A catalog model with a conjugate exact sampler.
     measure : {"amb", "modified", "old", "entropy"}, default "amb"
@@ -372,7 +364,7 @@ def summarize_counts(
     Raises
     ------
     ValueError
-        As :func:`ambppl.inference.fitting` and :func:`summarize` do for bad arguments, including a model
+        As :func:`ambppl.fit` and :func:`summarize` do for bad arguments, including a model
         without an exact sampler.
 
     Notes
@@ -405,10 +397,7 @@ def summarize_counts(
     import pandas as pd
     import xarray as xr
 
-    from ambppl.inference.fitting import _as_counts, fit
-    from ambppl.internal.checks import check_positive_int
-
-    measure = _measure_name(measure)
+    measure = measure_name(measure)
     draws = check_positive_int(draws, "draws")
     counts = _as_counts(data, read_kwargs)
     distinct, inverse = np.unique(counts.values, axis=0, return_inverse=True)
@@ -596,7 +585,7 @@ def _clause_mask(table: pd.DataFrame, clause: str, rule: str) -> np.ndarray:
                 f"rule {rule!r} uses P(...), which needs the p_above column of "
                 "ambppl.summarize, but the table has none"
             )
-        measure = _measure_name(m["measure"])
+        measure = measure_name(m["measure"])
         t = float(m["t"])
         held = _p_above_of(table)
         fix = f"summarize with measure={measure!r}, threshold={t}"
@@ -632,13 +621,13 @@ def _p_above_of(table: pd.DataFrame) -> list[tuple[str, float]]:
     if {"measure", "threshold"} <= set(table.columns):
         pairs = table[["measure", "threshold"]].drop_duplicates().dropna()
         return [
-            (_measure_name(str(measure)), float(threshold))
+            (measure_name(str(measure)), float(threshold))
             for measure, threshold in pairs.itertuples(index=False)
         ]
     have_m, have_t = table.attrs.get("measure"), table.attrs.get("threshold")
     if have_m is None or have_t is None:
         return []
-    return [(_measure_name(have_m), float(have_t))]
+    return [(measure_name(have_m), float(have_t))]
 
 
 def stratify(
@@ -688,8 +677,6 @@ def stratify(
     ['[0, 0.2]', '(0.4, 0.6]']
     """
     import pandas as pd
-
-    from ambppl.internal.checks import as_float_array
 
     table = _check_table(table)
     by = _check_column(table, by)

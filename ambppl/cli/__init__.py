@@ -35,6 +35,32 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ambppl import __version__, validation
+from ambppl.analysis.planning import expected_posterior_sd, next_batch
+from ambppl.analysis.scoring import CONJUGATE_METHODS, score
+from ambppl.analysis.summary import rank, summarize
+from ambppl.data.readers import (
+    COUNT_TYPES,
+    FILE_TYPES,
+    SUFFIXES,
+    command_line_messages,
+    is_zarr_store,
+    read_annotations,
+    read_long,
+)
+from ambppl.inference.catalog import get_model, list_models, parameter_owners
+from ambppl.inference.convergence import ConvergenceWarning, convergence_message
+from ambppl.inference.fitting import (
+    METHODS,
+    NUTS_METHODS,
+    SUMMARY_COPIES,
+    VARIABLES,
+    after_fit,
+    fit,
+)
+from ambppl.internal.work import guard as _guard
+from ambppl.report import render_report, score_report
+
 PROG = "ambppl"
 
 #: Exit status for bad usage or bad input (the argparse convention).
@@ -206,7 +232,6 @@ def _seed(text: str) -> int:
 
 def _measure_option(text: str) -> str:
     """Parse ``--measure``: a measure name (``modified``) or its variable (``amb_modified``)."""
-    from ambppl.maths.measures import VARIABLES
 
     if text in VARIABLES or text in VARIABLES.values():
         return text
@@ -215,12 +240,11 @@ def _measure_option(text: str) -> str:
 
 def _input_path(text: str) -> Path:
     """Check that the input file exists and is a file (or a folder holding a zarr store)."""
-    from ambppl.data.readers import _is_zarr_store
 
     path = Path(text)
     if not path.exists():
         raise UsageError(f"input file '{text}' does not exist; check the path")
-    if path.is_dir() and (path.suffix.lower() == ".zarr" or _is_zarr_store(path)):
+    if path.is_dir() and (path.suffix.lower() == ".zarr" or is_zarr_store(path)):
         return path
     if not path.is_file():
         raise UsageError(
@@ -495,7 +519,6 @@ def _atomic_folder(path: Path, force: bool) -> Iterator[Path]:
 
 def _add_input_options(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
     group = parser.add_argument_group("input")
-    from ambppl.data.readers import FILE_TYPES
 
     group.add_argument(
         "annotations",
@@ -589,7 +612,6 @@ def _add_input_options(parser: argparse.ArgumentParser, *, optional: bool = Fals
 
 
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
-    from ambppl.inference.fitting import METHODS
 
     group = parser.add_argument_group("model")
     group.add_argument(
@@ -695,17 +717,10 @@ def _read(args: argparse.Namespace, data: str = "counts") -> Any:
     ``--comment '#'``), never with a Python keyword: the reading runs inside
     :func:`ambppl.data.readers.command_line_messages`. Warnings of the reader are printed as one line.
     """
-    from ambppl.data.readers import (
-        _SUFFIXES,
-        COUNT_TYPES,
-        command_line_messages,
-        read_annotations,
-        read_long,
-    )
 
     path = _input_path(args.annotations)
     _progress(args, f"reading {path}")
-    file_type = args.format or _SUFFIXES.get(path.suffix.lower())
+    file_type = args.format or SUFFIXES.get(path.suffix.lower())
     columns = {**_columns(args), "cant_solve": args.cant_solve}
     fmt = "+".join(part for part in (args.layout, args.format) if part) or None
     options = _text_options(args)
@@ -770,7 +785,6 @@ def _model_settings(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
 
     Runs before the data are read, so a mistake costs nothing.
     """
-    from ambppl.inference.catalog import get_model, list_models, parameter_owners
 
     catalog = list_models()
     if args.model not in catalog.index:
@@ -809,7 +823,6 @@ def _model_settings(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
             f"--method {method}: model {args.model!r} offers the methods "
             f"{', '.join(offered)} (default {offered[0]}); choose one of them"
         )
-    from ambppl.inference.fitting import NUTS_METHODS
 
     nuts_options = _nuts_options(args)
     if nuts_options and method not in NUTS_METHODS:
@@ -834,7 +847,6 @@ def _nuts_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _data_kind(args: argparse.Namespace) -> str:
     """What the chosen model fits: ``"counts"`` or ``"long"`` (its info record's ``data``)."""
-    from ambppl.inference.catalog import get_model
 
     return str(get_model(args.model).info.get("data", "counts"))
 
@@ -845,7 +857,6 @@ def _fit(args: argparse.Namespace, counts: Any, method: str, params: dict[str, A
     The fit's warnings (a :class:`ambppl.ConvergenceWarning` when NUTS missed the
     convergence standard) are printed as one line ``warning: ...`` each; the run goes on.
     """
-    from ambppl.inference.fitting import VARIABLES, fit
 
     # Exact draws given the hyperparameters: store only the summarized measure (q costs K
     # times as much memory; the hyperparameters are always stored). Full NUTS keeps every
@@ -873,11 +884,9 @@ def _fit(args: argparse.Namespace, counts: Any, method: str, params: dict[str, A
     what = f"{args.model} ({method}, {args.chains} x {args.draws} draws)"
     _progress(args, f"fitting {what} to {shape}")
     start = time.perf_counter()
-    from ambppl.data.readers import command_line_messages
-    from ambppl.inference.fitting import SUMMARY_COPIES, _after_fit
 
     # the memory check counts the summary made next, and names the command's options
-    with command_line_messages(), _after_fit(SUMMARY_COPIES), _warnings_as_lines():
+    with command_line_messages(), after_fit(SUMMARY_COPIES), _warnings_as_lines():
         result = fit(
             counts,
             model=args.model,
@@ -902,7 +911,6 @@ def _warnings_as_lines() -> Iterator[None]:
     ``--draws`` for a small ESS, ``--tune`` for R-hat, ``--target-accept`` or the model's
     parameters for divergent transitions).
     """
-    from ambppl.inference.convergence import ConvergenceWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.filterwarnings("always", category=UserWarning, module="ambppl")
@@ -912,7 +920,6 @@ def _warnings_as_lines() -> Iterator[None]:
         shown = caught_warning.message
         if isinstance(shown, ConvergenceWarning) and shown.record is not None:
             # the same message with the command's options (--draws, --tune, ...) as advice
-            from ambppl.inference.convergence import convergence_message
 
             text = convergence_message(
                 shown.record, what=shown.what, model=shown.model, command_line=True
@@ -923,7 +930,6 @@ def _warnings_as_lines() -> Iterator[None]:
 
 
 def _summarize(args: argparse.Namespace, result: Any) -> Any:
-    from ambppl.analysis.summary import rank, summarize
 
     table = summarize(
         result, measure=args.measure, hdi_prob=args.hdi_prob, threshold=args.threshold
@@ -1059,7 +1065,6 @@ def _table_writer(path: Path) -> Callable[[Any, Path], None]:
 
 
 def _run_score(args: argparse.Namespace) -> int:
-    from ambppl.analysis.scoring import CONJUGATE_METHODS
 
     _input_path(args.annotations)
     method, params = _model_settings(args)
@@ -1220,11 +1225,10 @@ def _probe_scheduler(name: str, timeout: float) -> None:
 def _chunked_counts(args: argparse.Namespace) -> bool:
     """Whether the input is counts to read in chunks: a zarr store, or a Parquet file of
     counts (``--layout counts``, or integer columns only, besides an item column)."""
-    from ambppl.data.readers import _SUFFIXES, _is_zarr_store
 
     path = Path(args.annotations)
-    file_type = args.format or _SUFFIXES.get(path.suffix.lower())
-    if file_type is None and path.is_dir() and _is_zarr_store(path):
+    file_type = args.format or SUFFIXES.get(path.suffix.lower())
+    if file_type is None and path.is_dir() and is_zarr_store(path):
         file_type = "zarr"
     if file_type == "zarr":
         return True
@@ -1263,9 +1267,6 @@ def _text_options(args: argparse.Namespace) -> dict[str, Any]:
 def _score_long_in_chunks(args: argparse.Namespace, method: str, params: dict[str, Any]) -> Any:
     """``--layout long --chunk-items N``: an answers file too large for memory, counted with
     dask block by block (:func:`ambppl.analysis.scoring.count_long_in_chunks`), then scored."""
-    from ambppl.analysis.scoring import score
-    from ambppl.analysis.summary import rank
-    from ambppl.data.readers import command_line_messages
 
     path = _input_path(args.annotations)
     _progress(args, f"counting the answers in {path} with dask, block by block")
@@ -1312,7 +1313,6 @@ def _score_streaming(
     """Score counts chunk by chunk with dask: :func:`ambppl.score` with ``chunk_items``,
     written part by part (Parquet: a dataset folder; CSV/TSV: one file) without holding
     every item; on screen / stdout the table is collected (and ranked) first."""
-    from ambppl.analysis.scoring import score
 
     path = _input_path(args.annotations)
     chunk_items = args.chunk_items or CHUNK_ITEMS
@@ -1324,7 +1324,6 @@ def _score_streaming(
         options["item"] = args.item
     if args.format:
         options["format"] = args.format
-    from ambppl.data.readers import command_line_messages
 
     start = time.perf_counter()
     try:
@@ -1345,8 +1344,6 @@ def _score_streaming(
         f"summarized in {time.perf_counter() - start:.1f} s; writing",
     )
     if output is None:
-        from ambppl.analysis.summary import rank
-
         return _emit(args, None, None, rank(lazy.compute()))
     suffix = output.suffix.lower()
     with atomic_output(output, force=args.force, folder=suffix in (".parquet", ".pq")) as tmp:
@@ -1367,15 +1364,12 @@ def _score_conjugate(
 ) -> Any:
     """The score table of a conjugate model from its distinct count vectors (no per-item
     draws): :func:`ambppl.score`, ranked."""
-    from ambppl.analysis.scoring import score
-    from ambppl.analysis.summary import rank
 
     _progress(
         args,
         f"scoring {counts.sizes['item']} items x {counts.sizes['category']} categories with "
         f"{args.model} ({method}; exact draws per distinct count vector, MCSE <= {args.mcse})",
     )
-    from ambppl.data.readers import command_line_messages
 
     start = time.perf_counter()
     with command_line_messages(), _warnings_as_lines():
@@ -1461,7 +1455,6 @@ def _add_report(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from ambppl.report import render_report
 
     _input_path(args.annotations)
     output = Path(args.output)
@@ -1512,7 +1505,6 @@ def _report_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 def _score_report(args: argparse.Namespace, counts: Any, params: dict[str, Any]) -> str:
     """The report of the fixed-prior model from distinct count vectors (no per-item draws)."""
-    from ambppl.report import score_report
 
     n_items, n_cat = counts.sizes["item"], counts.sizes["category"]
     _progress(
@@ -1521,7 +1513,6 @@ def _score_report(args: argparse.Namespace, counts: Any, params: dict[str, Any])
         f"on {n_items} items x {n_cat} categories, checking {args.chains} x {args.draws} "
         "exact draws of the distinct vectors",
     )
-    from ambppl.data.readers import command_line_messages
 
     start = time.perf_counter()
     with command_line_messages(), _warnings_as_lines():
@@ -1622,9 +1613,6 @@ def _plan_table(args: argparse.Namespace, counts: Any) -> Any:
     import numpy as np
     import pandas as pd
 
-    from ambppl.analysis.planning import _guard, expected_posterior_sd, next_batch
-    from ambppl.data.readers import command_line_messages
-
     values = np.asarray(counts.values)
     cant_solve = -1 if counts.attrs.get("cant_solve") is not None else None
     model = {"measure": args.measure, "prior": args.prior, "cant_solve": cant_solve}
@@ -1707,8 +1695,6 @@ def _add_validate(subparsers: Any) -> argparse.ArgumentParser:
 def _run_validate(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from ambppl import validation
-
     start = time.perf_counter()
     if args.annotations is not None:
         return _validate_file(args, start)
@@ -1761,7 +1747,6 @@ def _run_validate(args: argparse.Namespace) -> int:
 
 def _validate_file(args: argparse.Namespace, start: float) -> int:
     """``validate FILE``: read, fit, :func:`ambppl.validation.check_fit`, print its text."""
-    from ambppl import validation
 
     _input_path(args.annotations)
     method, params = _model_settings(args)
@@ -1793,9 +1778,8 @@ def _validate_file(args: argparse.Namespace, start: float) -> int:
 
 def _names_raters(args: argparse.Namespace) -> bool:
     """Whether the command line names a rater column of an answers file (not counts)."""
-    from ambppl.data.readers import _SUFFIXES, COUNT_TYPES
 
-    file_type = args.format or _SUFFIXES.get(Path(args.annotations).suffix.lower())
+    file_type = args.format or SUFFIXES.get(Path(args.annotations).suffix.lower())
     if args.layout == "counts" or file_type in COUNT_TYPES:
         return False
     return _columns(args)["rater"] is not None
@@ -1820,7 +1804,6 @@ def _add_models(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _run_models(args: argparse.Namespace) -> int:
-    from ambppl.inference.catalog import get_model, list_models
 
     catalog = list_models()
     for name, row in catalog.iterrows():
@@ -1937,7 +1920,6 @@ def build_parser() -> argparse.ArgumentParser:
     >>> args.annotations, args.prior, args.item, args.rater, args.label
     ('a.csv', 0.5, 'task', 'worker', 'label')
     """
-    from ambppl import __version__
 
     parser = _Parser(
         prog=PROG,

@@ -21,6 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ambppl.data.readers import is_zarr_store
+from ambppl.internal.checks import MAX_COUNT, check_counts
+from ambppl.internal.messages import say
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -46,7 +50,6 @@ def checked_block(
     """A block of counts as int64, checked as :func:`ambppl.internal.checks.check_counts` does (a
     missing, fractional, negative or huge count, or a row summing past 2**53, is refused
     with where it is); an int64 block that passes is returned without a copy."""
-    from ambppl.internal.checks import MAX_COUNT, check_counts
 
     if block.dtype == np.int64 and block.min() >= 0:  # the usual case, checked cheaply
         if block.sum(axis=1, dtype=np.float64).max() <= MAX_COUNT:
@@ -252,13 +255,11 @@ def open_lazy(path: Path, ftype: str, *, item: Any, chunk_items: int) -> LazyCou
         import xarray as xr
         import zarr
 
-        from ambppl.data.readers import _is_zarr_store, _say
-
-        if not (path.is_dir() and _is_zarr_store(path)):
+        if not (path.is_dir() and is_zarr_store(path)):
             raise ValueError(
                 f"could not read {path.name!r} as ZARR: it is not a zarr store (a folder written "
                 "by xarray's to_zarr or by zarr, holding a 2-D count array); "
-                + _say(
+                + say(
                     "pass format='parquet' or leave format out",
                     "give --format parquet or leave --format out",
                 )

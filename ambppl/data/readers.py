@@ -33,14 +33,11 @@ so millions of answers are counted in about a second.
 from __future__ import annotations
 
 import codecs
-import contextlib
 import numbers
 import re
 import shlex
 import warnings
 from collections import Counter
-from collections.abc import Iterator
-from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -48,7 +45,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl.internal.checks import check_counts
+from ambppl.internal.checks import MAX_COUNT, check_counts
+from ambppl.internal.messages import command_line_messages, say
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -66,7 +64,7 @@ TEXT_TYPES = ("csv", "tsv")
 #: File types that hold a count matrix (items x categories), not a table of answers.
 COUNT_TYPES = ("npy", "zarr")
 
-_SUFFIXES = {
+SUFFIXES = {
     ".csv": "csv",
     ".tsv": "tsv",
     ".tab": "tsv",
@@ -88,8 +86,6 @@ _TEXT_OPTIONS = {
 _UNNAMED = re.compile(r"^Unnamed: \d+$")  # pandas' name for a blank header cell
 _MANGLED = re.compile(r"^(?P<base>.+)\.\d+$")  # pandas' name for a repeated header cell
 
-#: True while :func:`command_line_messages` is active: messages name ``--options``.
-_COMMAND_LINE: ContextVar[bool] = ContextVar("ambppl_data_command_line", default=False)
 _COMPRESSION = (".gz", ".bz2", ".zip", ".xz", ".zst")
 _SHOW = 5  # how many offending values an error message lists
 #: A number as written in a text file: ``7``, ``-2.5``, ``.5``, ``1e3`` (labels that are all
@@ -140,43 +136,6 @@ class _Parsed:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-@contextlib.contextmanager
-def command_line_messages() -> Iterator[None]:
-    """Within the block, error messages and warnings of this module name the options of the
-    ``ambppl`` command (``--item``, ``--format tsv``, ``--no-header``) instead of the Python
-    keywords (``item=``, ``format='tsv'``, ``header=None``).
-
-    Returns
-    -------
-    contextlib.AbstractContextManager
-        A context manager (thread- and task-safe: a :class:`contextvars.ContextVar`).
-
-    Notes
-    -----
-    :mod:`ambppl.cli` reads every annotations file inside this block, so that a mistake on
-    the command line is answered with the option that fixes it.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"task": [1], "label": ["a"]})
-    >>> with command_line_messages():
-    ...     read_annotations(df)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ValueError: rater column 'worker' is not in the data; ... pass --rater <one of them> ...
-    """
-    token = _COMMAND_LINE.set(True)
-    try:
-        yield
-    finally:
-        _COMMAND_LINE.reset(token)
-
-
-def _say(python: str, command_line: str) -> str:
-    """The fix in the caller's words: a Python keyword, or the ``ambppl`` command's option."""
-    return command_line if _COMMAND_LINE.get() else python
 
 
 def _quote(text: str) -> str:
@@ -245,7 +204,7 @@ def _check_na_values(na_values: Any) -> frozenset[str]:
         return frozenset()
     if isinstance(na_values, str | numbers.Real) and not isinstance(na_values, bool):
         na_values = [na_values]
-    option = _say("na_values", "--na-values")
+    option = say("na_values", "--na-values")
     if isinstance(na_values, bytes) or not hasattr(na_values, "__iter__"):
         raise TypeError(
             f"{option} must be a list of label texts that mean 'no answer', such as "
@@ -255,8 +214,7 @@ def _check_na_values(na_values: Any) -> frozenset[str]:
     for value in na_values:
         if isinstance(value, bool) or not isinstance(value, str | numbers.Real):
             raise TypeError(
-                f"{option} must list label texts such as 'N/A', but got {value!r} in "
-                f"{na_values!r}"
+                f"{option} must list label texts such as 'N/A', but got {value!r} in {na_values!r}"
             )
         out.append(_label_str(value))
     return frozenset(out)
@@ -313,15 +271,15 @@ def _order(
     if cant_solve is not None:
         cs = _label_str(cant_solve)
         if cs not in order:
-            leave_out = _say("pass cant_solve=None", "leave out --cant-solve")
+            leave_out = say("pass cant_solve=None", "leave out --cant-solve")
             raise ValueError(
-                f"{_say('cant_solve', '--cant-solve')} must be a label that occurs in the data, "
+                f"{say('cant_solve', '--cant-solve')} must be a label that occurs in the data, "
                 f"but {cant_solve!r} does not; the labels present are {sorted(found)!r} "
                 f"({leave_out} if the task had no can't-solve answer)"
             )
         order = [c for c in order if c != cs] + [cs]
     if len(order) < 2:
-        fix = _say(
+        fix = say(
             "pass categories=[...] to list the answers nobody gave",
             "check that --label names the column of answers",
         )
@@ -333,7 +291,7 @@ def _order(
 
 def _check_column(df: pd.DataFrame, name: Any, arg: str, hint: str = "") -> None:
     if name not in df.columns:
-        fix = _say(f"{arg}=<one of them>", f"--{arg} <one of them>")
+        fix = say(f"{arg}=<one of them>", f"--{arg} <one of them>")
         raise ValueError(
             f"{arg} column {name!r} is not in the data; the columns present are "
             f"{list(df.columns)!r}: pass {fix}{hint}{_first_line_hint(df)}"
@@ -365,9 +323,8 @@ def _first_line_hint(df: pd.DataFrame) -> str:
     first = names[0].lstrip()
     if first[:1] in ("#", "%"):
         char = first[0]
-        return (
-            "; the first line looks like a comment: pass "
-            + _say(f"comment={char!r}", f"--comment {_quote(char)}")
+        return "; the first line looks like a comment: pass " + say(
+            f"comment={char!r}", f"--comment {_quote(char)}"
         )
     bases = [m["base"] if (m := _MANGLED.match(c)) and m["base"] in names else c for c in names]
     head = df.head(1000)
@@ -377,10 +334,10 @@ def _first_line_hint(df: pd.DataFrame) -> str:
     )
     if not as_data:
         return ""
-    positions = _say("item=0, rater=1, label=2", "--item 0 --rater 1 --label 2")
+    positions = say("item=0, rater=1, label=2", "--item 0 --rater 1 --label 2")
     return (
         "; the first line looks like data, not column names: pass "
-        + _say("header=None", "--no-header")
+        + say("header=None", "--no-header")
         + f" and give the columns by 0-based position (e.g. {positions}, in the file's order)"
     )
 
@@ -418,12 +375,12 @@ def _file_type(path: Path, ftype: str | None, read_kwargs: dict[str, Any] | None
     if suffixes and suffixes[-1] in _COMPRESSION:
         suffixes = suffixes[:-1]
     suffix = suffixes[-1] if suffixes else ""
-    if suffix not in _SUFFIXES:
+    if suffix not in SUFFIXES:
         if read_kwargs and ("sep" in read_kwargs or "delimiter" in read_kwargs):
             return "csv"  # a separator says: text (e.g. a tab-separated .txt)
-        if path.is_dir() and _is_zarr_store(path):
+        if path.is_dir() and is_zarr_store(path):
             return "zarr"
-        choices = _say(
+        choices = say(
             f"format= one of {', '.join(repr(v) for v in FILE_TYPES)}",
             f"--format {'|'.join(FILE_TYPES)}",
         )
@@ -432,10 +389,10 @@ def _file_type(path: Path, ftype: str | None, read_kwargs: dict[str, Any] | None
             f"{path.name!r}; name the file *.csv, *.tsv, *.parquet, *.npy or *.zarr, or pass "
             f"{choices}{_sniff_hint(path)}"
         )
-    return _SUFFIXES[suffix]
+    return SUFFIXES[suffix]
 
 
-def _is_zarr_store(path: Path) -> bool:
+def is_zarr_store(path: Path) -> bool:
     """A folder with zarr metadata (format 3 or 2)."""
     return any((path / name).is_file() for name in ("zarr.json", ".zgroup", ".zarray"))
 
@@ -466,7 +423,7 @@ def _sniff_hint(path: Path, ftype: str | None = None) -> str:
     data = [line for line in lines if line not in comments]
     if comments and lines[0] in comments:
         char = lines[0].lstrip()[0]
-        fix = _say(f"comment={char!r}", f"--comment {_quote(char)}")
+        fix = say(f"comment={char!r}", f"--comment {_quote(char)}")
         hints.append(f"it starts with comment lines: pass {fix}")
     if data:
         sep = "\t" if "\t" in data[0] else "," if "," in data[0] else None
@@ -474,15 +431,15 @@ def _sniff_hint(path: Path, ftype: str | None = None) -> str:
             kind = "tab-separated" if sep == "\t" else "comma-separated"
             seen = "tsv" if sep == "\t" else "csv"
             if seen != ftype:
-                fix = _say(f"format={seen!r}", f"--format {seen}")
+                fix = say(f"format={seen!r}", f"--format {seen}")
                 hints.append(f"it looks {kind}: pass {fix}")
             fields = [f.strip().strip('"') for f in data[0].split(sep)]
             if all(_is_number_text(f) for f in fields if f):
                 hints.append(
                     "its first line looks like data, not column names: pass "
-                    + _say("header=None", "--no-header")
+                    + say("header=None", "--no-header")
                     + " and the columns' 0-based positions ("
-                    + _say("item=0, rater=1, label=2", "--item 0 --rater 1 --label 2")
+                    + say("item=0, rater=1, label=2", "--item 0 --rater 1 --label 2")
                     + ", in the file's order)"
                 )
     return "; " + "; ".join(hints) if hints else ""
@@ -493,9 +450,14 @@ def _compression(head: bytes) -> str | None:
     for magic, kind in _MAGIC:
         if head.startswith(magic):
             return kind
-    if head[:3] == b"BZh" and head[3:4] in b"123456789" and head[4:10] in (
-        b"\x31\x41\x59\x26\x53\x59",  # a block
-        b"\x17\x72\x45\x38\x50\x90",  # the end of the stream (an empty file)
+    if (
+        head[:3] == b"BZh"
+        and head[3:4] in b"123456789"
+        and head[4:10]
+        in (
+            b"\x31\x41\x59\x26\x53\x59",  # a block
+            b"\x17\x72\x45\x38\x50\x90",  # the end of the stream (an empty file)
+        )
     ):
         return "bz2"
     return None
@@ -562,7 +524,7 @@ def _utf16_without_bom(head: bytes) -> str | None:
 def _not_encoded(err: UnicodeDecodeError, encoding: str | None) -> str:
     """What to say about text that does not decode."""
     byte = err.object[err.start : err.start + 1].hex() if err.object else "?"
-    fix = _say("encoding='latin-1'", "--encoding latin-1")
+    fix = say("encoding='latin-1'", "--encoding latin-1")
     if encoding is None or codecs.lookup(encoding).name == "utf-8":
         return (
             f"it is not UTF-8 text (its byte 0x{byte} does not decode as UTF-8); if it is "
@@ -591,10 +553,10 @@ def _text_options(path: Path, ftype: str, kwargs: dict[str, Any]) -> dict[str, A
         return ValueError(f"could not read {path.name!r} as {ftype.upper()}: {what}")
 
     if head.startswith(b"PAR1"):
-        fix = _say("pass format='parquet'", "pass --format parquet")
+        fix = say("pass format='parquet'", "pass --format parquet")
         raise refuse(f"it is a Parquet file, not text; {fix} or name it *.parquet")
     if head.startswith(b"\x93NUMPY"):
-        fix = _say("pass format='npy'", "pass --format npy")
+        fix = say("pass format='npy'", "pass --format npy")
         raise refuse(f"it is a NumPy .npy file (a count matrix), not text; {fix}")
     if b"\x00" in head:
         utf16 = _utf16_without_bom(head)
@@ -633,9 +595,9 @@ def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
         raise FileNotFoundError(f"source file {str(path)!r} does not exist or is not a file")
     text_only = [k for k in read_kwargs if k in _TEXT_OPTIONS]
     if ftype not in TEXT_TYPES and text_only:
-        named = ", ".join(_say(f"{k}=", _TEXT_OPTIONS[k] or f"{k}=") for k in text_only)
+        named = ", ".join(say(f"{k}=", _TEXT_OPTIONS[k] or f"{k}=") for k in text_only)
         one = len(text_only) == 1
-        as_text = _say("format='csv'", "--format csv")
+        as_text = say("format='csv'", "--format csv")
         raise ValueError(
             f"{named} appl{'ies' if one else 'y'} to text files (CSV, TSV), but {path.name!r} "
             f"is read as {ftype.upper()}; leave {'it' if one else 'them'} out, or pass "
@@ -645,8 +607,7 @@ def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
     comment = kwargs.get("comment")
     if comment is not None and not (isinstance(comment, str) and len(comment) == 1):
         raise ValueError(
-            f"{_say('comment', '--comment')} must be one character such as '#', but got "
-            f"{comment!r}"
+            f"{say('comment', '--comment')} must be one character such as '#', but got {comment!r}"
         )
     sep = kwargs.get("sep", kwargs.get("delimiter"))
     if isinstance(sep, str) and len(sep) > 1 and sep != r"\s+":
@@ -658,7 +619,7 @@ def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
                 codecs.lookup(encoding)
             except (LookupError, TypeError):
                 raise ValueError(
-                    f"{_say('encoding', '--encoding')} must be a text encoding such as 'utf-8', "
+                    f"{say('encoding', '--encoding')} must be a text encoding such as 'utf-8', "
                     f"'latin-1' or 'utf-16', but got {encoding!r}"
                 ) from None
         kwargs = _text_options(path, ftype, kwargs)
@@ -670,7 +631,7 @@ def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
         with path.open("rb") as handle:
             magic = handle.read(6)
         if magic != b"\x93NUMPY":
-            as_text = _say("pass format='csv' or 'tsv'", "pass --format csv or tsv")
+            as_text = say("pass format='csv' or 'tsv'", "pass --format csv or tsv")
             text = f"; it looks like text: {as_text}" if _head_lines(path) else ""
             raise ValueError(
                 f"could not read {path.name!r} as NPY: it is not a NumPy .npy file (those "
@@ -712,11 +673,11 @@ def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
             ) from err
         hint = {
             "csv": "check that every row has the same number of fields and the delimiter ("
-            + _say("pass format='tsv'", "pass --format tsv")
+            + say("pass format='tsv'", "pass --format tsv")
             + " for tab-separated files)",
             "tsv": "check that every row has the same number of tab-separated fields",
             "parquet": "check that it is a Parquet file (or "
-            + _say("pass format='csv'", "pass --format csv")
+            + say("pass format='csv'", "pass --format csv")
             + " for text)",
             "npy": "check that it is a numpy .npy file saved with numpy.save",
             "zarr": "check that it is a zarr store (a folder written by xarray's to_zarr or "
@@ -749,8 +710,16 @@ def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
 #: Options with which pandas' pyarrow engine reads a text file as its C engine does, only
 #: about four times faster (strings are made in C++, on several threads).
 _ARROW_OPTIONS = frozenset(
-    {"sep", "delimiter", "header", "dtype", "keep_default_na", "na_values", "encoding",
-     "compression"}
+    {
+        "sep",
+        "delimiter",
+        "header",
+        "dtype",
+        "keep_default_na",
+        "na_values",
+        "encoding",
+        "compression",
+    }
 )
 
 
@@ -859,12 +828,10 @@ def _load(source: Any, format: Any, read_kwargs: dict[str, Any]) -> tuple[Any, s
         path = Path(source)
         ftype = _file_type(path, ftype, read_kwargs)
         if ftype in COUNT_TYPES and layout not in (None, "counts"):
-            given = _say(f"format={format!r}", f"--layout {layout}")
-            fix = _say("pass format='counts' or leave format out", "leave out --layout")
+            given = say(f"format={format!r}", f"--layout {layout}")
+            fix = say("pass format='counts' or leave format out", "leave out --layout")
             kind = ".npy file" if ftype == "npy" else "zarr store"
-            raise ValueError(
-                f"{given} does not fit a {kind}, which holds a count matrix; {fix}"
-            )
+            raise ValueError(f"{given} does not fit a {kind}, which holds a count matrix; {fix}")
         obj = _read_file(path, ftype, read_kwargs)
         desc = path.name
         if ftype in COUNT_TYPES:
@@ -921,7 +888,7 @@ def _parse_long(
     _check_column(df, item, "item")
     _check_column(df, label, "label")
     if rater is not None:
-        no_rater = _say("rater=None", "--no-rater")
+        no_rater = say("rater=None", "--no-rater")
         _check_column(df, rater, "rater", f" (or {no_rater} if the data have no rater ids)")
     note = df.attrs.get(_READ_NOTE, {})
     if note.get("headerless"):
@@ -1022,8 +989,8 @@ def _check_first_row_is_data(
     raise ValueError(
         f"the first line of {desc!r} looks like a header line, not an answer: {why}, and its "
         f"label {first['label']!r} occurs nowhere else; drop "
-        + _say("header=None", "--no-header")
-        + f" and name the columns ({_say(python, command)})"
+        + say("header=None", "--no-header")
+        + f" and name the columns ({say(python, command)})"
     )
 
 
@@ -1037,7 +1004,7 @@ def _check_wide_layout(df: pd.DataFrame, item: Any, rater: Any, label: Any, desc
                 f"the table {desc!r} read as wide (one column per rater) has the columns "
                 f"{rater!r} and {label!r} of a long table (one row per answer), whose rater ids "
                 "would be counted as answers; leave out "
-                + _say("format='wide'", "--layout wide")
+                + say("format='wide'", "--layout wide")
                 + " to read one row per answer"
             )
     for column in df.columns:
@@ -1045,7 +1012,7 @@ def _check_wide_layout(df: pd.DataFrame, item: Any, rater: Any, label: Any, desc
             continue
         values = df[column].dropna()
         if len(values) >= 20 and values.nunique() == len(values):
-            fix = _say(f"item={column!r}", f"--item {_quote(str(column))}")
+            fix = say(f"item={column!r}", f"--item {_quote(str(column))}")
             raise ValueError(
                 f"column {column!r} of the wide table {desc!r} holds {len(values)} different "
                 "values, one per row, like ids rather than one rater's answers; if it holds the "
@@ -1082,12 +1049,14 @@ def _check_wide_header(df: pd.DataFrame, item: Any, desc: str) -> None:
     blank = len(named) < len(names)
     repeated = any(base(c) != c for c in named)
     shown = _show(base(c) for c in named)
-    fix = _say("pass header=None", "pass --no-header") if desc != "DataFrame" else (
-        "read the file with pandas.read_csv(..., header=None)"
+    fix = (
+        say("pass header=None", "pass --no-header")
+        if desc != "DataFrame"
+        else ("read the file with pandas.read_csv(..., header=None)")
     )
     fix += (
         " (items are then numbered by row from 0, or give the id column's 0-based position "
-        + _say("item=<position>", "--item <position>")
+        + say("item=<position>", "--item <position>")
         + "), or give the table a header line of rater names"
     )
     if blank or repeated:
@@ -1167,8 +1136,6 @@ def _numeric_counts(table: pd.DataFrame, ids: np.ndarray, text: bool) -> np.ndar
     read as text; a cell that is not a number is refused. Integers above 2**53 are refused
     here, before float64 could round them (2**53 + 1 to 2**53)."""
     import pandas as pd
-
-    from ambppl.internal.checks import MAX_COUNT
 
     def at(row: int) -> str:
         item = ids[row].item() if isinstance(ids[row], np.generic) else ids[row]
@@ -1552,7 +1519,7 @@ def read_annotations(
     if layout == "counts":
         if missing:
             raise ValueError(
-                f"{_say('na_values', '--na-values')} names missing answers, but {desc!r} holds "
+                f"{say('na_values', '--na-values')} names missing answers, but {desc!r} holds "
                 "counts (items x categories), not answers; leave it out"
             )
         return _from_counts(obj, item, cant_solve, cats, desc)

@@ -4,7 +4,7 @@ Each entry is a pair of files, ``<name>.py`` (maths in the module docstring, the
 and the functions of the sampling routes it offers) and ``<name>.json`` (the info record:
 ``name``, ``description``, ``parameters`` with their defaults, ``reference``, ``data``
 (``"counts"`` or ``"long"``: what the model is fitted to) and ``methods``, the sampling
-routes of :func:`ambppl.inference.fitting`, the default first; optional: ``sampler``, the default NUTS
+routes of :func:`ambppl.fit`, the default first; optional: ``sampler``, the default NUTS
 implementation, and ``nuts_defaults``, ``fit``'s defaults for the methods that run NUTS, with
 keys from :data:`NUTS_DEFAULT_KEYS`). Adding a model is adding these two files;
 what each route needs from the ``.py`` file:
@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+from ambppl.data.readers import read_annotations, read_long
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -368,15 +370,11 @@ class ModelEntry:
             import xarray as xr
 
             if not isinstance(counts, xr.DataArray):
-                from ambppl.data.readers import read_annotations
-
                 counts = read_annotations(counts)
         else:  # "long": one row per answer with item, rater and label columns
             import pandas as pd
 
             if not (isinstance(counts, pd.DataFrame) and {"item", "rater", "label"} <= set(counts)):
-                from ambppl.data.readers import read_long
-
                 counts = read_long(counts)
         return self.module.model(counts, **prior)
 

@@ -18,6 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from ambppl.inference.catalog import get_model
+from ambppl.inference.diagnostics import diagnose
+
 __all__ = [
     "CONVERGENCE",
     "ConvergenceWarning",
@@ -65,7 +68,7 @@ class ConvergenceWarning(UserWarning):
         self.model = model
 
 
-def _severity(diag: Mapping[str, np.ndarray]) -> np.ndarray:
+def convergence_severity(diag: Mapping[str, np.ndarray]) -> np.ndarray:
     """How far each scalar is from :data:`CONVERGENCE`: the largest of ``(R-hat - 1) /
     0.01``, ``400 / bulk ESS`` and ``400 / tail ESS`` (above 1: missed); NaN where no
     diagnostic is known (fewer than 2 chains leave R-hat out)."""
@@ -138,7 +141,7 @@ def worst_parameters(
     firsts: list[tuple[float, str, tuple[int, ...]]] = []  # each variable's worst scalar
     rest: list[tuple[float, str, tuple[int, ...]]] = []
     for name, diag in diagnostics.items():
-        severity = _severity(diag)
+        severity = convergence_severity(diag)
         flat = np.atleast_1d(severity).ravel()
         order = np.argsort(-np.nan_to_num(flat, nan=-np.inf), kind="stable")[:n]
         shape = np.shape(severity)
@@ -203,7 +206,7 @@ def convergence_advice(
         ``draws``, ...).
     command_line : bool, default False
         Name the options of the ``ambppl`` command (``--draws``, ``--tune``,
-        ``--target-accept``, ``--param``) instead of :func:`ambppl.inference.fitting`'s keywords.
+        ``--target-accept``, ``--param``) instead of :func:`ambppl.fit`'s keywords.
     model : str, optional
         The catalog model: a ``limitation`` in its info record is quoted for divergences,
         and a model with the parameter ``centred`` is told to switch its parameterization.
@@ -307,8 +310,6 @@ def _model_info(model: str | None) -> dict[str, Any]:
     if not model:
         return {}
     try:
-        from ambppl.inference.catalog import get_model
-
         return dict(get_model(model).info)
     except (ValueError, OSError, KeyError):
         return {}
@@ -385,7 +386,6 @@ def check_convergence(
     >>> check_convergence(tree, ["x"])["passed"]
     True
     """
-    from ambppl.inference.diagnostics import diagnose
 
     post = tree["posterior"].to_dataset()
     names = [n for n in var_names if n in post] or list(post.data_vars)
@@ -441,7 +441,7 @@ def stored_record(result: Any) -> dict[str, Any] | None:
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.inference.fitting` (the record is its ``attrs["convergence"]``, JSON, or
+        A result of :func:`ambppl.fit` (the record is its ``attrs["convergence"]``, JSON, or
         its posterior's).
 
     Returns

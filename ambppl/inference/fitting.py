@@ -17,9 +17,9 @@ Every route writes the groups ``posterior`` (``q``, the measures, the hyperparam
 ``observed_data`` (``counts``), ``log_likelihood`` (``counts``: one value per item and draw,
 see :mod:`ambppl.inference.modeling`) and, where NUTS ran, ``sample_stats``.
 
-This module imports only numpy at load time: ``ambppl/__init__.py`` imports :func:`fit`
-eagerly, because a function named like its module is otherwise replaced by the module object
-as soon as anything imports ``ambppl.inference.fitting``.
+The module is named ``fitting``, not ``fit``: a function named like its module is replaced
+by the module object as soon as anything imports the module, so ``ambppl.fit`` (and
+``ambppl.inference.fit``) stay the function.
 """
 
 from __future__ import annotations
@@ -35,14 +35,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl.inference.convergence import CONVERGENCE, ConvergenceWarning
+import ambppl
+from ambppl.data.readers import read_annotations, read_long
+from ambppl.inference.catalog import ModelEntry, get_model, parameter_owners
+from ambppl.inference.convergence import CONVERGENCE, ConvergenceWarning, check_convergence
+from ambppl.inference.modeling import count_values, log_likelihood
 from ambppl.internal.checks import check_counts, check_option, check_positive_int
+from ambppl.internal.limits import MEMORY_FRACTION, on_command_line, size
+from ambppl.internal.limits import available_memory as available
+from ambppl.maths.draws import dirichlet_draws
 from ambppl.maths.measures import VARIABLES, measures_for
+from ambppl.maths.measures import measure_numpy as _measure_numpy
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
-    from ambppl.inference.catalog import ModelEntry
 
 __all__ = ["CONVERGENCE", "ConvergenceWarning", "fit"]
 
@@ -222,11 +229,10 @@ def fit(
     >>> sorted(result.children)
     ['log_likelihood', 'observed_data', 'posterior']
     """
-    from ambppl.inference.catalog import get_model
 
     entry = get_model(model)
     params, read_kwargs = _split_kwargs(entry, kwargs, data)
-    method = _choose_method(entry, method, sampler, sample_kwargs)
+    method = choose_method(entry, method, sampler, sample_kwargs)
     own = entry.info.get("nuts_defaults", {}) if method in NUTS_METHODS else {}
     draws = check_positive_int(own.get("draws", 1000) if draws is None else draws, "draws")
     chains = check_positive_int(own.get("chains", 4) if chains is None else chains, "chains")
@@ -247,7 +253,6 @@ def fit(
     else:
         counts = _as_counts(data, read_kwargs)
     cs_label = counts.attrs.get("cant_solve")
-    from ambppl.inference.modeling import count_values
 
     values, cs = count_values(counts)
     n_categories = values.shape[1]
@@ -353,8 +358,6 @@ def _split_kwargs(entry: ModelEntry, kwargs: dict[str, Any], data: Any) -> tuple
     """Split ``fit``'s keywords into the model's parameters and read_annotations options."""
     import os
 
-    from ambppl.inference.catalog import parameter_owners
-
     own = entry.info["parameters"]
     params = {k: v for k, v in kwargs.items() if k in own}
     rest = {k: v for k, v in kwargs.items() if k not in own}
@@ -374,7 +377,7 @@ def _split_kwargs(entry: ModelEntry, kwargs: dict[str, Any], data: Any) -> tuple
     return params, rest
 
 
-def _choose_method(entry: ModelEntry, method: Any, sampler: Any, sample_kwargs: Any) -> str:
+def choose_method(entry: ModelEntry, method: Any, sampler: Any, sample_kwargs: Any) -> str:
     """The method: checked against the model's list, or its default."""
     offered = list(entry.info["methods"])
     if method is None:
@@ -586,8 +589,6 @@ def _add_log_likelihood(tree: xr.DataTree, job: _Job, conc: np.ndarray | None) -
     """
     import xarray as xr
 
-    from ambppl.inference.modeling import log_likelihood
-
     post = tree["posterior"]
     chains, draws = post.sizes["chain"], post.sizes["draw"]
     counts = job.counts
@@ -621,7 +622,6 @@ def _add_log_likelihood(tree: xr.DataTree, job: _Job, conc: np.ndarray | None) -
 def _check_convergence(tree: xr.DataTree, entry: ModelEntry, method: str) -> None:
     """The convergence standard on the hyperparameters (``collapsed``: the per-item draws are
     exact given them) or on every stored variable (``nuts``)."""
-    from ambppl.inference.convergence import check_convergence
 
     post = tree["posterior"]
     names = list(entry.hyperparameters) if method == "collapsed" else list(post.data_vars)
@@ -630,7 +630,6 @@ def _check_convergence(tree: xr.DataTree, entry: ModelEntry, method: str) -> Non
 
 def _as_answers(data: Any, read_kwargs: dict[str, Any]) -> tuple[Any, xr.DataArray]:
     """One row per answer (``read_long``) and the counts they make, for "long" models."""
-    from ambppl.data.readers import read_annotations, read_long
 
     answers = read_long(data, **read_kwargs)
     counts = read_annotations(
@@ -658,8 +657,6 @@ def _as_counts(data: Any, read_kwargs: dict[str, Any]) -> xr.DataArray:
             )
         counts = data
     else:
-        from ambppl.data.readers import read_annotations
-
         counts = read_annotations(data, **read_kwargs)
     values = check_counts(counts.values, "counts")
     if values.shape[0] == 0:
@@ -697,7 +694,6 @@ def _check_var_names(var_names: Any, available: list[str]) -> list[str]:
 def available_memory() -> int | None:
     """Bytes of memory available to new allocations (Linux ``MemAvailable``, else psutil or
     ``os.sysconf``; :func:`ambppl.internal.limits.available_memory`), else None."""
-    from ambppl.internal.limits import available_memory as available
 
     return available()
 
@@ -711,12 +707,12 @@ _CHUNK_COPIES = 4
 #: 1.15 at 10^5 items, 2 x 250 draws), counted by the command line, which summarizes the fit.
 SUMMARY_COPIES = 1.25
 
-#: Copies of one measure's draws the caller will make after the fit (see :func:`_after_fit`).
+#: Copies of one measure's draws the caller will make after the fit (see :func:`after_fit`).
 _AFTER_FIT: ContextVar[float] = ContextVar("ambppl_fit_after", default=0.0)
 
 
 @contextlib.contextmanager
-def _after_fit(copies: float) -> Iterator[None]:
+def after_fit(copies: float) -> Iterator[None]:
     """Within the block, the memory check of :func:`fit` also counts ``copies`` of one
     measure's draws, which the caller makes after the fit (the command line: the summary)."""
     token = _AFTER_FIT.set(copies)
@@ -743,7 +739,7 @@ def memory_needed(
     and the gather to the items are both held, so twice that at the peak). On top, the
     sampler's working chunks (:data:`_CHUNK_COPIES` x the larger of :data:`CHUNK_BYTES` and
     one item's gamma variates), ``K + 3`` doubles per item (the counts and per-item vectors)
-    and what the caller makes after the fit (:func:`_after_fit`). Against tracemalloc's peak
+    and what the caller makes after the fit (:func:`after_fit`). Against tracemalloc's peak
     of the exact route (10^5 items x 2 x 250 draws of amb; 2 x 10^4 items x 2 x 100 draws of
     q and the four measures): within 1% below to 3% above before the per-item term, 0-3%
     above with it (``tests/test_limits.py``).
@@ -772,7 +768,6 @@ def _check_memory(
 ) -> None:
     """Refuse up front a fit whose peak memory (:func:`memory_needed`) is beyond
     :data:`ambppl.internal.limits.MEMORY_FRACTION` of the memory available."""
-    from ambppl.internal.limits import MEMORY_FRACTION, on_command_line, size
 
     peak, stored = memory_needed(chains, draws, n_items, n_categories, names, loglik, per_draw)
     have = available_memory()
@@ -838,7 +833,6 @@ def _conditional_draws(job: _Job, conc: np.ndarray) -> dict[str, np.ndarray]:
     ``conc`` is one concentration vector (K,) for every draw, or one per draw
     (chains, draws, K).
     """
-    from ambppl.maths.measures import _numpy as _measure_numpy
 
     values, chains, draws = job.values, job.chains, job.draws
     n_items, n_cat = values.shape
@@ -866,7 +860,7 @@ def _conditional_draws(job: _Job, conc: np.ndarray) -> dict[str, np.ndarray]:
                     alpha = conc[c][:, None, :] + values[None, start:stop]
                 else:
                     alpha = values[start:stop] + conc
-                q = _dirichlet_draws(rng, alpha, draws)
+                q = dirichlet_draws(rng, alpha, draws)
                 if store_q:
                     out["q"][c, :, start:stop] = q
                 first = c == 0 and start == 0  # validate q once (finite, on the simplex)
@@ -878,31 +872,7 @@ def _conditional_draws(job: _Job, conc: np.ndarray) -> dict[str, np.ndarray]:
     return out
 
 
-def _dirichlet_draws(rng: np.random.Generator, alpha: np.ndarray, draws: int) -> np.ndarray:
-    """Dirichlet draws of shape (draws, items, K).
-
-    ``alpha`` is (items, K) (the same concentrations for every draw) or (draws, items, K).
-    """
-    size = alpha.shape if alpha.ndim == 3 else (draws, *alpha.shape)
-    g = rng.standard_gamma(alpha, size=size)
-    total = g.sum(axis=-1, keepdims=True)
-    under = total[..., 0] == 0
-    if np.any(under):
-        # Every gamma underflowed (all concentrations tiny): redraw those vectors in log
-        # space, Gamma(a) = Gamma(a + 1) * U^(1/a), then normalize with a softmax.
-        import scipy.special as sc
-
-        d, i = np.nonzero(under)
-        a = np.broadcast_to(alpha, size)[d, i]
-        logg = np.log(rng.standard_gamma(a + 1.0)) + np.log(rng.random(a.shape)) / a
-        g[d, i] = sc.softmax(logg, axis=-1)
-        total[d, i] = 1.0
-    g /= total
-    return g
-
-
 def _created() -> dict[str, Any]:
-    import ambppl
 
     return {
         "created_at": datetime.datetime.now(datetime.UTC).isoformat(),

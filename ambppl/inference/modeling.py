@@ -3,7 +3,7 @@ r"""Building blocks for catalog model files (``models/<name>.py``) and for users
 A model file imports this module and nothing private of ambppl. It gives every model the
 same posterior variables and records, inside the PyMC model itself, what the summaries need
 to read a trace (which category is "can't solve", the prior where it is fixed), so a trace
-from a plain ``pymc.sample`` can be summarized as one from :func:`ambppl.inference.fitting`.
+from a plain ``pymc.sample`` can be summarized as one from :func:`ambppl.fit`.
 
 - :func:`add_measures`: the ``pm.Deterministic`` nodes ``amb``, ``amb_modified``, ``amb_old``,
   ``entropy`` of a response distribution ``q`` (those defined for the number of proper
@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from ambppl.internal.checks import cant_solve_position, check_counts, check_prior
+from ambppl.maths import measures
 from ambppl.maths.measures import VARIABLES, measures_for
 
 __all__ = [
@@ -93,8 +95,6 @@ def count_values(counts: Any) -> tuple[np.ndarray, int | None]:
     1
     """
     import xarray as xr
-
-    from ambppl.internal.checks import cant_solve_position, check_counts
 
     if not isinstance(counts, xr.DataArray):
         raise TypeError(
@@ -165,7 +165,6 @@ def prior_concentration(prior: Any, n_categories: int, name: str = "prior") -> n
     >>> prior_concentration(0.5, 3).tolist()
     [0.5, 0.5, 0.5]
     """
-    from ambppl.internal.checks import check_prior
 
     return check_prior(prior, n_categories, name)
 
@@ -209,8 +208,6 @@ def add_measures(q: Any, *, cant_solve: int | None, dims: str | tuple[str, ...] 
     """
     import pymc as pm
 
-    from ambppl.maths import measures
-
     n_categories = q.type.shape[-1]
     if n_categories is None:
         raise ValueError(
@@ -247,7 +244,7 @@ def add_annotation_data(counts: Any, *, prior: Any = None) -> dict:
     -----
     :func:`ambppl.summarize` reads ``is_cant_solve`` and ``prior`` from the ``constant_data``
     group when the result's attributes do not carry them (a trace made by ``pymc.sample``
-    rather than :func:`ambppl.inference.fitting`), and refuses a trace that has neither.
+    rather than :func:`ambppl.fit`), and refuses a trace that has neither.
 
     Examples
     --------
@@ -260,8 +257,6 @@ def add_annotation_data(counts: Any, *, prior: Any = None) -> dict:
     [0, 0, 1]
     """
     import pymc as pm
-
-    from ambppl.internal.checks import cant_solve_position
 
     labels = counts["category"].values if "category" in counts.coords else None
     n_categories = counts.sizes["category"]
@@ -332,7 +327,6 @@ def count_statistics(counts: Any) -> CountStatistics:
     >>> s.total.tolist(), s.total_weight.tolist()
     ([2, 3], [1, 2])
     """
-    from ambppl.internal.checks import check_counts
 
     values = check_counts(np.asarray(counts), "counts")
     cats, vals, weights = [], [], []
@@ -553,7 +547,6 @@ def log_likelihood(counts: Any, concentration: Any) -> np.ndarray:
     >>> np.round(np.exp(ll), 6).tolist()                   # P(a, b) = 1/2 * 1/3
     [0.5, 0.166667]
     """
-    from ambppl.internal.checks import check_counts
 
     values = check_counts(np.asarray(counts), "counts")
     a = np.asarray(concentration, dtype=np.float64)

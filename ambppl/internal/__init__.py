@@ -3,4 +3,3 @@
 Nothing here is public API: the names may change without notice. Every layer may import
 this package; it imports nothing of ambppl above it.
 """
-

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ambppl.internal.messages import say
+
 #: Absolute tolerance on ``|sum(q) - 1|`` accepted for probability vectors.
 SUM_TOL = 1e-6
 
@@ -310,9 +312,7 @@ def check_prior_total(arr: np.ndarray, name: str = "prior") -> None:
         total = float(np.max(np.sum(arr, axis=-1, dtype=np.float64)))
     if not total <= MAX_PRIOR_TOTAL:
         if name == "prior":  # the ambppl command's option inside command_line_messages()
-            from ambppl.data.readers import _say
-
-            name = _say("prior", "--prior")
+            name = say("prior", "--prior")
         raise ValueError(
             f"{name} must sum to at most {MAX_PRIOR_TOTAL:g} over the categories (the "
             f"concentrations plus the counts must stay below float64's 1.8e308), but got "

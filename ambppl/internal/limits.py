@@ -12,7 +12,7 @@ categories) estimates what the request needs from the code path it will take and
   enumerated count vectors), set at about :data:`TIME_GUARD_S` seconds at the rates
   measured on one core of the development machine (the constants next to each entry point).
 
-Inside :func:`ambppl.data.readers.command_line_messages` (the ``ambppl`` command) the message names
+Inside :func:`ambppl.internal.messages.command_line_messages` (the ``ambppl`` command) the message names
 the command-line option (``--budget``) instead of the Python keyword (``budget=``).
 """
 
@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 from typing import Any
+
+from ambppl.internal.messages import COMMAND_LINE, say
 
 #: Share of the available memory a request may plan to use (the rest is headroom for the
 #: interpreter, other arrays and the caller).
@@ -65,17 +67,15 @@ def memory_ceiling() -> int | None:
 
 def option(python: str, command_line: str) -> str:
     """The option in the caller's words: ``python`` (e.g. ``"budget"``), or on the command
-    line (inside :func:`ambppl.data.readers.command_line_messages`) ``command_line`` (``"--budget"``)."""
-    from ambppl.data.readers import _say
+    line (inside :func:`ambppl.internal.messages.command_line_messages`) ``command_line`` (``"--budget"``)."""
 
-    return _say(python, command_line)
+    return say(python, command_line)
 
 
 def on_command_line() -> bool:
     """Whether messages should name command-line options (see :func:`option`)."""
-    from ambppl.data.readers import _COMMAND_LINE
 
-    return bool(_COMMAND_LINE.get())
+    return bool(COMMAND_LINE.get())
 
 
 def size(n_bytes: float) -> str:

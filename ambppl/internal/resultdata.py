@@ -1,6 +1,6 @@
 """Reading what a fit result says about its data: counts, the can't-solve category, the prior.
 
-``ambppl.inference.fitting`` records these in the result's attributes; a trace of ``pymc.sample`` on a catalog
+``ambppl.fit`` records these in the result's attributes; a trace of ``pymc.sample`` on a catalog
 model carries them as ``pm.Data`` in ``constant_data``. ``summary``, ``report`` and
 ``validation`` read them here, so every reader accepts the same results.
 """
@@ -41,7 +41,7 @@ def cant_solve_index(
 ) -> int | None:
     """Position of the can't-solve category, from the attributes or the model's data.
 
-    ``ambppl.inference.fitting`` writes ``attrs["cant_solve"]`` when the data have a can't-solve category
+    ``ambppl.fit`` writes ``attrs["cant_solve"]`` when the data have a can't-solve category
     and leaves it out otherwise (netCDF stores no None; it recognizes its results by
     ``method`` and ``model``); a trace from ``pymc.sample`` on a catalog model has the model's
     ``pm.Data("is_cant_solve")`` in ``constant_data`` instead. A result with none of these

@@ -274,9 +274,12 @@ def amb_above(kind: str):
             # 1/2 - r = hse (sinh W - sinh w) = hse m (2 cosh W + m exp(-W)) / (2 (m + 1))
             # with m = expm1(W - w): a sum of positive terms, exact to a few ulps
             m = np.expm1(_at(dr, sel))
-            return _at(p["hse"], sel) * m * (
-                2.0 * _at(p["chW"], sel) + m * _at(p["emW"], sel)
-            ) / (2.0 * (m + 1.0))
+            return (
+                _at(p["hse"], sel)
+                * m
+                * (2.0 * _at(p["chW"], sel) + m * _at(p["emW"], sel))
+                / (2.0 * (m + 1.0))
+            )
 
         l_lo, l_hi = _log_half_pm_r(r, far_x)
         l1p = np.log1p(4.0 * r * r)
@@ -306,9 +309,12 @@ def amb_below(kind: str):
             # with m = expm1(W - w); m exp(-W) <= 1 - exp(-W) is at most half of 2 sinh W,
             # so the difference loses at most one bit
             m = np.expm1(_at(dr, sel))
-            return _at(p["r0"], sel) * m * (
-                2.0 * _at(p["shW"], sel) - m * _at(p["emW"], sel)
-            ) / (2.0 * (m + 1.0))
+            return (
+                _at(p["r0"], sel)
+                * m
+                * (2.0 * _at(p["shW"], sel) - m * _at(p["emW"], sel))
+                / (2.0 * (m + 1.0))
+            )
 
         l_lo, l_hi = _log_half_pm_r(r, far_x)
         r2 = 4.0 * r * r
@@ -335,9 +341,7 @@ def amb_half(kind: str):
         l1p = np.log1p(4.0 * r * r)
         log_v = p["log2y"] - l1p
         log_1mv = 2.0 * (LOG2 + np.log(r)) - l1p
-        out = log_pi_pair(p, np.log(dr), np.log(0.5 + r)) + _log_v_factor(
-            p, kind, log_v, log_1mv
-        )
+        out = log_pi_pair(p, np.log(dr), np.log(0.5 + r)) + _log_v_factor(p, kind, log_v, log_1mv)
         if kind == "pdf":
             out = out - (l1p - LOG2)
         return out

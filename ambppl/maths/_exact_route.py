@@ -19,6 +19,7 @@ import scipy.special as sc
 
 from ambppl.maths import _exact_kernels as _kern
 from ambppl.maths._quadrature import integrate_log
+from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 
 #: Step halving stops when two successive tanh-sinh levels agree to this relative
 #: difference (``ambppl.maths._quadrature``): pdf and cdf integrals (the cdf integral is the
@@ -228,10 +229,15 @@ def _log_integral(measure: str, kind: str, a: np.ndarray, prm: dict) -> np.ndarr
             logf = factory(kind)
             gaps, log_extra = _end_slivers(logf, kind, p, length[idx], a[idx], ends)
             vals, ok = integrate_log(
-                logf, p, length[idx], split=do_split, flanks=kind == "pdf",
+                logf,
+                p,
+                length[idx],
+                split=do_split,
+                flanks=kind == "pdf",
                 rtol=RTOL[kind] + TERM_ROUNDING * (np.abs(p["lbR"]) + np.abs(p["lbV"])),
                 atol=0.0 if kind == "pdf" else 1e-16,
-                gaps=gaps, log_extra=log_extra,
+                gaps=gaps,
+                log_extra=log_extra,
                 cuts=_v_cuts(name, p, a[idx]) if do_split else None,
                 accept=ACCEPT_RTOL,
             )
@@ -335,12 +341,18 @@ def _amb_params(a: np.ndarray) -> tuple[tuple[dict, np.ndarray], tuple[dict, np.
         w_below = np.arcsinh(sinh_w_below)
         common = {"log2y": np.log(2.0 * y)}
         above = {
-            "hse": se / 2.0, "lse": np.log(se), "le": np.log(e),
-            "chW": np.sqrt(1.0 + 1.0 / e), "emW": np.exp(-w_above),
+            "hse": se / 2.0,
+            "lse": np.log(se),
+            "le": np.log(e),
+            "chW": np.sqrt(1.0 + 1.0 / e),
+            "emW": np.exp(-w_above),
         }
         below = {
-            "r0": se / 2.0, "lr0": np.log(se / 2.0), "e0": -e,
-            "shW": sinh_w_below, "emW": np.exp(-w_below),
+            "r0": se / 2.0,
+            "lr0": np.log(se / 2.0),
+            "e0": -e,
+            "shW": sinh_w_below,
+            "emW": np.exp(-w_below),
         }
     return (above, w_above), (below, w_below), common
 
@@ -395,7 +407,6 @@ def _old_moments(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _mean(alpha: np.ndarray, measure: str) -> np.ndarray:
-    from ambppl.maths.moments import dirichlet_mean
 
     return np.asarray(dirichlet_mean(alpha, measure))
 
@@ -403,7 +414,6 @@ def _mean(alpha: np.ndarray, measure: str) -> np.ndarray:
 def _var(alpha: np.ndarray, measure: str) -> np.ndarray:
     if measure == "old":
         return np.asarray(_old_moments(alpha)[1])
-    from ambppl.maths.moments import dirichlet_var
 
     return np.asarray(dirichlet_var(alpha, measure))
 
@@ -622,8 +632,15 @@ def _exact_ppf(
     goal = np.where(target > 0.5, 1.0 - target, target)
     sign = np.where(use_sf, -1.0, 1.0)
 
-    def f(zv: np.ndarray, a1: np.ndarray, a2: np.ndarray, c: np.ndarray, g: np.ndarray,
-          s: np.ndarray, u: np.ndarray) -> np.ndarray:
+    def f(
+        zv: np.ndarray,
+        a1: np.ndarray,
+        a2: np.ndarray,
+        c: np.ndarray,
+        g: np.ndarray,
+        s: np.ndarray,
+        u: np.ndarray,
+    ) -> np.ndarray:
         al_ = np.stack([a1, a2, c], axis=-1).reshape(-1, 3)
         xf = sc.expit(zv.reshape(-1))
         # each point integrates the tail on its side of the mean, the smaller one: that is
@@ -693,8 +710,35 @@ def _snap_to_float(
 #: neighbours that enclose its root: 10-15 steps instead of 20-55 from [-746, 40] (the
 #: HDI's 34 quantiles per alpha).
 LADDER_Z = np.array(
-    [-700.0, -460.0, -230.0, -115.0, -70.0, -46.0, -30.0, -20.0, -14.0, -10.0, -7.0, -5.0,
-     -3.5, -2.5, -1.5, -0.75, 0.0, 0.75, 1.5, 2.5, 3.5, 5.0, 7.0, 10.0, 14.0, 20.0, 30.0]
+    [
+        -700.0,
+        -460.0,
+        -230.0,
+        -115.0,
+        -70.0,
+        -46.0,
+        -30.0,
+        -20.0,
+        -14.0,
+        -10.0,
+        -7.0,
+        -5.0,
+        -3.5,
+        -2.5,
+        -1.5,
+        -0.75,
+        0.0,
+        0.75,
+        1.5,
+        2.5,
+        3.5,
+        5.0,
+        7.0,
+        10.0,
+        14.0,
+        20.0,
+        30.0,
+    ]
 )
 LADDER_MIN = 8
 
@@ -739,8 +783,7 @@ def _exact_hdi(measure: str, alpha: np.ndarray, prob: float) -> tuple[np.ndarray
     hi[:, -1] = 1.0
     lo[:, 0] = 0.0
     lo, hi = (
-        v.reshape(n, m)
-        for v in _round_outwards(measure, ab, prob, lo.reshape(-1), hi.reshape(-1))
+        v.reshape(n, m) for v in _round_outwards(measure, ab, prob, lo.reshape(-1), hi.reshape(-1))
     )
     width = hi - lo
     j = np.argmin(width, axis=1)
@@ -764,9 +807,14 @@ def _exact_hdi(measure: str, alpha: np.ndarray, prob: float) -> tuple[np.ndarray
         tf = tv.reshape(-1)
         k = tf.size
         ends = _lower_upper(
-            measure, np.concatenate([tf, tf]), np.concatenate([al, al]), prob,
-            bracket=(np.concatenate([l0.reshape(-1), h0.reshape(-1)]),
-                     np.concatenate([l1.reshape(-1), h1.reshape(-1)])),
+            measure,
+            np.concatenate([tf, tf]),
+            np.concatenate([al, al]),
+            prob,
+            bracket=(
+                np.concatenate([l0.reshape(-1), h0.reshape(-1)]),
+                np.concatenate([l1.reshape(-1), h1.reshape(-1)]),
+            ),
             ztol=HDI_SEARCH_ZTOL,
         )
         return log_ratio(ends[:k], ends[k:], al).reshape(tv.shape)
@@ -787,9 +835,14 @@ def _exact_hdi(measure: str, alpha: np.ndarray, prob: float) -> tuple[np.ndarray
         al = alpha[idx]
         k = idx.size
         ends = _lower_upper(
-            measure, np.concatenate([res.x, res.x]), np.concatenate([al, al]), prob,
-            bracket=(np.concatenate([lo_l[idx], hi_l[idx]]),
-                     np.concatenate([lo_r[idx], hi_r[idx]])),
+            measure,
+            np.concatenate([res.x, res.x]),
+            np.concatenate([al, al]),
+            prob,
+            bracket=(
+                np.concatenate([lo_l[idx], hi_l[idx]]),
+                np.concatenate([lo_r[idx], hi_r[idx]]),
+            ),
         )
         lo_r_, hi_r_ = _round_outwards(measure, al, prob, ends[:k], np.maximum(ends[k:], ends[:k]))
         better = (hi_r_ - lo_r_) < (best_hi[idx] - best_lo[idx])
@@ -819,8 +872,9 @@ def _round_outwards(
     """
     for _ in range(OUTWARD_STEPS):
         below = np.nextafter(lo, -1.0)  # P(A >= lo) = 1 - cdf(float below lo)
-        cdf, _ = _exact_cdf_sf(measure, np.concatenate([np.maximum(below, 0.0), hi]),
-                               np.concatenate([alpha, alpha]))
+        cdf, _ = _exact_cdf_sf(
+            measure, np.concatenate([np.maximum(below, 0.0), hi]), np.concatenate([alpha, alpha])
+        )
         n = lo.size
         short = cdf[n:] - cdf[:n] < prob - 1e-12
         if not short.any():

@@ -162,7 +162,7 @@ def find_peak(
     active = rows
     for _ in range(PEAK_ITERS):
         ac = active
-        settled = (fx[ac] - np.minimum(fa[ac], fb[ac]) < PEAK_DROP)
+        settled = fx[ac] - np.minimum(fa[ac], fb[ac]) < PEAK_DROP
         settled |= ((b[ac] < EDGE) & (a[ac] == 0.0)) | ((a[ac] > 1.0 - EDGE) & (b[ac] == 1.0))
         settled |= ~np.isfinite(fx[ac])
         active = ac[~settled]
@@ -514,8 +514,16 @@ def integrate_log(
     if ts.size:
         sub = {key: v[ts] for key, v in piece_params.items()}
         logs[ts], ok[ts] = _integrate_pieces(
-            logf, sub, plo[ts], off_hi[ts], phi[ts] - plo[ts], piece_rtol[ts], atol,
-            owner=elem[ts], known=known, accept=accept,
+            logf,
+            sub,
+            plo[ts],
+            off_hi[ts],
+            phi[ts] - plo[ts],
+            piece_rtol[ts],
+            atol,
+            owner=elem[ts],
+            known=known,
+            accept=accept,
         )
     out = _group_logsumexp(logs, elem, n)
     if log_extra is not None:

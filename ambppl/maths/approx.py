@@ -41,6 +41,8 @@ from ambppl.internal.checks import (
     check_prob,
     resolve_cant_solve,
 )
+from ambppl.maths import _higher_moments as hm
+from ambppl.maths.moments import dirichlet_moments
 
 __all__ = ["ApproximateDistribution", "accuracy_map", "approximate_distribution"]
 
@@ -110,7 +112,6 @@ def family_standardized(a: Any, b: Any, order: int = 6) -> np.ndarray:
     arithmetic (:mod:`ambppl.maths._higher_moments`): for concentrated fits the centring cancels.
     Returns an array with a leading axis of length ``order - 2``.
     """
-    from ambppl.maths import _higher_moments as hm
 
     a = np.asarray(a, dtype=float).ravel()
     b = np.asarray(b, dtype=float).ravel()
@@ -446,7 +447,6 @@ def approximate_distribution(
     >>> bool(abs(d.cdf(d.ppf(0.9))[0] - 0.9) < 1e-9)
     True
     """
-    from ambppl.maths.moments import dirichlet_moments
 
     check_option(method, METHODS, "method")
     bound = check_prob(bound, "bound")
@@ -463,15 +463,11 @@ def approximate_distribution(
     # map: never trusted) give NaN and inf below, and so an error of inf, without warnings
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         beta = fit_beta(moments.mean, moments.var, lo, hi)
-        pear, ok = fit_pearson(
-            moments.mean, moments.var, moments.skewness, moments.excess_kurtosis
-        )
+        pear, ok = fit_pearson(moments.mean, moments.var, moments.skewness, moments.excess_kurtosis)
         pear = tuple(np.where(ok, p, q) for p, q in zip(pear, beta, strict=True))
         mapped = _lookup(measure, has_cs, k, np.asarray(np.sum(arr, axis=-1), dtype=float))
         mismatch = {"beta": moment_mismatch(beta, moments.central)}
-        mismatch["pearson"] = np.where(
-            ok, moment_mismatch(pear, moments.central), mismatch["beta"]
-        )
+        mismatch["pearson"] = np.where(ok, moment_mismatch(pear, moments.central), mismatch["beta"])
     # a family's error for a row: the mapped error where its mismatch passes, else inf
     err = {f: np.where(mismatch[f] <= MISMATCH_MAX[f], mapped[f], np.inf) for f in mapped}
     if method == "auto":

@@ -39,7 +39,7 @@ from ambppl.internal.checks import (
 )
 from ambppl.internal.labels import category_dim, is_dataarray, over_categories
 from ambppl.maths.measures import MEASURES, evaluate, min_proper
-from ambppl.maths.moments import _pair_products, dirichlet_mean
+from ambppl.maths.moments import dirichlet_mean, pair_products
 
 __all__ = ["estimate", "expected_plugin", "less_biased_bias", "plugin_bias"]
 
@@ -63,7 +63,7 @@ def _pairs(a: np.ndarray) -> np.ndarray:
     """``sum_{j<k} a_j a_k`` over the last axis, for any batch shape."""
     k = a.shape[-1]
     flat = np.asarray(a, dtype=np.float64).reshape(-1, k)
-    return _pair_products(flat.T).reshape(a.shape[:-1])
+    return pair_products(flat.T).reshape(a.shape[:-1])
 
 
 def _flip_factor(measure: str, n_proper: int) -> float:

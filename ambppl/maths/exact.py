@@ -41,6 +41,7 @@ from ambppl.internal.checks import (
     check_positive_int,
     resolve_cant_solve,
 )
+from ambppl.internal.limits import as_count, check_memory, check_time, option
 from ambppl.maths._exact_route import (
     _exact_cdf_sf,
     _exact_hdi,
@@ -50,6 +51,7 @@ from ambppl.maths._exact_route import (
     _var,
     exact_refusal,
 )
+from ambppl.maths.measures import amb, amb_modified, amb_old
 
 __all__ = ["EXACT_MEASURES", "AmbiguityPosterior", "ambiguity_posterior"]
 
@@ -60,6 +62,7 @@ METHODS: tuple[str, ...] = ("auto", "exact", "sampling")
 #: Default number of Dirichlet draws of the sampling route, and its histogram bins.
 N_DRAWS = 100_000
 N_BINS = 256
+
 
 def _sampling_doubles(n_distinct: int, n_cat: int) -> int:
     """Peak memory of the sampling route per draw, in doubles: the sorted draws of every
@@ -76,7 +79,6 @@ SECONDS_PER_VARIATE = 1e-7
 
 def _check_sampling_size(n_distinct: int, n_draws: int, n_cat: int) -> None:
     """Refuse up front ``n_draws`` whose draws cannot be held or take too long."""
-    from ambppl.internal.limits import as_count, check_memory, check_time, option
 
     name = option("n_draws", "--n-draws")
     what = (
@@ -141,14 +143,11 @@ class AmbiguityPosterior:
 
     def __repr__(self) -> str:
         a = self.alpha if self.alpha.ndim == 1 else f"array of shape {self.alpha.shape}"
-        return (
-            f"AmbiguityPosterior(alpha={a}, measure={self.measure!r}, method={self.method!r})"
-        )
+        return f"AmbiguityPosterior(alpha={a}, measure={self.measure!r}, method={self.method!r})"
 
     # -- helpers ---------------------------------------------------------------------------
 
     def _sample(self, n: int, random_seed: Any) -> np.ndarray:
-        from ambppl.maths.measures import amb, amb_modified, amb_old
 
         fn = {"amb": amb, "modified": amb_modified, "old": amb_old}[self.measure]
         rng = np.random.default_rng(random_seed)
@@ -161,9 +160,7 @@ class AmbiguityPosterior:
     def _broadcast(self, x: Any, name: str) -> tuple[np.ndarray, np.ndarray, tuple]:
         arr = as_float_array(x, name)
         try:
-            xb, ib = np.broadcast_arrays(
-                arr, np.arange(self._inv.size).reshape(self.batch_shape)
-            )
+            xb, ib = np.broadcast_arrays(arr, np.arange(self._inv.size).reshape(self.batch_shape))
         except ValueError as err:
             raise ValueError(
                 f"{name} must broadcast against the batch shape {self.batch_shape}, but got "
@@ -330,7 +327,6 @@ class AmbiguityPosterior:
             d = np.abs(2.0 * rng.beta(a1, a2) - 1.0)
             h = {"amb": 0.5 * (1.0 + d * d), "modified": d * d, "old": d}[self.measure]
             return 1.0 - v * h
-        from ambppl.maths.measures import amb, amb_modified, amb_old
 
         fn = {"amb": amb, "modified": amb_modified, "old": amb_old}[self.measure]
         n = math.prod(size)
@@ -482,7 +478,7 @@ def ambiguity_posterior(
     if cant_solve is None:
         got = "None" if given is None else "alpha.attrs['cant_solve'] None (no such category)"
         raise ValueError(
-            f"cant_solve must be the position of the \"can't solve\" category, but got {got}; "
+            f'cant_solve must be the position of the "can\'t solve" category, but got {got}; '
             "for tasks without one, draw q yourself (ambppl.fit) or add a category with a "
             "tiny concentration"
         )

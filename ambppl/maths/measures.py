@@ -22,6 +22,7 @@ from ambppl.internal.checks import (
     check_axis,
     check_cant_solve,
     check_n_proper,
+    check_option,
     check_probabilities,
     resolve_cant_solve,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "min_proper",
     "normalized_entropy",
 ]
+
 
 class _NumpyOps:
     """The handful of array operations the kernels need, for numpy."""
@@ -171,7 +173,6 @@ def min_proper(measure: str) -> int:
     >>> min_proper("modified")
     2
     """
-    from ambppl.internal.checks import check_option
 
     return _KERNELS[check_option(measure, MEASURES, "measure")][1]
 
@@ -209,7 +210,6 @@ def evaluate(
     >>> float(evaluate("amb", [0.5, 0.5, 0.0]))
     0.5
     """
-    from ambppl.internal.checks import check_option
 
     return _apply(check_option(measure, MEASURES, "measure"), q, cant_solve, axis, dim)
 
@@ -235,9 +235,7 @@ def measures_for(n_proper: int) -> tuple[str, ...]:
     return tuple(m for m in MEASURES if n_proper >= _KERNELS[m][1])
 
 
-def _apply(
-    measure: str, q: Any, cant_solve: int | str | None, axis: int, dim: str | None
-) -> Any:
+def _apply(measure: str, q: Any, cant_solve: int | str | None, axis: int, dim: str | None) -> Any:
     kernel, min_proper, fname = _KERNELS[measure]
     module = type(q).__module__
     if module.startswith("xarray"):
@@ -259,10 +257,10 @@ def _apply(
         idx = check_cant_solve(cant_solve, n)
         check_n_proper(n - (idx is not None), min_proper, fname)
         return kernel(ops.pt.moveaxis(q, ax, -1), idx, ops, n)
-    return _numpy(measure, q, cant_solve, axis, check=True)
+    return measure_numpy(measure, q, cant_solve, axis, check=True)
 
 
-def _numpy(measure: str, q: Any, cant_solve: int | None, axis: int, *, check: bool) -> Any:
+def measure_numpy(measure: str, q: Any, cant_solve: int | None, axis: int, *, check: bool) -> Any:
     kernel, min_proper, fname = _KERNELS[measure]
     arr = check_probabilities(q, axis) if check else np.asarray(q, dtype=np.float64)
     ax = check_axis(axis, arr.ndim)
@@ -273,9 +271,7 @@ def _numpy(measure: str, q: Any, cant_solve: int | None, axis: int, *, check: bo
     return out[()] if out.ndim == 0 else out
 
 
-def _apply_xarray(
-    measure: str, q: Any, cant_solve: int | str | None, dim: str | None
-) -> Any:
+def _apply_xarray(measure: str, q: Any, cant_solve: int | str | None, dim: str | None) -> Any:
     import xarray as xr
 
     fname = _KERNELS[measure][2]
@@ -290,7 +286,7 @@ def _apply_xarray(
         check_probabilities(q.values, q.dims.index(dim))
 
     def func(values: np.ndarray) -> np.ndarray:
-        return _numpy(measure, values, idx, -1, check=bool(q.chunks))
+        return measure_numpy(measure, values, idx, -1, check=bool(q.chunks))
 
     out = xr.apply_ufunc(
         func,
@@ -495,3 +491,33 @@ def normalized_entropy[T](
     1.0
     """
     return _apply("entropy", q, cant_solve, axis, dim)
+
+
+def measure_name(measure: Any) -> str:
+    """The measure's name, from a measure name or its posterior variable's name.
+
+    Parameters
+    ----------
+    measure : str
+        ``"amb"``, ``"modified"``, ``"old"``, ``"entropy"``, or the variable name
+        (``"amb_modified"``, ``"amb_old"``, ``"entropy"``).
+
+    Returns
+    -------
+    str
+        The measure's name, a key of :data:`VARIABLES`.
+
+    Raises
+    ------
+    ValueError
+        If ``measure`` is neither.
+
+    Examples
+    --------
+    >>> measure_name("amb_modified")
+    'modified'
+    """
+    by_variable = {v: m for m, v in VARIABLES.items()}
+    if isinstance(measure, str) and measure in by_variable:
+        return by_variable[measure]
+    return check_option(measure, tuple(VARIABLES), "measure")

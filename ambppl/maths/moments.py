@@ -90,7 +90,7 @@ _PSI_ASYMPTOTIC_MIN = 1e6
 # --------------------------------------------------------------------------- building blocks
 # Every kernel receives a block TRANSPOSED to (categories, rows), C-contiguous, so that each
 # category is one contiguous vector and the sums over categories are a few vector additions.
-def _split(block: np.ndarray, idx: int | None) -> tuple[np.ndarray, np.ndarray | None]:
+def split_cant_solve(block: np.ndarray, idx: int | None) -> tuple[np.ndarray, np.ndarray | None]:
     """Return (proper concentrations (C, n), alpha_cs (n,) or None) of a (K, n) block."""
     if idx is None:
         return block, None
@@ -99,7 +99,7 @@ def _split(block: np.ndarray, idx: int | None) -> tuple[np.ndarray, np.ndarray |
     return np.delete(block, idx, axis=0), block[idx]
 
 
-def _total(a: np.ndarray) -> np.ndarray:
+def category_total(a: np.ndarray) -> np.ndarray:
     """Sum over the categories (axis 0) of a (C, n) array."""
     out = a[0].copy()
     for row in a[1:]:
@@ -107,7 +107,7 @@ def _total(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def _pair_products(a: np.ndarray) -> np.ndarray:
+def pair_products(a: np.ndarray) -> np.ndarray:
     """``e2 = sum_{j<k} a_j a_k`` of a (C, n) array, as non-negative products (no subtraction)."""
     run = a[0].copy()
     e2 = np.zeros_like(run)
@@ -117,7 +117,7 @@ def _pair_products(a: np.ndarray) -> np.ndarray:
     return e2
 
 
-def _others(a: np.ndarray) -> np.ndarray:
+def others_total(a: np.ndarray) -> np.ndarray:
     """``sum_{j != k} a_j`` for every k of a (C, n) array, from prefix and suffix sums."""
     c = a.shape[0]
     out = np.zeros_like(a)
@@ -130,7 +130,7 @@ def _others(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def _weighted_spread(a: np.ndarray, b: np.ndarray, p2: np.ndarray) -> np.ndarray:
+def weighted_spread(a: np.ndarray, b: np.ndarray, p2: np.ndarray) -> np.ndarray:
     """``T = sum_{j<k} a_j a_k (a_j - a_k)^2`` by the corrected two-pass formula."""
     shift = p2 / b
     s0 = np.zeros_like(b)
@@ -143,7 +143,7 @@ def _weighted_spread(a: np.ndarray, b: np.ndarray, p2: np.ndarray) -> np.ndarray
     return np.maximum(b * s1 - s0 * s0, 0.0)
 
 
-def _spread(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def spread_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``Q = sum_{j<k} (a_j - a_k)^2`` by the corrected two-pass formula."""
     c = a.shape[0]
     shift = b / c
@@ -156,7 +156,7 @@ def _spread(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.maximum(c * s1 - s0 * s0, 0.0)
 
 
-def _var_s2(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def s2_mean_var(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(E(S2), Var(S2))`` for ``p ~ Dir(a)``, both as sums of non-negative terms.
 
     In the proportions ``r = a / b`` (``P2 = b^2 sum r^2``, ``e2 = b^2 e2(r)``,
@@ -168,8 +168,8 @@ def _var_s2(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r2 = np.zeros_like(b)
     for row in r:
         r2 += row * row
-    e2 = _pair_products(r)
-    t = _weighted_spread(r, np.ones_like(b), r2)
+    e2 = pair_products(r)
+    t = weighted_spread(r, np.ones_like(b), r2)
     b1 = b + 1.0
     br2 = b * r2 + 1.0
     mean = br2 / b1
@@ -220,9 +220,9 @@ def _digamma_diff(y: np.ndarray, d: np.ndarray, y_plus_d: np.ndarray) -> np.ndar
 def _mean_amb(block: np.ndarray, idx: int | None) -> np.ndarray:
     # eq. expr_amb_final, rewritten: E(amb) = alpha_cs/alpha_0 + 2 e2 / (alpha_0 (b + 1))
     # with e2 = b^2 e2(a / b): 2 e2 / (alpha_0 (b + 1)) = 2 e2(a / b) (b / alpha_0) b / (b + 1)
-    a, a_cs = _split(block, idx)
-    b = _total(a)
-    flips = 2.0 * _pair_products(a / b) * (b / (b + 1.0))
+    a, a_cs = split_cant_solve(block, idx)
+    b = category_total(a)
+    flips = 2.0 * pair_products(a / b) * (b / (b + 1.0))
     if a_cs is None:
         return flips
     a0 = b + a_cs
@@ -231,31 +231,31 @@ def _mean_amb(block: np.ndarray, idx: int | None) -> np.ndarray:
 
 def _var_amb(block: np.ndarray, idx: int | None) -> np.ndarray:
     # eq. expr_amb_var_final, rewritten as Var(X S2) with X = 1 - q_cs independent of S2
-    a, a_cs = _split(block, idx)
-    b = _total(a)
-    mean_s2, var_s2 = _var_s2(a, b)
+    a, a_cs = split_cant_solve(block, idx)
+    b = category_total(a)
+    mean_s2, var_s2 = s2_mean_var(a, b)
     return _var_product(a_cs, b, mean_s2, var_s2)
 
 
 def _mean_modified(block: np.ndarray, idx: int | None) -> np.ndarray:
     # eqs. expr_amb_final + rel_mod_unmod: alpha_cs/alpha_0 + C/(C-1) * 2 e2/(alpha_0 (b+1))
-    a, a_cs = _split(block, idx)
+    a, a_cs = split_cant_solve(block, idx)
     c = a.shape[0]
-    b = _total(a)
+    b = category_total(a)
     a0 = b if a_cs is None else b + a_cs
     # 2 e2 / (alpha_0 (b + 1)) in the proportions a / b, as in _mean_amb
-    flips = (c / (c - 1.0)) * 2.0 * _pair_products(a / b) * (b / (b + 1.0)) * (b / a0)
+    flips = (c / (c - 1.0)) * 2.0 * pair_products(a / b) * (b / (b + 1.0)) * (b / a0)
     return flips if a_cs is None else a_cs / a0 + flips
 
 
 def _var_modified(block: np.ndarray, idx: int | None) -> np.ndarray:
     # eqs. var_amb_tilde + expr_amb_mod_var, rewritten as Var(X Y'), Y' = (C S2 - 1)/(C - 1)
-    a, a_cs = _split(block, idx)
+    a, a_cs = split_cant_solve(block, idx)
     c = a.shape[0]
-    b = _total(a)
-    _, var_s2 = _var_s2(a, b)
+    b = category_total(a)
+    _, var_s2 = s2_mean_var(a, b)
     # Q = b^2 Q(a / b): (Q + (C - 1) b) / ((C - 1) b (b + 1)) without overflow
-    mean_y = (b * _spread(a / b, np.ones_like(b)) + (c - 1.0)) / ((c - 1.0) * (b + 1.0))
+    mean_y = (b * spread_sum(a / b, np.ones_like(b)) + (c - 1.0)) / ((c - 1.0) * (b + 1.0))
     var_y = (c / (c - 1.0)) ** 2 * var_s2
     return _var_product(a_cs, b, mean_y, var_y)
 
@@ -264,25 +264,25 @@ def _mean_entropy(block: np.ndarray, idx: int | None) -> np.ndarray:
     # section 3.1: (psi(alpha_0 + 1) - sum_k alpha_k/alpha_0 psi(alpha_k + 1)) / log K,
     # over all K entries (can't-solve is an ordinary category for the entropy)
     k = block.shape[0]
-    a0 = _total(block)
-    others = _others(block)
+    a0 = category_total(block)
+    others = others_total(block)
     a0_1 = np.broadcast_to(a0 + 1.0, block.shape)
     dpsi = _digamma_diff(block + 1.0, others, a0_1)
-    return _total(block * dpsi) / a0 / math.log(k)
+    return category_total(block * dpsi) / a0 / math.log(k)
 
 
 def _mean_old(block: np.ndarray, idx: int | None) -> np.ndarray:
     # ERRATA item 7 through the tent function g: with o_k = b - alpha_k and c = 1/C,
     # E(amb0) = alpha_cs/alpha_0 + 1/(alpha_0 (C-1)) * sum_k [(C-1) alpha_k I_c(alpha_k+1, o_k)
     #                                                        + o_k (1 - I_c(alpha_k, o_k+1))]
-    a, a_cs = _split(block, idx)
+    a, a_cs = split_cant_solve(block, idx)
     c = a.shape[0]
-    o = _others(a)
+    o = others_total(a)
     x = 1.0 / c
     terms = (c - 1.0) * a * sc.betainc(a + 1.0, o, x) + o * sc.betaincc(a, o + 1.0, x)
-    b = _total(a)
+    b = category_total(a)
     a0 = b if a_cs is None else b + a_cs
-    tent = _total(terms) / (a0 * (c - 1.0))
+    tent = category_total(terms) / (a0 * (c - 1.0))
     return tent if a_cs is None else a_cs / a0 + tent
 
 

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from ambppl.internal.checks import check_counts, check_positive_int, check_positive_scalar
+from ambppl.maths.exact import ambiguity_posterior
+from ambppl.maths.measures import amb_old
 
 __all__ = ["plot_posterior_comparison"]
 
@@ -82,8 +84,6 @@ def plot_posterior_comparison(
     """
     from matplotlib.figure import Figure
 
-    from ambppl.maths.exact import ambiguity_posterior
-
     rows = check_counts(np.asarray(counts))
     if rows.ndim != 2 or rows.shape[1] != 3:
         raise ValueError(
@@ -106,8 +106,13 @@ def plot_posterior_comparison(
             dens = np.asarray(post.pdf(x))
             mean, sd = float(post.mean()), float(post.std())
             ax.axvspan(
-                max(mean - sd, 0.0), min(mean + sd, 1.0), facecolor="none",
-                edgecolor="tab:blue", hatch="///", linewidth=0.0, label="mean ± 1 sd",
+                max(mean - sd, 0.0),
+                min(mean + sd, 1.0),
+                facecolor="none",
+                edgecolor="tab:blue",
+                hatch="///",
+                linewidth=0.0,
+                label="mean ± 1 sd",
             )
             ax.axvline(mean, color="k", linestyle="--", linewidth=1.0, label="mean")
             if measure == "old" and sampled_old:
@@ -129,7 +134,6 @@ def plot_posterior_comparison(
 
 def _sampled_overlay(ax: Any, alpha: np.ndarray, n_draws: int, n_repeats: int, rng: Any) -> None:
     """The paper's histogram estimate: median and IQR over repeated 256-bin histograms."""
-    from ambppl.maths.measures import amb_old
 
     edges = np.linspace(0.0, 1.0, 257)
     hists = np.empty((n_repeats, 256))

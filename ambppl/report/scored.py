@@ -13,7 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from ambppl.report.writer import TABLE_ROWS
+from ambppl.analysis.scoring import score, seed_sequence
+from ambppl.analysis.summary import rank, summarize
+from ambppl.inference.catalog import get_model
+from ambppl.inference.fitting import VARIABLES, _as_counts, _split_kwargs, fit
+from ambppl.internal.checks import check_positive_int
+from ambppl.maths.measures import measure_name
+from ambppl.report.writer import TABLE_ROWS, _render
 
 #: Distinct count vectors (one item each) whose exact draws the report checks against the
 #: closed forms and the two-class density; beyond it a seeded random sample of them.
@@ -68,7 +74,7 @@ def score_report(
     Parameters
     ----------
     data : xarray.DataArray, pandas.DataFrame, str, pathlib.Path or numpy.ndarray
-        Counts or annotations, as for :func:`ambppl.inference.fitting`.
+        Counts or annotations, as for :func:`ambppl.fit`.
     measure : {"amb", "modified", "old", "entropy"}, default "amb"
         The measure reported.
     hdi_prob : float, optional
@@ -119,7 +125,7 @@ def score_report(
     exact draws made once per distinct count vector, each with its MCSE). The sections that
     look at draws (the check of the draws against the closed-form moments and, for two proper
     classes, the exact density; the prior sensitivity of the ``top`` items) use an exact fit
-    (:func:`ambppl.inference.fitting`) of the ``top`` items and of one item of each other distinct count
+    (:func:`ambppl.fit`) of the ``top`` items and of one item of each other distinct count
     vector, a seeded random sample of ``check_vectors`` of them where there are more. Seeds of
     the table, the sample and the fit are spawned from ``random_seed``
     (:class:`numpy.random.SeedSequence`), so they are independent.
@@ -136,20 +142,13 @@ def score_report(
     """
     import pandas as pd
 
-    from ambppl.analysis.scoring import _seed_sequence, score
-    from ambppl.analysis.summary import _measure_name, rank, summarize
-    from ambppl.inference.catalog import get_model
-    from ambppl.inference.fitting import VARIABLES, _as_counts, _split_kwargs, fit
-    from ambppl.internal.checks import check_positive_int
-    from ambppl.report.writer import _render
-
     top = check_positive_int(top, "top")
     draws = check_positive_int(draws, "draws")
     chains = check_positive_int(chains, "chains")
     check_vectors = check_positive_int(check_vectors, "check_vectors")
     max_rows = check_positive_int(max_rows, "max_rows")
-    measure = _measure_name(measure)
-    seed_table, seed_sample, seed_fit = _seed_sequence(random_seed).spawn(3)
+    measure = measure_name(measure)
+    seed_table, seed_sample, seed_fit = seed_sequence(random_seed).spawn(3)
     params, read_kwargs = _split_kwargs(get_model(MODEL), kwargs, data)
     counts = _as_counts(data, read_kwargs)
     table = score(

@@ -1,6 +1,6 @@
 """Assemble the HTML diagnostics report of a fit: collect the numbers, draw, fill the template.
 
-:func:`render_report` turns the result of :func:`ambppl.inference.fitting` into one self-contained HTML
+:func:`render_report` turns the result of :func:`ambppl.fit` into one self-contained HTML
 page (figures embedded as base64 PNG, a few lines of inline JavaScript to sort the item
 table, nothing fetched from a network). The page is a Jinja2 template with autoescaping on,
 so item ids, labels and file names are always shown as text, never interpreted as markup.
@@ -16,6 +16,28 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
+from ambppl import __version__
+from ambppl.analysis.raters import summarize_raters
+from ambppl.analysis.summary import rank, summarize, summarize_counts
+from ambppl.inference.catalog import get_model
+from ambppl.inference.convergence import (
+    CONVERGENCE,
+    convergence_advice,
+    convergence_severity,
+    stored_record,
+    worst_parameters,
+)
+from ambppl.inference.diagnostics import diagnose
+from ambppl.inference.fitting import VARIABLES, fit
+from ambppl.inference.modeling import count_values
+from ambppl.internal.checks import check_positive_int
+from ambppl.internal.resultdata import cant_solve_index, observed_counts
+from ambppl.maths import measures
+from ambppl.maths.draws import dirichlet_draws
+from ambppl.report import figures
+from ambppl.validation import check_density, check_moments
+from ambppl.validation.closed_form import MOMENTS
 
 #: Symmetric Dirichlet concentrations compared in the prior-sensitivity section of a fit
 #: with one fixed prior.
@@ -101,8 +123,6 @@ def _environment() -> Any:
 def _model_info(name: str) -> dict[str, Any]:
     """The catalog's info record of a model (empty if the catalog lacks it)."""
     try:
-        from ambppl.inference.catalog import get_model
-
         return dict(get_model(name).info)
     except (ValueError, OSError):
         return {}
@@ -137,7 +157,6 @@ def _is_learned(result: Any) -> bool:
 def _standard(result: Any) -> dict[str, Any] | None:
     """The fit's convergence record (``attrs["convergence"]``, JSON) checked against the
     standard :data:`ambppl.inference.convergence.CONVERGENCE`, or None when the result has none."""
-    from ambppl.inference.convergence import CONVERGENCE, stored_record
 
     record = stored_record(result)
     if record is None:
@@ -158,7 +177,6 @@ def _standard(result: Any) -> dict[str, Any] | None:
 def _overview(counts: Any, source: str | None = None) -> dict[str, Any]:
     """Numbers and figures of the data overview section (``source``: the data's name,
     default the counts' ``attrs["source"]``)."""
-    from ambppl.report import figures
 
     values = np.asarray(counts.values, dtype=np.int64)
     n_answers = values.sum(axis=1)
@@ -216,8 +234,6 @@ def _variable_diagnostics(result: Any, checked: Sequence[str]) -> dict[str, Any]
     (:func:`ambppl.inference.convergence.worst_parameters`): the worst of each variable, then the next
     worst while fewer than :data:`N_RANK_PLOTS`.
     """
-    from ambppl.inference.convergence import CONVERGENCE, worst_parameters
-    from ambppl.inference.diagnostics import diagnose
 
     posterior = result["posterior"]
     per_scalar = int(posterior.sizes["chain"]) * int(posterior.sizes["draw"])
@@ -275,7 +291,6 @@ def _variable_diagnostics(result: Any, checked: Sequence[str]) -> dict[str, Any]
 def _energy(result: Any) -> dict[str, Any]:
     """E-BFMI per chain (:func:`arviz_stats.bfmi`) and the energy plot of a NUTS fit; or
     ``available=False`` with what is missing (no ``sample_stats``, no ``energy``)."""
-    from ambppl.report import figures
 
     if "sample_stats" not in result.children:
         return {"available": False, "missing": "the result has no sample_stats group"}
@@ -348,8 +363,6 @@ def _convergence(result: Any, table: Any, variable: str) -> dict[str, Any]:
     depth summary (:func:`_tree_depth`). ``ok`` is False when any of them flags a problem
     (a draw at the maximum tree depth costs efficiency, not validity, and does not count).
     """
-    from ambppl.inference.convergence import CONVERGENCE
-    from ambppl.report import figures
 
     posterior = result["posterior"]
     method = str(result.attrs.get("method", posterior.attrs.get("method", "")))
@@ -419,8 +432,6 @@ def _verdict(
     failed (:func:`ambppl.inference.convergence.convergence_advice`; command-line options when the
     report comes from the command line). None for exact draws.
     """
-    from ambppl.inference.convergence import CONVERGENCE, _severity, convergence_advice
-    from ambppl.report import figures
 
     if convergence["exact"]:
         return None
@@ -438,7 +449,7 @@ def _verdict(
     if np.nanmin(ess, initial=np.inf) < CONVERGENCE["ess_bulk"]:
         failed.add("ess_bulk")
     if not measured and variable in posterior.data_vars:  # the measure's worst items
-        severity = _severity({"r_hat": r_hat, "ess_bulk": ess})
+        severity = convergence_severity({"r_hat": r_hat, "ess_bulk": ess})
         items = posterior[variable].get_index("item")
         for k in np.argsort(-np.nan_to_num(severity, nan=-np.inf))[:N_RANK_PLOTS]:
             if np.isnan(severity[k]):
@@ -521,10 +532,6 @@ def _agreement(result: Any, table: Any, measure: str) -> dict[str, Any]:
     """The closed-form section: :func:`ambppl.validation.check_moments` for ``measure`` and,
     where items have two proper classes, :func:`ambppl.validation.check_density`."""
     from scipy.stats import norm
-
-    from ambppl.report import figures
-    from ambppl.validation import check_density, check_moments
-    from ambppl.validation.closed_form import MOMENTS
 
     if measure not in MOMENTS:
         return {"available": False}
@@ -611,8 +618,6 @@ def _refit_symmetric(
 ) -> tuple[list[Any], int]:
     """Exact refits of the items ``ids`` under symmetric Dirichlet priors: one
     :func:`ambppl.summarize` table per prior, and the draws per chain."""
-    from ambppl.analysis.summary import summarize
-    from ambppl.inference.fitting import VARIABLES, fit
 
     counts = result["observed_data"]["counts"]
     subset = counts.sel(item=ids)
@@ -650,9 +655,6 @@ def _raters(result: Any, hdi_prob: float | None) -> dict[str, Any] | None:
     if "b" not in result["posterior"].data_vars:
         return None
     import arviz as az
-
-    from ambppl.analysis.raters import summarize_raters
-    from ambppl.internal.resultdata import cant_solve_index, observed_counts
 
     table = summarize_raters(result, hdi_prob=hdi_prob)
     post = result["posterior"]
@@ -717,7 +719,6 @@ def _sensitivity(
     in the posterior): the fit's own summaries next to exact refits under the symmetric
     priors ``priors`` (default :data:`LEARNED_COMPARISON`). Other fits: not available.
     """
-    from ambppl.report import figures
 
     ids = list(table.index[:top])
     learned = _is_learned(result)
@@ -790,7 +791,6 @@ def _sensitivity(
 
 def _measure_function(measure: str) -> Any:
     """The public function of a measure name (``"amb"`` -> :func:`ambppl.amb`, ...)."""
-    from ambppl.maths import measures
 
     return {
         "amb": measures.amb,
@@ -822,10 +822,6 @@ def _learned_prior(
 
     Returns None for a fit without ``mu`` and ``kappa``.
     """
-    from ambppl.analysis.summary import summarize_counts
-    from ambppl.inference.fitting import _dirichlet_draws
-    from ambppl.inference.modeling import count_values
-    from ambppl.report import figures
 
     if not _is_learned(result):
         return None
@@ -851,11 +847,11 @@ def _learned_prior(
     pick = rng.integers(len(flat_kappa), size=N_PRIOR_DRAWS)
     alpha = (flat_kappa[pick, None] * flat_mu[pick])[:, None, :]
     function = _measure_function(measure)
-    learned_q = _dirichlet_draws(rng, alpha, N_PRIOR_DRAWS)[:, 0, :]
+    learned_q = dirichlet_draws(rng, alpha, N_PRIOR_DRAWS)[:, 0, :]
     samples = {"learned prior: Dirichlet(κ·μ)": function(learned_q, cant_solve=cs)}
     implied = [{"label": "learned prior", "mean": float(np.mean(samples[next(iter(samples))]))}]
     for beta in LEARNED_COMPARISON:
-        q = _dirichlet_draws(rng, np.full((1, n_cat), beta), N_PRIOR_DRAWS)[:, 0, :]
+        q = dirichlet_draws(rng, np.full((1, n_cat), beta), N_PRIOR_DRAWS)[:, 0, :]
         values = function(q, cant_solve=cs)
         samples[f"symmetric prior β = {beta:g}"] = values
         implied.append({"label": f"beta = {beta:g}", "mean": float(np.mean(values))})
@@ -943,7 +939,7 @@ def render_report(
     Parameters
     ----------
     result : xarray.DataTree
-        The result of :func:`ambppl.inference.fitting` of any catalog model and method (groups
+        The result of :func:`ambppl.fit` of any catalog model and method (groups
         ``posterior``, ``observed_data`` and, for NUTS, ``sample_stats``).
     measure : str, default "amb"
         The ambiguity measure summarized (one of :data:`ambppl.MEASURES`).
@@ -1009,7 +1005,7 @@ def render_report(
     moments); the distribution of item ambiguity; the sortable ranked item table; the most
     ambiguous items with their answer counts; the sensitivity to the prior. The convergence
     section opens with whether the fit met the standard :data:`ambppl.inference.convergence.CONVERGENCE`
-    (``attrs["convergence"]``, written by :func:`ambppl.inference.fitting` after NUTS). A learned-prior fit
+    (``attrs["convergence"]``, written by :func:`ambppl.fit` after NUTS). A learned-prior fit
     (``mu`` and ``kappa`` in the posterior, e.g. ``hierarchical_dirichlet``) adds the section
     "Learned prior": posterior mean and HDI (:func:`arviz.hdi`) of ``mu`` per category, of
     ``kappa`` and of the implied symmetric ``beta = kappa / K``; the implied prior of the
@@ -1065,9 +1061,6 @@ def render_report(
     """
     import xarray as xr
 
-    from ambppl.analysis.summary import rank, summarize
-    from ambppl.internal.checks import check_positive_int
-
     if not isinstance(result, xr.DataTree) or "posterior" not in result.children:
         raise TypeError(
             "result must be the DataTree returned by ambppl.fit (with a 'posterior' group), "
@@ -1100,7 +1093,6 @@ def _render(result: Any, table: Any, counts: Any, **settings: Any) -> str:
     """:func:`_render_page` with one warning for the characters its figures cannot draw
     (matplotlib gives one per figure and character, with a source line), attributed to the
     caller of :func:`render_report` or :func:`ambppl.report.score_report`."""
-    from ambppl.report import figures
 
     with figures.missing_glyphs() as missing:
         page = _render_page(result, table, counts, **settings)
@@ -1132,9 +1124,6 @@ def _render_page(
     counts; ``result`` holds the draws, of every item or (``checked``, its own summary table)
     of a subset, which the convergence and closed-form sections then diagnose. ``scored``
     describes a table from :func:`ambppl.score` (see :func:`ambppl.report.score_report`)."""
-    from ambppl import __version__
-    from ambppl.inference.fitting import VARIABLES
-    from ambppl.report import figures
 
     if checked is None:
         checked = table

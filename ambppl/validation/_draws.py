@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl.internal.checks import check_prob
+import ambppl.maths.measures as measures
+from ambppl.inference.diagnostics import mcse_mean
+from ambppl.internal.checks import check_option, check_prob
 from ambppl.internal.resultdata import (
     cant_solve_index,
     check_fit_tree,
@@ -57,7 +59,6 @@ class Fitted:
 
     def draws(self, measure: str) -> xr.DataArray:
         """Draws of ``measure`` with dims (chain, draw, item): stored, or computed from q."""
-        import ambppl.maths.measures as measures
 
         posterior = self.result["posterior"].to_dataset()
         name = VARIABLES[measure]
@@ -120,7 +121,6 @@ def check_alpha_level(alpha: Any) -> float:
 
 def check_mcse(mcse: Any) -> str:
     """One of :data:`MCSE_OPTIONS`."""
-    from ambppl.internal.checks import check_option
 
     return check_option(mcse, MCSE_OPTIONS, "mcse")
 
@@ -133,7 +133,6 @@ def series_mcse(series: xr.DataArray, independent: bool) -> np.ndarray:
         return np.asarray(sd, dtype=np.float64) / np.sqrt(n)
     # arviz.mcse(series, method="mean") to rounding, vectorized over the items (ArviZ loops
     # over them in Python, about a millisecond each)
-    from ambppl.inference.diagnostics import mcse_mean
 
     values = series.transpose("chain", "draw", ...).values
     return np.asarray(mcse_mean(values), dtype=np.float64)

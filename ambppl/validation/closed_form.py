@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl.maths.measures import measures_for
+from ambppl.inference.catalog import get_model
+from ambppl.maths.measures import measure_name, measures_for
+from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 from ambppl.validation._draws import (
     Fitted,
     check_alpha_level,
@@ -46,7 +48,7 @@ def check_moments(
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.inference.fitting` (any method) or a ``pymc.sample`` trace of a catalog
+        A result of :func:`ambppl.fit` (any method) or a ``pymc.sample`` trace of a catalog
         model; its prior and counts are read from the result itself.
     measures : str or sequence of str, optional
         Measures to check (``"amb"``, ``"modified"``, ``"old"``, ``"entropy"`` or their
@@ -158,7 +160,6 @@ def check_moments(
 
 def _measures(measures: Sequence[str] | str | None, n_proper: int) -> tuple[str, ...]:
     """The measures to check: given, or every measure with a closed form for ``n_proper``."""
-    from ambppl.analysis.summary import _measure_name
 
     available = tuple(m for m in measures_for(n_proper) if m in MOMENTS)
     if measures is None:
@@ -167,7 +168,7 @@ def _measures(measures: Sequence[str] | str | None, n_proper: int) -> tuple[str,
         measures = [measures]
     out = []
     for m in measures:
-        name = _measure_name(m)
+        name = measure_name(m)
         if name not in available:
             raise ValueError(
                 f"measures must have a closed form for {n_proper} proper classes "
@@ -187,7 +188,6 @@ class _Marginal:
         self.cs = fitted.cs
 
     def series(self, x: xr.DataArray, measure: str, moment: str) -> tuple:
-        from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 
         mean = np.asarray(dirichlet_mean(self.alpha, measure, cant_solve=self.cs), float)
         if moment == "mean":
@@ -221,7 +221,6 @@ class _Conditional:
         return out
 
     def series(self, x: xr.DataArray, measure: str, moment: str) -> tuple:
-        from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 
         # A closed form that costs a quadrature per draw is evaluated on evenly thinned draws
         # (still an unbiased check, on fewer draws).
@@ -261,7 +260,6 @@ def _hyper_concentration(fitted: Fitted) -> np.ndarray | None:
     """Per-draw Dirichlet concentration from the model's hyperparameters, if it has any."""
     if fitted.model is None:
         return None
-    from ambppl.inference.catalog import get_model
 
     try:
         entry = get_model(str(fitted.model))

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ambppl.maths.exact import ambiguity_posterior
+from ambppl.maths.measures import measure_name
 from ambppl.validation._draws import Fitted, check_alpha_level, check_mcse, read_fit
 from ambppl.validation._result import ValidationResult, decide
 
@@ -33,7 +35,7 @@ def check_density(
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.inference.fitting` or a ``pymc.sample`` trace of a catalog model with a
+        A result of :func:`ambppl.fit` or a ``pymc.sample`` trace of a catalog model with a
         fixed Dirichlet prior (read from the result).
     measures : str or sequence of str, optional
         Subset of ``"amb"``, ``"modified"``, ``"old"`` (default all three).
@@ -132,7 +134,6 @@ def check_density(
 
 
 def _measures(measures: Sequence[str] | str | None) -> tuple[str, ...]:
-    from ambppl.analysis.summary import _measure_name
 
     if measures is None:
         return DENSITY_MEASURES
@@ -140,7 +141,7 @@ def _measures(measures: Sequence[str] | str | None) -> tuple[str, ...]:
         measures = [measures]
     out = []
     for m in measures:
-        name = _measure_name(m)
+        name = measure_name(m)
         if name not in DENSITY_MEASURES:
             raise ValueError(
                 f"measures must be among {', '.join(DENSITY_MEASURES)} (the measures with an "
@@ -173,8 +174,6 @@ def two_class_cdf(alpha: np.ndarray, x: np.ndarray, measure: str, cs: int | None
     (..., item).
     """
     if cs is not None:
-        from ambppl.maths.exact import ambiguity_posterior
-
         return np.asarray(ambiguity_posterior(alpha, measure, cant_solve=cs).cdf(x))
     from scipy.special import betainc
 
@@ -188,8 +187,6 @@ def two_class_cdf(alpha: np.ndarray, x: np.ndarray, measure: str, cs: int | None
 def two_class_pdf(alpha: np.ndarray, x: np.ndarray, measure: str, cs: int | None) -> np.ndarray:
     """Exact density matching :func:`two_class_cdf` (one item: ``alpha`` shape (K,))."""
     if cs is not None:
-        from ambppl.maths.exact import ambiguity_posterior
-
         return np.asarray(ambiguity_posterior(alpha, measure, cant_solve=cs).pdf(x))
     from scipy.stats import beta
 

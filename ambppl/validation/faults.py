@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ambppl.internal.checks import check_option
-from ambppl.maths.measures import VARIABLES
+from ambppl.maths.measures import VARIABLES, evaluate
 from ambppl.validation._draws import read_fit
 
 #: The faults :func:`wrong_posterior` plants, and what each one is.
@@ -34,7 +34,7 @@ def wrong_posterior(result: Any, fault: str, *, random_seed: Any = None) -> Any:
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.inference.fitting` with a fixed Dirichlet prior (e.g.
+        A result of :func:`ambppl.fit` with a fixed Dirichlet prior (e.g.
         ``dirichlet_categorical``) that holds ``q``.
     fault : {"shift", "prior", "counts", "autocorrelated", "truncated"}
         The fault (:data:`FAULTS` describes each).
@@ -118,7 +118,6 @@ def wrong_posterior(result: Any, fault: str, *, random_seed: Any = None) -> Any:
 
 
 def _measure(measure: str, q: np.ndarray, cs: int | None) -> np.ndarray:
-    from ambppl.maths.measures import evaluate
 
     return np.asarray(evaluate(measure, q, cant_solve=cs))
 

@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ambppl.inference.catalog import get_model
+from ambppl.inference.convergence import ConvergenceWarning, convergence_message, stored_record
+from ambppl.inference.fitting import fit
+from ambppl.internal.checks import check_positive_int, check_prob
+from ambppl.internal.resultdata import check_fit_tree, constant
 from ambppl.validation._result import ValidationResult
+from ambppl.validation.closed_form import check_moments
+from ambppl.validation.density import check_density
+from ambppl.validation.predictive import check_predictive
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -215,8 +223,6 @@ class FitCheck:
         for name, reason in self.skipped.items():
             lines.append(f"{name} skipped: {reason}")
         if "convergence" in self.checks and not self.checks["convergence"].passed:
-            from ambppl.inference.convergence import convergence_message
-
             record = self.checks["convergence"].details["record"]
             message = convergence_message(
                 record, what=f"the {self.method} fit", model=self.model, command_line=command_line
@@ -390,8 +396,6 @@ def _convergence_check(result: xr.DataTree, alpha: float) -> ValidationResult | 
     """The fit's convergence record as a check (None when no NUTS ran)."""
     import pandas as pd
 
-    from ambppl.inference.convergence import convergence_message, stored_record
-
     record = stored_record(result)
     if record is None:
         return None
@@ -428,7 +432,6 @@ def _convergence_check(result: xr.DataTree, alpha: float) -> ValidationResult | 
 def _raters_known(result: xr.DataTree, answers: Any) -> bool:
     if answers is not None:
         return True
-    from ambppl.internal.resultdata import constant
 
     if constant(result, "answer_rater") is not None:
         return True
@@ -524,7 +527,7 @@ def check_fit(
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.inference.fitting` (any catalog model and method).
+        A result of :func:`ambppl.fit` (any catalog model and method).
     answers : pandas.DataFrame, optional
         The answers the fit was made from, one row per answer with rater ids (columns
         ``item``, ``rater``, ``label``: :func:`ambppl.read_long`). Needed only to fit
@@ -592,12 +595,6 @@ def check_fit(
     [['mean', 'modal_share', 'pass'], ['sd', 'modal_share', 'pass']]
     """
     import pandas as pd
-
-    from ambppl.internal.checks import check_positive_int, check_prob
-    from ambppl.internal.resultdata import check_fit_tree
-    from ambppl.validation.closed_form import check_moments
-    from ambppl.validation.density import check_density
-    from ambppl.validation.predictive import check_predictive
 
     check_fit_tree(result)
     alpha = check_prob(alpha, "alpha")
@@ -698,10 +695,6 @@ def _compare(
 ) -> pd.DataFrame:
     """Fit each suggested model with its defaults and check it: one row per model."""
     import pandas as pd
-
-    from ambppl.inference.catalog import get_model
-    from ambppl.inference.convergence import ConvergenceWarning
-    from ambppl.inference.fitting import fit
 
     post = result["posterior"]
     draws = draws or int(post.sizes.get("draw", 1000))

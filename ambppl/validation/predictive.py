@@ -9,7 +9,6 @@ over items with those of replicated data sets, and decides with Holm's procedure
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 from collections.abc import Sequence
@@ -17,7 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl.internal.resultdata import cant_solve_index, fixed_prior, observed_counts
+from ambppl.inference.catalog import get_model
+from ambppl.internal.checks import check_option, check_prob
+from ambppl.internal.resultdata import cant_solve_index, constant, fixed_prior, observed_counts
+from ambppl.maths.draws import dirichlet_draws
 from ambppl.validation._result import ValidationResult, decide
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -148,7 +150,7 @@ def posterior_predictive(result: xr.DataTree, *, random_seed: Any = None) -> xr.
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.inference.fitting` (``posterior["q"]`` and ``observed_data["counts"]``).
+        A result of :func:`ambppl.fit` (``posterior["q"]`` and ``observed_data["counts"]``).
     random_seed : int, numpy.random.Generator or None
         Seed of ``numpy.random.default_rng``; the same seed gives identical replicates.
 
@@ -342,7 +344,6 @@ def _replicate_q(
             size,
             ("each item's own posterior q_i (ordinary posterior predictive)"),
         )
-    dirichlet_draws = importlib.import_module("ambppl.inference.fitting")._dirichlet_draws
     prior = fixed_prior(result, attrs)
     if prior is not None:
         alpha = np.asarray(prior, dtype=np.float64)
@@ -375,8 +376,6 @@ RATER_VARIABLES: tuple[str, ...] = ("mu", "sigma_item", "b")
 def _rater_design(result: xr.DataTree, attrs: dict[str, Any]) -> Any:
     """The catalog module of a model fitted to answers with rater ids (``rater_effects``),
     when the result holds what its mixed predictive needs, else None."""
-    from ambppl.inference.catalog import get_model
-    from ambppl.internal.resultdata import constant
 
     name = attrs.get("model")
     if name is None or fixed_prior(result, attrs) is not None:
@@ -413,8 +412,6 @@ def _replicate_rater_answers(
     the design (which rater answered which item) is the observed one.
     """
     import pandas as pd
-
-    from ambppl.internal.resultdata import constant
 
     post = result["posterior"]
     item = np.asarray(constant(result, "answer_item"), dtype=np.int64)
@@ -469,7 +466,6 @@ def _replicate_rater_answers(
 
 def _learned_concentration(result: xr.DataTree, attrs: dict[str, Any], n_cat: int) -> np.ndarray:
     """Per-draw Dirichlet concentration of q_i (chain, draw, K) from the catalog model."""
-    from ambppl.inference.catalog import get_model
 
     name = attrs.get("model")
     if name is None:
@@ -538,7 +534,7 @@ def check_predictive(
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.inference.fitting` with ``posterior["q"]``.
+        A result of :func:`ambppl.fit` with ``posterior["q"]``.
     statistics : str or sequence of str, default all of :data:`STATISTICS`
         Which per-item statistics. ``cant_solve_share`` is skipped (with a note in
         ``details["notes"]``) when the data have no can't-solve category.
@@ -643,8 +639,6 @@ def check_predictive(
     (True, ['modal_share', 'cant_solve_share', 'plugin_amb'])
     """
     import pandas as pd
-
-    from ambppl.internal.checks import check_option, check_prob
 
     result = _check_tree(result)
     alpha = check_prob(alpha, "alpha")

@@ -19,11 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+import ambppl
+from ambppl.inference.catalog import catalog_dir, read_record
+from ambppl.validation._draws import INDEPENDENT_METHODS, check_alpha_level, read_fit, series_mcse
+from ambppl.validation._result import ValidationResult, decide
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import xarray as xr
 
-    from ambppl.validation._result import ValidationResult
 
 __all__ = [
     "INFO_KEYS",
@@ -70,7 +74,6 @@ def reference_dir() -> Path:
     >>> reference_dir().name
     'reference'
     """
-    from ambppl.inference.catalog import catalog_dir
 
     folder = catalog_dir() / "reference"
     if not (folder / "cases").is_dir():
@@ -82,13 +85,11 @@ def reference_dir() -> Path:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    from ambppl.inference.catalog import read_record
 
     return read_record(path, what="reference file")
 
 
 def _infos() -> dict[str, dict[str, Any]]:
-    from ambppl.inference.catalog import read_record
 
     infos = {}
     for path in sorted((reference_dir() / "cases").glob("*.json")):
@@ -106,7 +107,7 @@ class ReferenceCase:
         The case's name (its info record's file stem).
     counts : xarray.DataArray
         The data: dims ``("item", "category")``, ``attrs["cant_solve"]`` the can't-solve
-        label or None; ready for :func:`ambppl.inference.fitting`.
+        label or None; ready for :func:`ambppl.fit`.
     model : str
         The catalog model the reference posterior belongs to.
     parameters : dict
@@ -290,7 +291,7 @@ def check_reference(result: Any, case: Any, *, alpha: float = 0.01) -> Validatio
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.inference.fitting` on ``case.counts`` (any model and method; the check
+        A result of :func:`ambppl.fit` on ``case.counts`` (any model and method; the check
         does not read the model or prior from the result, so a fit with the wrong prior is
         what it is meant to catch).
     case : str or ReferenceCase
@@ -344,8 +345,6 @@ def check_reference(result: Any, case: Any, *, alpha: float = 0.01) -> Validatio
     >>> bool(check_reference(result, case))
     True
     """
-    from ambppl.validation._draws import check_alpha_level, read_fit, series_mcse
-    from ambppl.validation._result import ValidationResult, decide
 
     fitted = read_fit(result)
     case = _as_case(case)
@@ -429,7 +428,6 @@ def check_reference(result: Any, case: Any, *, alpha: float = 0.01) -> Validatio
 
 
 def _independent_methods() -> tuple[str, ...]:
-    from ambppl.validation._draws import INDEPENDENT_METHODS
 
     return tuple(INDEPENDENT_METHODS)
 
@@ -475,7 +473,7 @@ def run_reference_cases(
     Parameters
     ----------
     method : str, default "exact"
-        :func:`ambppl.inference.fitting`'s method, used for every case (each case is fitted with its own
+        :func:`ambppl.fit`'s method, used for every case (each case is fitted with its own
         model and parameters).
     sampler : str, optional
         NUTS implementation for NUTS methods (``fit``'s ``sampler``).
@@ -508,7 +506,7 @@ def run_reference_cases(
     ------
     ValueError
         For an unknown case, or a method the case's model does not offer (from
-        :func:`ambppl.inference.fitting`).
+        :func:`ambppl.fit`).
 
     Notes
     -----
@@ -553,10 +551,6 @@ def run_reference_cases(
     ['reference', 'moments', 'density', 'predictive']
     """
     import pandas as pd
-
-    import ambppl
-    from ambppl.validation._draws import check_alpha_level
-    from ambppl.validation._result import ValidationResult, decide
 
     alpha = check_alpha_level(alpha)
     decided = [decision_checks] if isinstance(decision_checks, str) else list(decision_checks)

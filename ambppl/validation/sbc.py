@@ -1,7 +1,7 @@
 """``sbc``: simulation-based calibration of any catalog model with any of its methods.
 
 Draw parameters from the model's prior (its own PyMC program, so a new catalog model needs no
-code here), simulate answers, fit them with :func:`ambppl.inference.fitting`, and rank each true value among
+code here), simulate answers, fit them with :func:`ambppl.fit`, and rank each true value among
 (roughly independent) posterior draws. If the inference is right, every rank is uniform; a
 chi-square test per quantity and Holm's correction across quantities give the verdict.
 """
@@ -19,7 +19,11 @@ from typing import Any
 
 import numpy as np
 
+import ambppl
+from ambppl.inference.catalog import get_model
+from ambppl.inference.fitting import INDEPENDENT_METHODS, METHODS, NUTS_METHODS
 from ambppl.internal.checks import check_positive_int, check_prob
+from ambppl.maths.measures import VARIABLES
 from ambppl.validation._result import ValidationResult, decide
 
 __all__ = ["RANK_DRAWS", "plot_sbc", "sbc"]
@@ -31,7 +35,7 @@ RANK_DRAWS = 99
 #: Bin counts the default chooses from (all divide RANK_DRAWS + 1 = 100).
 _BIN_CHOICES = (20, 10, 5, 4, 2)
 
-#: Arguments of ``ambppl.inference.fitting`` that ``sbc`` sets itself.
+#: Arguments of ``ambppl.fit`` that ``sbc`` sets itself.
 _FIT_RESERVED = (
     "data",
     "model",
@@ -130,7 +134,7 @@ def sbc(
     alpha : float, default 0.01
         Family-wise false-alarm rate of the verdict (Holm across the table's rows).
     fit_kwargs : dict, optional
-        Keywords for ``ambppl.inference.fitting`` that override the simulation's: model parameters (a
+        Keywords for ``ambppl.fit`` that override the simulation's: model parameters (a
         deliberately wrong prior, e.g. ``{"prior": 3.0}``, to see SBC catch it), ``sampler``,
         ``sample_kwargs``. Not the arguments ``sbc`` sets itself (draws, chains, method, ...).
     random_seed : int, numpy.random.Generator or None
@@ -184,7 +188,7 @@ def sbc(
     one more draw from it, so ``r_s`` is uniform on ``0..L``. The prior draws come from
     ``pymc.sample_prior_predictive`` on the model's own program (``model(counts, **params)``
     of the model file), built once on a template count array, so any catalog model works;
-    the fits go through :func:`ambppl.inference.fitting`, so every route (exact, collapsed, empirical
+    the fits go through :func:`ambppl.fit`, so every route (exact, collapsed, empirical
     Bayes, NUTS) is what is checked. That is why this is not ``simuk``: it runs
     ``pymc.sample`` on a PyMC model and cannot check ambppl's exact or collapsed routes.
 
@@ -294,7 +298,6 @@ def sbc(
                 f"{bins!r}; choose a divisor of rank_draws + 1 with >= 5 simulations per bin"
             )
     alpha = check_prob(alpha, "alpha")
-    from ambppl.inference.fitting import INDEPENDENT_METHODS, NUTS_METHODS
 
     independent = method in INDEPENDENT_METHODS
     chains = (1 if independent else 2) if chains is None else check_positive_int(chains, "chains")
@@ -407,8 +410,6 @@ def sbc(
 
 def _check_model(model: Any, method: Any, model_kwargs: dict[str, Any]) -> tuple:
     """The catalog entry, the method (checked or the default) and the full parameters."""
-    from ambppl.inference.catalog import get_model
-    from ambppl.inference.fitting import METHODS
 
     if not isinstance(model, str):
         raise TypeError(f"model must be the name of a catalog model (a str), but got {model!r}")
@@ -689,7 +690,6 @@ class _LongSimulation:
 
     def rank_variables(self) -> list[str]:
         """Hyperparameters, ``q``, the measures, then the program's other deterministics."""
-        from ambppl.maths.measures import VARIABLES
 
         order = [*self.entry.hyperparameters, "q", *VARIABLES.values()]
         names = [n for n in order if n in self.truth.data_vars]
@@ -750,7 +750,7 @@ class _LongSimulation:
 def _fit_options(
     entry: Any, model_kwargs: dict, fit_kwargs: Any, nuts: bool, draws: int
 ) -> dict[str, Any]:
-    """Keywords for every ``ambppl.inference.fitting`` call: parameters (fit_kwargs overriding) and NUTS
+    """Keywords for every ``ambppl.fit`` call: parameters (fit_kwargs overriding) and NUTS
     options (one core, ``draws`` tuning steps, no PyMC convergence report: ``fit`` checks
     convergence itself)."""
     if fit_kwargs is None:
@@ -861,7 +861,6 @@ def _prior_draws(
 def _rank_variables(entry: Any, truth: Any) -> list[str]:
     """The variables to rank: hyperparameters, ``q``, the measures, then any others that
     the fit's posterior also has (checked after the first fit)."""
-    from ambppl.maths.measures import VARIABLES
 
     order = [*entry.hyperparameters, "q", *VARIABLES.values()]
     names = [n for n in order if n in truth.data_vars]
@@ -871,7 +870,6 @@ def _rank_variables(entry: Any, truth: Any) -> list[str]:
 def _fit(
     data: Any, entry: Any, method: str, draws: int, chains: int, seed: int, options: dict
 ) -> Any:
-    import ambppl
 
     return ambppl.fit(
         data,

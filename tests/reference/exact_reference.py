@@ -64,8 +64,20 @@ ALPHAS = [
 MEASURES = ("amb", "modified", "old")
 #: Points spread over (0, 1), including near 0, 1/2 and 1.
 BASE_POINTS = [
-    "1e-9", "0.03", "0.2", "0.37", "0.4999999999", "0.5", "0.5000000001", "0.5003", "0.65",
-    "0.8", "0.95", "0.9726829268292683", "0.99", "0.9999999999",
+    "1e-9",
+    "0.03",
+    "0.2",
+    "0.37",
+    "0.4999999999",
+    "0.5",
+    "0.5000000001",
+    "0.5003",
+    "0.65",
+    "0.8",
+    "0.95",
+    "0.9726829268292683",
+    "0.99",
+    "0.9999999999",
 ]
 #: For concentrated posteriors (some alpha >= 1000) most base points lie where the density
 #: is below 1e-1000; only these base points are kept there, besides mean + k sd.
