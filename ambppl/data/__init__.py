@@ -6,6 +6,7 @@ answers table (item, rater, label); ``lazy`` opens chunked sources (Parquet, zar
 without reading them whole. Nothing else in ambppl sniffs formats.
 """
 
+from ambppl.data.contract import READ_OPTIONS, as_answers, as_counts, refuse_read_options
 from ambppl.data.readers import (
     command_line_messages,
     example_path,
@@ -14,6 +15,10 @@ from ambppl.data.readers import (
 )
 
 __all__ = [
+    "READ_OPTIONS",
+    "as_answers",
+    "as_counts",
+    "refuse_read_options",
     "command_line_messages",
     "example_path",
     "read_annotations",

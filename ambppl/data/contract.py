@@ -1,0 +1,210 @@
+"""The data contract that every estimator takes: labelled counts, or an answers table.
+
+*Counts* are an :class:`xarray.DataArray` with dims ``("item", "category")``, the item ids
+and category labels as coordinates and ``attrs`` naming the can't-solve label
+(``attrs["cant_solve"]``: a label, or None), the source and the reading options; the
+readers (:func:`ambppl.read_annotations`) return them. *Answers* are a
+:class:`pandas.DataFrame` with one row per answer and the columns ``item``, ``rater`` and
+``label`` (a categorical in the category order), with the same ``attrs``;
+:func:`ambppl.data.read_long` returns them. Answer-level models (rater effects) take
+answers; every other estimator takes counts.
+
+Paths are read by the readers and by the ``ambppl`` command only: an estimator given a path
+says which reader to call. Arrays and frames are accepted as the readers' defaults read
+them (:func:`as_counts`), so a notebook can pass ``numpy`` counts directly.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ambppl.data.readers import read_annotations, read_long
+from ambppl.internal.checks import check_counts
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import xarray as xr
+
+__all__ = ["READ_OPTIONS", "as_answers", "as_counts", "refuse_read_options"]
+
+#: Keywords of the readers; an estimator given one says to read the data first.
+READ_OPTIONS = ("item", "rater", "label", "cant_solve", "categories", "format", "na_values")
+
+
+def _refuse_path(data: Any, reader: str) -> None:
+    if isinstance(data, str | os.PathLike):
+        raise TypeError(
+            f"data must be annotations already read (counts from ambppl.read_annotations, "
+            f"answers from ambppl.data.read_long, an array or a DataFrame), but got the path "
+            f"{os.fspath(data)!r}; read it first: {reader}({os.fspath(data)!r}, ...)"
+        )
+
+
+def refuse_read_options(kwargs: dict[str, Any], caller: str) -> None:
+    """Raise when ``kwargs`` hold reader options: the estimator ``caller`` takes read data.
+
+    Parameters
+    ----------
+    kwargs : dict
+        Keywords an estimator received besides its own.
+    caller : str
+        The estimator's name, for the message.
+
+    Raises
+    ------
+    TypeError
+        Naming the reader options found and the call that takes them.
+
+    Examples
+    --------
+    >>> refuse_read_options({"kappa_sd": 1.0}, "fit")
+    >>> refuse_read_options({"item": "task"}, "fit")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    TypeError: fit takes annotations already read, so reader options do not go to it, but got ['item']; ...
+    """
+    found = sorted(k for k in kwargs if k in READ_OPTIONS)
+    if found:
+        raise TypeError(
+            f"{caller} takes annotations already read, so reader options do not go to it, "
+            f"but got {found}; pass them to the reader and give {caller} what it returns: "
+            f"{caller}(ambppl.read_annotations(path, {found[0]}=...), ...)"
+        )
+
+
+def as_counts(data: Any) -> xr.DataArray:
+    """The counts of the contract for ``data`` (validated; read with the readers' defaults
+    where ``data`` is an array or a frame).
+
+    Parameters
+    ----------
+    data : xarray.DataArray, pandas.DataFrame or array-like
+        Counts with dims ``("item", "category")`` (as :func:`ambppl.read_annotations`
+        returns them), an answers table (:func:`ambppl.data.read_long`), a frame that
+        :func:`ambppl.read_annotations` reads with its defaults, or an array of counts
+        (items x categories; no can't-solve category unless the array is read with
+        ``ambppl.read_annotations(array, cant_solve=...)``).
+
+    Returns
+    -------
+    xarray.DataArray
+        ``int64`` counts named ``counts`` with coordinates ``item`` and ``category`` and the
+        input's ``attrs`` (``attrs["cant_solve"]`` always present: a label or None).
+
+    Raises
+    ------
+    TypeError
+        For a path (read it with :func:`ambppl.read_annotations` first).
+    ValueError
+        For a DataArray with other dims, counts that are not non-negative whole numbers, or
+        no items.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counts = as_counts(np.array([[3, 1], [0, 4]]))
+    >>> counts.dims, counts.attrs["cant_solve"], counts.values.tolist()
+    (('item', 'category'), None, [[3, 1], [0, 4]])
+    >>> as_counts("answers.csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    TypeError: data must be annotations already read ...; read it first: ambppl.read_annotations('answers.csv', ...)
+    """
+    import pandas as pd
+    import xarray as xr
+
+    _refuse_path(data, "ambppl.read_annotations")
+    if isinstance(data, xr.DataArray):
+        if tuple(data.dims) != ("item", "category"):
+            raise ValueError(
+                "data as a DataArray must be counts with dims ('item', 'category'), but got "
+                f"dims {tuple(data.dims)}"
+            )
+        counts = data
+    elif isinstance(data, pd.DataFrame) and _is_answers(data):
+        counts = _answers_to_counts(data)
+    else:
+        counts = read_annotations(data)
+    values = check_counts(counts.values, "counts")
+    if values.shape[0] == 0:
+        raise ValueError("counts must have at least one item, but got 0 items")
+    coords = {
+        dim: (counts[dim].values if dim in counts.coords else np.arange(counts.sizes[dim]))
+        for dim in ("item", "category")
+    }
+    attrs = dict(counts.attrs)
+    attrs.setdefault("cant_solve", None)
+    return xr.DataArray(
+        values, dims=("item", "category"), coords=coords, name="counts", attrs=attrs
+    )
+
+
+def as_answers(data: Any) -> tuple[pd.DataFrame, xr.DataArray]:
+    """The answers table of the contract for ``data``, and the counts it makes.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        An answers table (:func:`ambppl.data.read_long`), or a long frame that
+        :func:`ambppl.data.read_long` reads with its defaults (columns ``task``, ``worker``,
+        ``label``).
+
+    Returns
+    -------
+    answers : pandas.DataFrame
+        One row per answer: ``item``, ``rater``, ``label`` (categorical), with ``attrs``.
+    counts : xarray.DataArray
+        The per-item counts of those answers (:func:`as_counts`), with the answers' ``attrs``.
+
+    Raises
+    ------
+    TypeError
+        For a path, or data that are not a frame of answers (counts hold no rater ids).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"task": [1, 1, 2], "worker": ["a", "b", "a"],
+    ...                    "label": ["yes", "no", "yes"]})
+    >>> answers, counts = as_answers(df)
+    >>> list(answers.columns), counts.values.tolist()
+    (['item', 'rater', 'label'], [[1, 1], [0, 1]])
+    """
+    import pandas as pd
+
+    _refuse_path(data, "ambppl.data.read_long")
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(
+            "data must be answers, one row per answer with the rater's id (a DataFrame, as "
+            f"ambppl.data.read_long returns), but got {type(data).__name__}; counts hold no "
+            "rater ids"
+        )
+    answers = data if _is_answers(data) else read_long(data)
+    counts = _answers_to_counts(answers)
+    return answers, as_counts(counts)
+
+
+def _is_answers(frame: pd.DataFrame) -> bool:
+    """Whether ``frame`` is an answers table as :func:`ambppl.data.read_long` writes it."""
+    import pandas as pd
+
+    return (
+        list(frame.columns) == ["item", "rater", "label"]
+        and isinstance(frame["label"].dtype, pd.CategoricalDtype)
+        and "cant_solve" in frame.attrs
+    )
+
+
+def _answers_to_counts(answers: pd.DataFrame) -> xr.DataArray:
+    counts = read_annotations(
+        answers,
+        item="item",
+        rater="rater",
+        label="label",
+        cant_solve=answers.attrs["cant_solve"],
+        categories=list(answers["label"].cat.categories),
+    )
+    for key in ("source", "n_dropped", "n_raters", "format"):
+        counts.attrs[key] = answers.attrs.get(key)
+    return counts
