@@ -188,7 +188,8 @@ def build(n: int, shapes: tuple[str, ...] = SHAPES) -> dict:
     return {
         "description": (
             "ks[measure|cs or nocs][family][shape]: K x alpha0 table of the KS distance "
-            "sup|F_approx - F_n| of ambppl.maths.approx's families against n exact Dirichlet draws; "
+            "sup|F_approx - F_n| of ambppl.maths.approx's families against n exact Dirichlet "
+            "draws; "
             "mismatch[...]: the family's moment mismatch (ambppl.maths.approx.moment_mismatch) at "
             "the same alpha. Made by benchmarks/accuracy_map.py."
         ),

@@ -161,8 +161,9 @@ def bench_score(sizes: list[int], folder: Path) -> None:
     code = (
         "import sys, numpy as np, ambppl; from ambppl.analysis.summary import rank, summarize; "
         "c = np.load(sys.argv[1]); "
-        "r = ambppl.fit(c, categories=list('abcde'), cant_solve='e', var_names=['amb'], "
-        "random_seed=1); rank(summarize(r)).to_csv(sys.argv[2])"
+        "c = ambppl.read_annotations(c, categories=list('abcde'), cant_solve='e'); "
+        "r = ambppl.fit(c, var_names=['amb'], random_seed=1); "
+        "rank(summarize(r)).to_csv(sys.argv[2])"
     )
     base_s, base_rss = timed_command([PYTHON, "-c", code, str(base_file), str(folder / "o.csv")])
     for n in sizes:
@@ -201,10 +202,10 @@ def bench_nuts_vs_exact() -> None:
     import ambppl
 
     logging.getLogger("pymc").setLevel(logging.ERROR)
-    data = counts(1000, seed=4, n_answers=10, k=3)
+    data = ambppl.read_annotations(
+        counts(1000, seed=4, n_answers=10, k=3), categories=["a", "b", "cs"], cant_solve="cs"
+    )
     kw = {
-        "categories": ["a", "b", "cs"],
-        "cant_solve": "cs",
         "chains": 2,
         "draws": 1000,
         "random_seed": 1,

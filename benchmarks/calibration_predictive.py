@@ -12,7 +12,8 @@ Two simulation designs, each over ``--seeds`` data sets (default 200) of ``--ite
   matter: they all answer from ``q_i``). The counts are no longer multinomial mixtures of
   the flat model's kind; the check should flag them.
 
-Each data set is fitted once with ``ambppl.fit(counts, prior=1.0, cant_solve="4")`` (exact,
+Each data set is fitted once with ``ambppl.fit(counts, prior=1.0)`` (counts read with
+``cant_solve="4"``; exact,
 ``--chains`` x ``--draws``) and checked with every kind (``"mixed"``, ``"posterior"``) at
 ``--alpha`` (0.01) with 1000 replicates. Printed: the rejection rate of each kind on each
 design with its binomial standard error ``sqrt(r (1 - r) / seeds)``, which rows were
@@ -130,9 +131,8 @@ def main(argv: list[str] | None = None) -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
                 result = ambppl.fit(
-                    counts,
+                    ambppl.read_annotations(counts, cant_solve=str(k - 1)),
                     prior=1.0,
-                    cant_solve=str(k - 1),
                     draws=args.draws,
                     chains=args.chains,
                     random_seed=rng,

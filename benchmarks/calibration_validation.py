@@ -55,13 +55,14 @@ def main() -> None:
     args = parser.parse_args()
     logging.getLogger("pymc").setLevel(logging.ERROR)
     weather = read_annotations(example_path("weather_sentiment"), cant_solve="I can't tell")
+    two_class = read_annotations(TWO_CLASS, cant_solve="2")
 
     start = time.perf_counter()
     fa = {"moments (weather, 200 items)": [], "moments (two-class)": [], "density": []}
     for seed in range(args.seeds):
         w = ambppl.fit(weather, draws=1000, chains=4, random_seed=seed)
         fa["moments (weather, 200 items)"].append(not check_moments(w).passed)
-        t = ambppl.fit(TWO_CLASS, cant_solve="2", draws=1000, chains=4, random_seed=seed)
+        t = ambppl.fit(two_class, draws=1000, chains=4, random_seed=seed)
         fa["moments (two-class)"].append(not check_moments(t).passed)
         fa["density"].append(not check_density(t).passed)
     print(f"False-alarm rate at alpha = 0.01, exact draws ({time.perf_counter() - start:.0f} s):")
@@ -74,7 +75,7 @@ def main() -> None:
     for fault in FAULTS:
         m, d = [], []
         for seed in range(args.power_seeds):
-            t = ambppl.fit(TWO_CLASS, cant_solve="2", draws=1000, chains=4, random_seed=seed)
+            t = ambppl.fit(two_class, draws=1000, chains=4, random_seed=seed)
             wrong = wrong_posterior(t, fault, random_seed=10_000 + seed)
             m.append(not check_moments(wrong).passed)
             d.append(not check_density(wrong).passed)
@@ -88,8 +89,7 @@ def main() -> None:
             warnings.simplefilter("ignore")
             for seed in range(args.nuts):
                 t = ambppl.fit(
-                    TWO_CLASS,
-                    cant_solve="2",
+                    two_class,
                     method="nuts",
                     draws=1000,
                     chains=4,

@@ -73,6 +73,7 @@ import numpy as np
 import pandas as pd
 
 import ambppl
+from ambppl.data.readers import read_long
 from ambppl.inference.catalog import get_model
 
 PROB = 0.94
@@ -171,10 +172,8 @@ def run_seed(seed: int, args: argparse.Namespace) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = ambppl.fit(
-            data["frame"],
+            read_long(data["frame"], cant_solve="cant_solve", categories=CATEGORIES),
             "rater_effects",
-            cant_solve="cant_solve",
-            categories=CATEGORIES,
             draws=args.draws,
             chains=2,
             random_seed=seed,

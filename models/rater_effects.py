@@ -59,8 +59,8 @@ Sampling: the coordinates NUTS sees
 The program NUTS samples is the model above in other coordinates (an exact
 reparameterization: the same posterior, checked against a scipy computation of the density
 above in ``tests/test_model_rater_effects.py``). Each choice removes a slow direction that was
-measured, per variable, with :func:`ambppl.inference.convergence.check_convergence`, the per-variable
-ESS and the E-BFMI of nutpie's energy (``benchmarks/rater_effects_real.py``):
+measured, per variable, with :func:`ambppl.inference.convergence.check_convergence`, the
+per-variable ESS and the E-BFMI of nutpie's energy (``benchmarks/rater_effects_real.py``):
 
 1. *Zero-sum coordinates.* With ``Q`` an orthonormal basis of the zero-sum vectors (``K x
    (K - 1)``, Helmert contrasts; dim ``contrast``), ``w_i = Q' eta_i ~ N(Q' mu, Sigma_item)``
@@ -240,8 +240,8 @@ Log likelihood (``log_likelihood`` group)
 :func:`log_likelihood` gives, per item and draw, ``log p(answers_i | eta_i, b) =
 sum_{a in i} log softmax(eta_i + b_{r[a]})[y_a]`` (no multinomial coefficient), i.e.
 *conditional on the item's own effect* ``eta_i``. It is **not** the quantity of the Dirichlet
-models, whose log likelihood integrates their ``q_i`` out (:mod:`ambppl.inference.modeling`). PSIS-LOO
-on it asks how well the fit predicts an item's answers *given that item's own parameters*,
+models, whose log likelihood integrates their ``q_i`` out (:mod:`ambppl.inference.modeling`).
+PSIS-LOO on it asks how well the fit predicts an item's answers *given that item's own parameters*,
 it usually flags many items with Pareto k > 0.7, and its ``elpd`` is not comparable with
 ``dirichlet_categorical`` or ``hierarchical_dirichlet``. The comparable quantity integrates
 ``eta_i`` over ``N(mu, diag(sigma_item^2))``: :func:`integrated_log_likelihood` (importance
@@ -461,7 +461,8 @@ def _codes(answers: Any) -> dict[str, Any]:
         raise ValueError(
             "the rater_effects model needs the rater of every answer, but "
             f"{missing} of {len(answers)} answers have no rater id; name the rater column "
-            "with rater= (e.g. ambppl.fit(data, 'rater_effects', rater='worker')), or use a "
+            "with rater= (e.g. ambppl.fit(ambppl.data.read_long(data, rater='worker'), "
+            "'rater_effects')), or use a "
             "model of counts such as 'hierarchical_dirichlet'"
         )
     if label.isna().any():
@@ -1081,8 +1082,8 @@ def integrated_log_likelihood(
 
     The probability of the item's sequence of answers under the *population* of item logits,
     the quantity every Dirichlet model's ``log_likelihood`` group holds with ``q_i``
-    integrated out (:mod:`ambppl.inference.modeling`), so that leave-one-item-out compares the models
-    on the same footing (:func:`with_integrated_log_likelihood`).
+    integrated out (:mod:`ambppl.inference.modeling`), so that leave-one-item-out compares the
+    models on the same footing (:func:`with_integrated_log_likelihood`).
 
     Parameters
     ----------

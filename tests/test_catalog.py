@@ -1,4 +1,5 @@
-"""Tests of ambppl.inference.catalog: lookup, info records, building models, and the installed wheel."""
+"""Tests of ambppl.inference.catalog: lookup, info records, building models, the installed
+wheel."""
 
 from __future__ import annotations
 

@@ -122,8 +122,9 @@ def _library_table(path: Path, **kwargs) -> pd.DataFrame:
     model is scored from its distinct count vectors (``ambppl.score``), ranked."""
     from ambppl.analysis.scoring import score
     from ambppl.analysis.summary import rank
+    from ambppl.data.readers import read_annotations
 
-    return rank(score(path, cant_solve="skip", random_seed=7, **kwargs))
+    return rank(score(read_annotations(path, cant_solve="skip"), random_seed=7, **kwargs))
 
 
 def _score_numbers(table: pd.DataFrame) -> np.ndarray:
@@ -469,9 +470,8 @@ def test_option_values_at_their_limits_are_accepted(answers_csv: Path, tmp_path:
     out = tmp_path / "s.csv"
     argv = ["score", str(answers_csv), "--cant-solve", "skip", "--measure", "amb_modified"]
     assert main([*argv, "--seed", str(cli.SEED_MAX), "-q", "-o", str(out)]) == 0
-    expected = ambppl.score(
-        answers_csv, cant_solve="skip", measure="modified", random_seed=cli.SEED_MAX
-    )
+    counts = ambppl.read_annotations(answers_csv, cant_solve="skip")
+    expected = ambppl.score(counts, measure="modified", random_seed=cli.SEED_MAX)
     table = pd.read_csv(out, index_col="item").sort_index()
     np.testing.assert_allclose(table["p_above"], expected.sort_index()["p_above"], rtol=0, atol=0)
 
@@ -1024,9 +1024,8 @@ def test_score_streams_parquet_and_zarr_counts(tmp_path: Path, capsys) -> None:
     import ambppl
 
     values, parquet, zarr_store = _count_files(tmp_path)
-    expected = ambppl.score(
-        values, categories=["cat", "dog", "skip"], cant_solve="skip", random_seed=3
-    )
+    counts = ambppl.read_annotations(values, categories=["cat", "dog", "skip"], cant_solve="skip")
+    expected = ambppl.score(counts, random_seed=3)
     out = tmp_path / "s.parquet"
     argv = ["score", str(parquet), "--cant-solve", "skip", "--chunk-items", "150", "--seed", "3"]
     assert main([*argv, "-o", str(out)]) == 0

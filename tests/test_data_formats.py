@@ -1,4 +1,4 @@
-"""Reading the files users have (ambppl/data/readers.py): headerless text files, comment lines, other
+"""Reading the files users have (ambppl/data): headerless text files, comment lines, other
 separators, wide tables without a header line, zarr stores, and messages in the caller's words
 (Python keywords, or the ``ambppl`` command's options inside ``command_line_messages``)."""
 
@@ -639,7 +639,8 @@ def test_parquet_count_errors_name_row_and_column(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ambppl.data.lazy import open_lazy, read_counts
+    from ambppl.data import open_counts_in_chunks
+    from ambppl.data.chunked import _read_counts as read_counts
 
     path = tmp_path / "c.parquet"
     pq.write_table(pa.table({"a": pa.array([1, None, 3], pa.int64()), "b": [1, 1, 1]}), path)
@@ -656,7 +657,7 @@ def test_parquet_count_errors_name_row_and_column(tmp_path):
         read_counts(path, [0], ["a", "b"])
     pq.write_table(pa.table({"a": pa.array([], pa.int64()), "b": pa.array([], pa.int64())}), path)
     with pytest.raises(ValueError, match=r"^'c.parquet' has no rows"):
-        open_lazy(path, "parquet", item=None, chunk_items=10)
+        open_counts_in_chunks(path, chunk_items=10)
     with pytest.raises(ValueError, match=r"^'c.parquet' has no rows"):
         read_annotations(path, format="counts")
 
@@ -721,7 +722,8 @@ def test_csv_gz_that_is_not_compressed_is_read(tmp_path):
             b'[{"task": 1, "worker": "a", "label": "x"}]',
             {},
             r"^could not read 'a.csv' as CSV: it "
-            r"holds JSON, which is not read; convert it to a CSV file of answers first, e\.g\. with "
+            r"holds JSON, which is not read; convert it to a CSV file of answers first, "
+            r"e\.g\. with "
             r"pandas: pandas\.read_json\('a\.csv'\)\.to_csv",
         ),
         (
@@ -792,6 +794,21 @@ def test_npy_errors_say_what_the_file_is(tmp_path):
         read_annotations(tmp_path / "o.npy")
 
 
+def test_zstd_without_zstandard_names_the_package(tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("zstandard") is not None:
+        pytest.skip("zstandard is installed: the file is read")
+    path = tmp_path / "z.csv"
+    path.write_bytes(b"(\xb5/\xfd" + b"task,label\n")
+    with pytest.raises(
+        ImportError,
+        match=r"^could not read 'z.csv' as CSV: it is zstd-compressed \(its first bytes say "
+        r"so\), which needs the zstandard package: pip install zstandard$",
+    ):
+        read_annotations(path)
+
+
 def test_empty_parquet_and_frame_have_no_rows(tmp_path):
     empty = pd.DataFrame(
         {"task": pd.Series([], dtype="int64"), "label": pd.Series([], dtype="str")}
@@ -801,3 +818,102 @@ def test_empty_parquet_and_frame_have_no_rows(tmp_path):
         read_annotations(tmp_path / "e.parquet")
     with pytest.raises(ValueError, match=r"^the DataFrame has no rows"):
         read_annotations(empty)
+
+
+# --------------------------------------------------------------------------- read in chunks
+
+
+def test_what_a_path_holds_is_told_by_the_data_layer(counts, tmp_path):
+    from ambppl.data import holds_counts, opens_in_chunks
+
+    assert holds_counts("c.npy") and holds_counts("c.npy.gz") and holds_counts("x.csv", "counts")
+    assert not holds_counts("a.csv") and not holds_counts("a.txt")  # unknown: the reader says
+    frame = pd.DataFrame(counts.values, columns=["yes", "no", "?"])
+    frame.insert(0, "id", counts["item"].values)
+    frame.to_parquet(tmp_path / "c.parquet")
+    counts.to_dataset().to_zarr(tmp_path / "store", consolidated=False)
+    assert opens_in_chunks(tmp_path / "store")  # a folder with zarr metadata
+    assert not opens_in_chunks(tmp_path / "c.parquet")  # "id" taken for a count column...
+    assert opens_in_chunks(tmp_path / "c.parquet", item="id")  # ...but it names the items
+    assert opens_in_chunks(tmp_path / "c.parquet", "counts")
+    assert not opens_in_chunks(tmp_path / "c.parquet", "long", item="id")
+    assert not opens_in_chunks(tmp_path / "a.csv") and not opens_in_chunks(tmp_path / "x.txt")
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet")
+    assert not opens_in_chunks(tmp_path / "bad.parquet")  # the reader's message says why
+
+
+def test_counts_opened_in_chunks_equal_those_read_whole(counts, tmp_path):
+    from ambppl.data import LazyCounts, open_counts_in_chunks
+
+    frame = pd.DataFrame(counts.values.astype(np.uint8), columns=["yes", "no", "?"])
+    frame.insert(0, "id", counts["item"].values)
+    frame.to_parquet(tmp_path / "c.parquet", row_group_size=1)
+    lazy = open_counts_in_chunks(tmp_path / "c.parquet", chunk_items=2, item="id", cant_solve=-1)
+    assert isinstance(lazy, LazyCounts) and lazy.values.chunks == ((2, 1), (3,))
+    assert lazy.categories == ["yes", "no", "?"] and lazy.cant_solve == -1
+    np.testing.assert_array_equal(lazy.values.compute(), counts.values)
+    np.testing.assert_array_equal(lazy.items.compute(), counts["item"].values)
+    counts.chunk({"item": 2}).to_zarr(tmp_path / "c.zarr", consolidated=False)
+    store = open_counts_in_chunks(tmp_path / "c.zarr", categories=["y", "n", "skip"])
+    assert store.cant_solve == "?" and store.categories == ["y", "n", "skip"]  # attrs kept
+    np.testing.assert_array_equal(store.values.compute(), counts.values)
+    assert store.values.chunks[0] == (2, 1)  # the store's own chunks
+    with pytest.raises(ValueError, match=r"categories must name the 3 count columns"):
+        open_counts_in_chunks(tmp_path / "c.zarr", categories=["a", "b"])
+    with pytest.raises(ValueError, match=r"cant_solve must be one of the category labels"):
+        open_counts_in_chunks(tmp_path / "c.zarr", cant_solve="maybe")
+    with pytest.raises(ValueError, match=r"is read as parquet long; leave chunk_items out"):
+        open_counts_in_chunks(tmp_path / "c.parquet", format="long")
+    with pytest.raises(ValueError, match=r"must be its path, but got ndarray"):
+        open_counts_in_chunks(counts.values)
+    with pytest.raises(ValueError, match=r"must be an existing file or zarr store"):
+        open_counts_in_chunks(tmp_path / "absent.parquet")
+
+
+@pytest.mark.parametrize("suffix", ["csv", "tsv", "parquet"])
+def test_answers_counted_in_chunks_equal_those_read_whole(answers, tmp_path, suffix):
+    from ambppl.data import count_long_in_chunks
+
+    answers = answers.assign(label=answers["label"].where(answers.index != 3, "N/A"))
+    path = tmp_path / f"a.{suffix}"
+    if suffix == "parquet":
+        answers.to_parquet(path, row_group_size=7)
+    else:
+        answers.to_csv(path, sep="\t" if suffix == "tsv" else ",", index=False)
+    options = {"cant_solve": "?", "na_values": ["N/A"]}
+    whole = read_annotations(path, **options)
+    chunked = count_long_in_chunks(path, chunk_items=5, **options)
+    xr.testing.assert_equal(chunked, whole.sortby("item").drop_attrs())
+    assert chunked.attrs == {"cant_solve": "?", "source": str(path)}
+    with pytest.raises(ValueError, match=r"columns \['tweet'\] are not in .*: pass item=/label="):
+        count_long_in_chunks(path, item="tweet")
+    with pytest.raises(ValueError, match=r"names the layout 'wide'"):
+        count_long_in_chunks(path, format="wide")
+    with pytest.raises(TypeError, match=r"reader options \['skiprows'\] do not apply"):
+        count_long_in_chunks(path, skiprows=1)
+    with pytest.raises(TypeError, match=r"source must be the path"):
+        count_long_in_chunks(answers)
+    with pytest.raises(FileNotFoundError, match=r"does not exist"):
+        count_long_in_chunks(tmp_path / "absent.csv")
+    with pytest.raises(ValueError, match=r"chunk_items must be a positive integer"):
+        count_long_in_chunks(path, chunk_items=0)
+
+
+def test_read_in_chunks_picks_the_reader(answers, counts, tmp_path):
+    from ambppl.data import LazyCounts, read_in_chunks
+
+    answers.to_csv(tmp_path / "a.txt", sep=";", index=False)
+    counted = read_in_chunks(tmp_path / "a.txt", chunk_items=3, format="long", sep=";", rater="w")
+    xr.testing.assert_equal(counted, read_annotations(answers).sortby("item").drop_attrs())
+    counts.to_dataset().to_zarr(tmp_path / "c.zarr", consolidated=False)
+    lazy = read_in_chunks(tmp_path / "c.zarr", chunk_items=3, cant_solve=None)
+    assert isinstance(lazy, LazyCounts) and lazy.cant_solve is None  # None given: none
+    with pytest.raises(ValueError, match=r"options \['label'\] do not apply to counts read in"):
+        read_in_chunks(tmp_path / "c.zarr", chunk_items=3, label="answer")
+    with pytest.raises(TypeError, match=r"takes the options .* but got \['prior'\]"):
+        read_in_chunks(tmp_path / "c.zarr", chunk_items=3, prior=1.0)
+    with pytest.raises(ValueError, match=r"zarr store or a Parquet file .* read as npy long"):
+        np.save(tmp_path / "c.npy", counts.values)
+        read_in_chunks(tmp_path / "c.npy", chunk_items=3, format="long")
+    with pytest.raises(TypeError, match=r"chunk_items must be a positive integer"):
+        read_in_chunks(tmp_path / "c.zarr", chunk_items=1.5)

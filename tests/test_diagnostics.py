@@ -1,4 +1,5 @@
-"""Tests of ambppl.inference.diagnostics: vectorized R-hat and ESS equal to ArviZ's, scalar by scalar.
+"""Tests of ambppl.inference.diagnostics: vectorized R-hat and ESS equal to ArviZ's, scalar by
+scalar.
 
 The reference is ArviZ itself (``arviz.rhat`` and ``arviz.ess`` on DataArrays, arviz-stats
 1.3), on draws that exercise every branch: autocorrelated and anti-correlated chains,

@@ -1,4 +1,5 @@
-"""Tests for ambppl.maths.estimators: exact enumeration of all count vectors, identities, bad input."""
+"""Tests for ambppl.maths.estimators: exact enumeration of all count vectors, identities, bad
+input."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Tests of ambppl.maths.exact: the exact two-class posterior of ambiguity and its sampling route."""
+"""Tests of ambppl.maths.exact: the exact two-class posterior of ambiguity and its sampling
+route."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Tests of ambppl.report.plots (the paper's posterior figure)."""
+"""Tests of the figures of ambppl.report: the paper's posterior figure (plots) and the
+report's figures (figures)."""
 
 from __future__ import annotations
 
@@ -44,3 +45,117 @@ def test_sampled_overlay_is_optional():
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         plot_posterior_comparison(**kwargs)
+
+
+# ---------------------------------------------------- the report's figures (ambppl.report)
+
+
+def _prior_table():
+    """A table shaped as ambppl.prior_sensitivity returns it (two items, two priors)."""
+    import pandas as pd
+
+    stats = {"mean": [0.5, 0.2], "hdi_lower": [0.4, 0.1], "hdi_upper": [0.6, 0.3]}
+    table = pd.concat(
+        {
+            "beta=0.5": pd.DataFrame(stats, index=pd.Index(["a", "b"], name="item")),
+            "beta=2": pd.DataFrame(stats, index=pd.Index(["a", "b"], name="item")) + 0.05,
+        },
+        axis=1,
+        names=["prior", "statistic"],
+    )
+    table.attrs = {"measure": "amb", "hdi_prob": 0.9, "learned": {}}
+    return table
+
+
+def _report_figures():
+    """Each public figure function of ambppl.report with small arguments."""
+    from ambppl.report import figures
+
+    rng = np.random.default_rng(0)
+    return {
+        "plot_answers_per_item": lambda: figures.plot_answers_per_item([3, 3, 4, 7]),
+        "plot_category_shares": lambda: figures.plot_category_shares(
+            ["a", "b", "?"], [0.5, 0.3, 0.2], "?"
+        ),
+        "plot_ambiguity_histogram": lambda: figures.plot_ambiguity_histogram(
+            rng.random(20), rng.random(20), "amb", 0.4
+        ),
+        "plot_zscores": lambda: figures.plot_zscores(rng.normal(size=30)),
+        "plot_item_ranks": lambda: figures.plot_item_ranks(
+            rng.normal(size=(2, 2, 40)), ["a", "b"], [1.0, 1.02]
+        ),
+        "plot_parameter_ranks": lambda: figures.plot_parameter_ranks(
+            {"kappa": rng.normal(size=(2, 40)), "mu[a]": rng.normal(size=(2, 40))}
+        ),
+        "plot_energy": lambda: figures.plot_energy(rng.normal(size=(2, 50)), [0.9, 1.1]),
+        "plot_prior_sensitivity": lambda: figures.plot_prior_sensitivity(_prior_table()),
+        "plot_implied_prior": lambda: figures.plot_implied_prior(
+            {"learned": rng.random(50), "flat": rng.random(50)}, "amb"
+        ),
+        "plot_shrinkage": lambda: figures.plot_shrinkage(rng.random(10), rng.random(10), "amb"),
+    }
+
+
+def test_report_exports_every_figure_function():
+    import ambppl.report
+    from ambppl.report import figures
+
+    for name in _report_figures():
+        assert name in ambppl.report.__all__ and name in figures.__all__
+        assert getattr(ambppl.report, name) is getattr(figures, name)
+        assert f":func:`{name}`" in figures.__doc__  # listed in the module docstring
+    assert "figure_to_data_uri" in ambppl.report.__all__
+    assert all(getattr(ambppl.report, name) is not None for name in ambppl.report.__all__)
+
+
+@pytest.mark.parametrize("name", list(_report_figures()))
+def test_report_figures_are_figures_outside_pyplot(name):
+    """Each figure function returns a matplotlib Figure that a notebook shows, registered
+    with no pyplot figure manager (no global state, no GUI); figure_to_data_uri embeds it."""
+    import base64
+
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    from ambppl.report.figures import figure_to_data_uri
+
+    before = plt.get_fignums()
+    fig = _report_figures()[name]()
+    assert isinstance(fig, Figure) and fig.axes
+    assert fig.canvas.manager is None and plt.get_fignums() == before
+    uri = figure_to_data_uri(fig)
+    assert uri.startswith("data:image/png;base64,")
+    assert base64.b64decode(uri.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_figure_to_data_uri_closes_a_pyplot_figure():
+    import matplotlib.pyplot as plt
+
+    from ambppl.report.figures import figure_to_data_uri
+
+    fig = plt.figure(figsize=(1, 1))
+    assert fig.number in plt.get_fignums()
+    assert figure_to_data_uri(fig).startswith("data:image/png;base64,")
+    assert fig.number not in plt.get_fignums()
+
+
+def test_plot_prior_sensitivity_draws_the_public_table():
+    """One interval per item and prior from the table of ambppl.prior_sensitivity, the
+    legend its prior labels (or the labels given)."""
+    from ambppl.report.figures import plot_prior_sensitivity
+
+    table = _prior_table()
+    fig = plot_prior_sensitivity(table)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["beta=0.5", "beta=2"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
+    assert ax.get_xlabel() == "amb: posterior mean and HDI"
+    means = [np.asarray(line.get_xdata()) for line in ax.get_lines()[:2]]
+    assert np.allclose(means[0], [0.5, 0.2]) and np.allclose(means[1], [0.55, 0.25])
+    fig = plot_prior_sensitivity(table, measure="entropy", labels=["β = 0.5", "β = 2"])
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend == ["β = 0.5", "β = 2"] and fig.axes[0].get_xlabel().startswith("entropy")
+    with pytest.raises(ValueError, match="labels must name each of the table's 2 priors"):
+        plot_prior_sensitivity(table, labels=["one"])
+    with pytest.raises(ValueError, match=r"lacks \('beta=0.5', 'hdi_lower'\)"):
+        plot_prior_sensitivity(table.drop(columns=[("beta=0.5", "hdi_lower")]))

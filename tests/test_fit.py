@@ -18,6 +18,7 @@ import xarray as xr
 from conftest import write_long_model
 
 import ambppl
+from ambppl.data import read_long
 from ambppl.inference.catalog import ENV_VAR, get_model
 
 # ``ambppl.fit`` is the function (it shadows its module); the module is needed for patching.
@@ -168,9 +169,9 @@ def test_same_seed_same_draws(small_counts):
 
 def _measures_second_formula(q):
     """The four measures of q = (q_+, q_-, q_cs) by formulas of their own (C = 2, not the
-    ambppl.maths.measures code): with V = q_+ + q_- and D = |q_+ - q_-| / V, amb = 1 - V (1 + D^2) / 2
-    (paper eq. def_amb_final), modified = 2 amb - q_cs = 1 - V D^2 (eq. rel_mod_unmod),
-    old = 1 - V D (section 2.3) and entropy = -sum q log q / log 3."""
+    ambppl.maths.measures code): with V = q_+ + q_- and D = |q_+ - q_-| / V,
+    amb = 1 - V (1 + D^2) / 2 (paper eq. def_amb_final), modified = 2 amb - q_cs = 1 - V D^2
+    (eq. rel_mod_unmod), old = 1 - V D (section 2.3) and entropy = -sum q log q / log 3."""
     v = q[..., 0] + q[..., 1]
     d = np.abs(q[..., 0] - q[..., 1]) / v
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -354,9 +355,8 @@ def test_long_frame_with_column_names():
             "answer": ["a", "b", "?", "a", "a"],
         }
     )
-    result = ambppl.fit(
-        frame, item="doc", rater="who", label="answer", cant_solve="?", draws=10, chains=1
-    )
+    counts = ambppl.read_annotations(frame, item="doc", rater="who", label="answer", cant_solve="?")
+    result = ambppl.fit(counts, draws=10, chains=1)
     counts = result["observed_data"]["counts"]
     assert counts.values.tolist() == [[1, 1, 1], [2, 0, 0]]
     assert result.attrs["cant_solve"] == "?"
@@ -366,11 +366,45 @@ def test_long_frame_with_column_names():
 def test_bundled_example_path():
     from ambppl.data.readers import example_path
 
-    result = ambppl.fit(
-        example_path("weather_sentiment"), cant_solve="I can't tell", draws=20, chains=1
-    )
+    counts = ambppl.read_annotations(example_path("weather_sentiment"), cant_solve="I can't tell")
+    result = ambppl.fit(counts, draws=20, chains=1)
     assert result["posterior"]["amb"].sizes["item"] == 200
     assert result.attrs["cant_solve"] == "I can't tell"
+
+
+def test_a_path_is_refused_naming_the_reader(tmp_path):
+    """Only the readers (and the command line) read files; fit says which reader to call."""
+    from ambppl.data.readers import example_path
+
+    path = example_path("weather_sentiment")
+    with pytest.raises(
+        TypeError,
+        match=r"data must be annotations already read .* but got the path '.*weather.*'; read it "
+        r"first: ambppl\.read_annotations\('.*weather.*', \.\.\.\)$",
+    ):
+        ambppl.fit(path)
+    with pytest.raises(TypeError, match=r"read it first: ambppl\.read_annotations\("):
+        ambppl.fit(str(path), draws=10)
+    # a model of answers names the reader of answers
+    with pytest.raises(TypeError, match=r"read it first: ambppl\.data\.read_long\("):
+        ambppl.fit(path, "rater_effects")
+
+
+@pytest.mark.parametrize("option", ["cant_solve", "item", "rater", "label", "categories", "format"])
+def test_a_reader_option_is_refused_naming_the_reader(small_counts, option):
+    with pytest.raises(
+        TypeError,
+        match=rf"^fit takes annotations already read, so reader options do not go to it, but got "
+        rf"\['{option}'\]; pass them to the reader and give fit what it returns: "
+        rf"fit\(ambppl\.read_annotations\(data, {option}=\.\.\.\), \.\.\.\)$",
+    ):
+        ambppl.fit(small_counts, **{option: "x"})
+    # also before looking at the data (a path with reader options: one message), and for a
+    # model of answers the message names its reader
+    with pytest.raises(TypeError, match=rf"fit\(ambppl\.read_annotations\(data, {option}="):
+        ambppl.fit("answers.csv", **{option: "x"})
+    with pytest.raises(TypeError, match=rf"fit\(ambppl\.data\.read_long\(data, {option}="):
+        ambppl.fit(small_counts, "rater_effects", **{option: "x"})
 
 
 def test_numpy_count_matrix():
@@ -480,10 +514,12 @@ def test_nuts_options_choose_a_nuts_method(small_counts, monkeypatch):
 def test_unknown_keywords_are_refused(small_counts):
     with pytest.raises(
         ValueError,
-        match=r"fit's keywords must be parameters of model 'dirichlet_categorical' "
-        r"\(\['prior'\]\) or options of read_annotations \(\['item', .*\), but got \['kapa'\]",
+        match=r"^fit's keywords must be parameters of model 'dirichlet_categorical' "
+        r"\(\['prior'\]\), but got \['kapa'\]$",
     ):
         ambppl.fit(small_counts, kapa=3.0)
+    with pytest.raises(ValueError, match=r"parameters of model .* but got \['sep'\]$"):
+        ambppl.fit(small_counts, sep="\t")  # a pandas option is no parameter either
 
 
 def test_parameters_of_another_model_are_refused(small_counts):
@@ -592,10 +628,9 @@ def test_fit_hands_the_default_sampler_to_the_nuts_route(monkeypatch):
     answers = pd.DataFrame(
         {"item": [1, 1, 2, 2], "rater": ["a", "b", "a", "b"], "label": ["x", "y", "x", "x"]}
     )
+    answers = read_long(answers, item="item", rater="rater", label="label")
     with pytest.raises(Recorded):
-        ambppl.fit(
-            answers, "rater_effects", method="nuts", item="item", rater="rater", label="label"
-        )
+        ambppl.fit(answers, "rater_effects", method="nuts")
     assert seen["sampler"] == "nutpie"
 
 
@@ -726,16 +761,8 @@ def test_long_models_get_one_row_per_answer(tmp_path, monkeypatch):
     frame = pd.DataFrame(
         {"doc": [1, 1, 1, 2], "who": ["r1", "r2", "r1", "r3"], "answer": ["a", "?", "a", "b"]}
     )
-    result = ambppl.fit(
-        frame,
-        "answers_model",
-        item="doc",
-        rater="who",
-        label="answer",
-        cant_solve="?",
-        draws=2,
-        chains=1,
-    )
+    columns = {"item": "doc", "rater": "who", "label": "answer", "cant_solve": "?"}
+    result = ambppl.fit(read_long(frame, **columns), "answers_model", draws=2, chains=1)
     built = seen["built"]
     assert list(built.columns) == ["item", "rater", "label"] and len(built) == 4
     assert list(built["label"].cat.categories) == ["a", "b", "?"]  # can't-solve last
@@ -747,17 +774,8 @@ def test_long_models_get_one_row_per_answer(tmp_path, monkeypatch):
     # no Dirichlet concentration and no log_likelihood hook: no log_likelihood group
     assert "log_likelihood" not in result.children and "prior" not in result.attrs
     # categories nobody gave are kept, in the order asked (can't-solve last)
-    ambppl.fit(
-        frame,
-        "answers_model",
-        item="doc",
-        rater="who",
-        label="answer",
-        cant_solve="?",
-        categories=["a", "b", "c", "?"],
-        draws=2,
-        chains=1,
-    )
+    answers = read_long(frame, **columns, categories=["a", "b", "c", "?"])
+    ambppl.fit(answers, "answers_model", draws=2, chains=1)
     assert seen["counts"]["category"].values.tolist() == ["a", "b", "c", "?"]
     assert seen["counts"].values.tolist() == [[2, 0, 0, 1], [0, 1, 0, 0]]
 
@@ -767,9 +785,9 @@ def test_long_models_get_one_row_per_answer(tmp_path, monkeypatch):
 
 
 def test_fit_refuses_draws_that_do_not_fit_in_memory(small_counts, monkeypatch):
-    """The check counts the fit's peak (ambppl.inference.fitting.memory_needed: the stored draws plus the
-    sampler's working chunks), against 80% of the memory available; it used to count the
-    stored draws only (9600 bytes here) against all of it."""
+    """The check counts the fit's peak (ambppl.inference.fitting.memory_needed: the stored
+    draws plus the sampler's working chunks), against 80% of the memory available; it used to
+    count the stored draws only (9600 bytes here) against all of it."""
     import importlib
     import math
 

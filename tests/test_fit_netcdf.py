@@ -1,6 +1,6 @@
 """A fit saves with ``result.to_netcdf(path)`` (h5netcdf, a core dependency) and reloads with
-``xarray.open_datatree(path)`` into ``ambppl.summarize`` and the HTML report (ambppl/inference/fitting.py
-writes only attributes netCDF can store)."""
+``xarray.open_datatree(path)`` into ``ambppl.summarize`` and the HTML report
+(ambppl/inference/fitting.py writes only attributes netCDF can store)."""
 
 from __future__ import annotations
 

@@ -84,15 +84,13 @@ def nuts_settings(monkeypatch):
 
 
 def test_fit_takes_the_models_nuts_defaults(nuts_settings):
-    frame = edge_frame()
+    answers = read_long(edge_frame(), cant_solve="?")
     with pytest.raises(_Sampled):
-        ambppl.fit(frame, "rater_effects", cant_solve="?")
+        ambppl.fit(answers, "rater_effects")
     assert nuts_settings == {"draws": 2000, "chains": 4, "sample_kwargs": {}}
     # the caller's settings win
     with pytest.raises(_Sampled):
-        ambppl.fit(
-            frame, "rater_effects", cant_solve="?", draws=30, chains=2, sample_kwargs={"tune": 40}
-        )
+        ambppl.fit(answers, "rater_effects", draws=30, chains=2, sample_kwargs={"tune": 40})
     assert nuts_settings == {"draws": 30, "chains": 2, "sample_kwargs": {"tune": 40}}
 
 
@@ -112,7 +110,7 @@ def test_nuts_defaults_of_an_info_record_apply_and_are_checked(
     write({"draws": 7, "chains": 3, "tune": 11, "target_accept": 0.95})
     monkeypatch.setenv("AMBPPL_MODELS", str(tmp_path))
     with pytest.raises(_Sampled):
-        ambppl.fit(edge_frame(), "rater_effects", cant_solve="?")
+        ambppl.fit(read_long(edge_frame(), cant_solve="?"), "rater_effects")
     assert nuts_settings == {
         "draws": 7,
         "chains": 3,
@@ -155,11 +153,11 @@ def test_answers_without_rater_ids_are_refused():
         with pytest.raises(ValueError, match=r"rater="):
             get_model("rater_effects").build(answers)
     with pytest.raises(ValueError, match=r"no rater id.*rater="):
-        ambppl.fit(frame, "rater_effects", rater=None, cant_solve="?")
+        ambppl.fit(read_long(frame, rater=None, cant_solve="?"), "rater_effects")
     partly = frame.astype(object)
     partly.loc[0, "worker"] = None
     with pytest.raises(ValueError, match=r"1 of 11 answers have no rater id"):
-        ambppl.fit(partly, "rater_effects", cant_solve="?")
+        ambppl.fit(read_long(partly, cant_solve="?"), "rater_effects")
 
 
 def test_bad_parameters_are_refused():
@@ -393,9 +391,8 @@ def test_small_fit_recovers_planted_cant_solve_bias():
         # a short fit: the convergence standard is the benchmark's job
         warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
         result = ambppl.fit(
-            frame,
+            read_long(frame, cant_solve="?"),
             "rater_effects",
-            cant_solve="?",
             draws=300,
             chains=2,
             random_seed=3,
@@ -444,10 +441,8 @@ def edge_fit():
         # four items: the convergence standard is not the point here
         warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
         return ambppl.fit(
-            edge_frame(),
+            edge_answers(),
             "rater_effects",
-            cant_solve="?",
-            categories=CATEGORIES,
             draws=500,
             chains=2,
             random_seed=11,

@@ -1,4 +1,5 @@
-"""``ambppl.inference.modeling``: the building blocks of model files, against independent formulas."""
+"""``ambppl.inference.modeling``: the building blocks of model files, against independent
+formulas."""
 
 from __future__ import annotations
 

@@ -188,15 +188,16 @@ def test_a_prior_must_sum_to_at_most_1e300():
     from ambppl.maths.estimators import estimate
 
     counts = np.array([[1, 1, 1], [2, 0, 0]])
-    kwargs = {"categories": ["x", "y", "z"], "cant_solve": None, "random_seed": 1}
+    read = ambppl.read_annotations(counts, categories=["x", "y", "z"], cant_solve=None)
+    kwargs = {"random_seed": 1}
     with pytest.raises(ValueError, match=r"^prior must sum to at most 1e\+300 .*summing to inf"):
-        ambppl.score(counts, prior=1e308, **kwargs)
+        ambppl.score(read, prior=1e308, **kwargs)
     with command_line_messages(), pytest.raises(ValueError, match=r"^--prior must sum to at"):
-        ambppl.score(counts, prior=1e308, **kwargs)
+        ambppl.score(read, prior=1e308, **kwargs)
     with pytest.raises(ValueError, match=r"^prior must sum to at most 1e\+300"):
         estimate(counts, "posterior_mean", prior=[1e300, 1e300, 1.0], cant_solve=None)
     for prior in (3e299, 1e-300):
-        table = ambppl.score(counts, prior=prior, **kwargs)
+        table = ambppl.score(read, prior=prior, **kwargs)
         for row, c in zip(table.itertuples(), counts, strict=True):
             mean, var, _, _ = exact_amb_moments(c + prior, cant_solve=False)
             assert rel_err(row.exact_mean, mean) <= REL_TOL and row.mean == row.exact_mean

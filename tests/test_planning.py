@@ -745,8 +745,8 @@ def test_learned_prior_errors(func, tree_kw, counts, kw, exc, match):
 
 def test_next_batch_decision_objective_brute_force():
     """objective="decision": the expected number of wrong threshold decisions, sum of
-    1 - g_i(m_i) (g from ambppl.analysis._decision, exact for two proper classes), against brute force
-    over every allocation: the hull greedy's total lies within the gap of its one partially
+    1 - g_i(m_i) (g from ambppl.analysis._decision, exact for two proper classes), against brute
+    force over every allocation: the hull greedy's total lies within the gap of its one partially
     filled run, and it is optimal where that gap is 0."""
     from ambppl.analysis._decision import expected_correct_decision
 

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import ambppl
+from ambppl.data.readers import read_long
 from ambppl.inference.catalog import get_model
 
 CATEGORIES = ["a", "b", "c", "?"]
@@ -54,10 +55,8 @@ def fitted():
         # a short fit: the convergence standard is the benchmark's job
         warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
         result = ambppl.fit(
-            frame,
+            read_long(frame, cant_solve="?", categories=CATEGORIES),
             "rater_effects",
-            cant_solve="?",
-            categories=CATEGORIES,
             # 2 x 1000 draws: with 2 x 300 the 94 % HDI's lower end of w10's odds ratio
             # (P(OR > 1) = 0.99) fell on either side of 1 with the package versions
             draws=1000,

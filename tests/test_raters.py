@@ -1,4 +1,5 @@
-"""``ambppl.summarize(result, level="rater")`` (ambppl/analysis/raters.py) on hand-made posteriors."""
+"""``ambppl.summarize(result, level="rater")`` (ambppl/analysis/raters.py) on hand-made
+posteriors."""
 
 from __future__ import annotations
 
@@ -106,7 +107,9 @@ def test_bad_input(rng):
         summarize_raters(tree, overuse=1.5)
     with pytest.raises(ValueError, match="level must be one of"):
         ambppl.summarize(tree, level="answer")
-    flat = ambppl.fit(np.array([[3, 1, 1]]), cant_solve="2", draws=100, random_seed=1)
+    flat = ambppl.fit(
+        ambppl.read_annotations(np.array([[3, 1, 1]]), cant_solve="2"), draws=100, random_seed=1
+    )
     with pytest.raises(ValueError, match="needs a fit of a rater model"):
         ambppl.summarize(flat, level="rater")
     with pytest.raises(TypeError, match="DataTree"):

@@ -180,8 +180,9 @@ def test_prior_sensitivity_matches_closed_form(result: xr.DataTree) -> None:
         random_seed=2,
     )
     assert sens["available"] and [r["item"] for r in sens["rows"]] == list(table.index[:3])
+    assert sens["labels"] == ["prior 0.5", "prior 1.0", "prior 2.0"]
     counts = result["observed_data"]["counts"].sel(item=list(table.index[:3])).values
-    n_draws = 2 * sens["draws"]
+    n_draws = sens["chains"] * sens["draws"]
     for j, beta in enumerate((0.5, 1.0, 2.0)):
         exact = dirichlet_mean(counts + beta, measure="amb", cant_solve=-1)
         mcse = np.sqrt(dirichlet_var(counts + beta, measure="amb", cant_solve=-1) / n_draws)
@@ -189,7 +190,51 @@ def test_prior_sensitivity_matches_closed_form(result: xr.DataTree) -> None:
         assert np.all(np.abs(got - exact) <= 5 * mcse)
         for r in sens["rows"]:
             p = r["by_prior"][j]
-            assert p["lower"] <= p["mean"] <= p["upper"] and 0 <= p["p_above"] <= 1
+            assert p["lower"] <= p["mean"] <= p["upper"]
+
+
+def test_prior_sensitivity_section_is_the_public_function(result: xr.DataTree) -> None:
+    """Issue 23: the section renders ambppl.prior_sensitivity of the top items (same seed,
+    draws and chains give the same numbers), it does not refit on its own."""
+    from ambppl.analysis.sensitivity import prior_sensitivity
+
+    table = rank(summarize(result))
+    ids = list(table.index[:3])
+    sens = writer._sensitivity(
+        result,
+        table,
+        top=3,
+        priors=(0.5, 2.0),
+        measure="amb",
+        hdi_prob=0.9,
+        threshold=0.3,
+        random_seed=4,
+    )
+    counts = result["observed_data"]["counts"].sel(item=ids)
+    expected = prior_sensitivity(
+        counts,
+        (0.5, 2.0),
+        measure="amb",
+        hdi_prob=0.9,
+        threshold=0.3,
+        draws=sens["draws"],
+        chains=sens["chains"],
+        random_seed=4,
+    )
+    assert sens["draws"] == min(result["posterior"].sizes["draw"], writer.MAX_REFIT_DRAWS)
+    assert sens["table"].equals(expected.loc[ids])
+    for k, row in enumerate(sens["rows"]):
+        for j, prior in enumerate(("beta=0.5", "beta=2")):
+            cell = row["by_prior"][j]
+            assert cell["mean"] == expected[(prior, "mean")].iloc[k]
+            assert [cell["lower"], cell["upper"]] == expected[prior][
+                ["hdi_lower", "hdi_upper"]
+            ].iloc[k].tolist()
+            assert cell["p_above"] == expected[(prior, "p_above")].iloc[k]
+    page = render_report(result, top=3, priors=(0.5, 2.0), random_seed=4)
+    section = re.search(r'<section id="sensitivity">(.*?)</section>', page, flags=re.S).group(1)
+    assert "<th>mean<br>prior 0.5</th><th>P(&gt; t)<br>prior 0.5</th>" in section
+    assert "<code>ambppl.prior_sensitivity</code>" in section
 
 
 @pytest.mark.parametrize(
@@ -246,7 +291,7 @@ def test_missing_glyphs_give_one_warning(rng: np.random.Generator, route: str) -
 
 
 def test_other_figure_warnings_pass_through(monkeypatch: pytest.MonkeyPatch) -> None:
-    """to_data_uri keeps only the glyph warnings to itself; any other warning of the
+    """figure_to_data_uri keeps only the glyph warnings to itself; any other warning of the
     drawing reaches the caller unchanged."""
     import warnings
 
@@ -261,7 +306,7 @@ def test_other_figure_warnings_pass_through(monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setattr(type(fig), "savefig", savefig)
     with pytest.warns(RuntimeWarning, match="something else"):
-        assert figures.to_data_uri(fig).startswith("data:image/png;base64,")
+        assert figures.figure_to_data_uri(fig).startswith("data:image/png;base64,")
 
 
 def test_figures_leave_no_pyplot_state(result: xr.DataTree) -> None:
@@ -499,7 +544,7 @@ def test_learned_prior_sensitivity(learned_result: xr.DataTree) -> None:
     learned = [r["by_prior"][0]["mean"] for r in sens["rows"]]
     assert learned == pytest.approx(table["mean"].iloc[:3].to_numpy())
     counts = learned_result["observed_data"]["counts"].sel(item=ids).values
-    n_draws = 2 * sens["draws"]
+    n_draws = sens["chains"] * sens["draws"]
     for j, beta in enumerate((0.5, 1.0), start=1):
         exact = dirichlet_mean(counts + beta, measure="amb", cant_solve=-1)
         mcse = np.sqrt(dirichlet_var(counts + beta, measure="amb", cant_solve=-1) / n_draws)

@@ -121,6 +121,21 @@ def test_bad_input(kwargs, error, field, rng: np.random.Generator) -> None:
         score_report(_counts(rng, 20), **kwargs)
 
 
+def test_takes_annotations_already_read(rng: np.random.Generator, tmp_path: Path) -> None:
+    path = tmp_path / "answers.csv"
+    path.write_text("task,worker,label\na,w1,x\n")
+    with pytest.raises(TypeError, match=r"read it first: ambppl\.read_annotations\('.*answers"):
+        score_report(path)
+    with pytest.raises(
+        TypeError,
+        match=r"^score_report takes annotations already read, .* but got \['cant_solve'\]; .*"
+        r"score_report\(ambppl\.read_annotations\(data, cant_solve=\.\.\.\), \.\.\.\)$",
+    ):
+        score_report(_counts(rng, 20).values, cant_solve=3)
+    with pytest.raises(ValueError, match=r"score_report's keywords must be parameters of model"):
+        score_report(_counts(rng, 20), kappa=1.0)
+
+
 def test_cli_report_takes_the_scored_route(tmp_path: Path, rng: np.random.Generator) -> None:
     path = tmp_path / "counts.npy"
     np.save(path, rng.multinomial(8, P, size=400))

@@ -150,7 +150,7 @@ def test_empirical_bayes_uses_the_estimated_prior(three_class):
 def test_reads_annotations_like_fit():
     frame = pd.DataFrame({"task": ["a", "a", "b", "b", "b"], "label": ["x", "y", "x", "x", "cs"]})
     frame["worker"] = ["w1", "w2", "w1", "w2", "w3"]
-    table = ambppl.score(frame, cant_solve="cs", prior=0.5, random_seed=1)
+    table = ambppl.score(ambppl.read_annotations(frame, cant_solve="cs"), prior=0.5, random_seed=1)
     assert table.index.tolist() == ["a", "b"] and table.attrs["prior"] == [0.5, 0.5, 0.5]
     assert table["n_answers"].tolist() == [2, 3]
 
@@ -315,9 +315,53 @@ def test_long_answers_counted_with_dask(tmp_path, suffix):
         answers.to_parquet(path, row_group_size=300)
     else:
         answers.to_csv(path, index=False)
-    in_memory = ambppl.score(path, cant_solve="skip", random_seed=2)
+    in_memory = ambppl.score(ambppl.read_annotations(path, cant_solve="skip"), random_seed=2)
     chunked = ambppl.score(path, format="long", chunk_items=300, cant_solve="skip", random_seed=2)
     assert isinstance(chunked, pd.DataFrame)  # only the counts were held: scored in memory
     pd.testing.assert_frame_equal(chunked.sort_index(), in_memory.sort_index(), check_names=False)
     with pytest.raises(ValueError, match="not in 'a"):
         ambppl.score(path, format="long", chunk_items=300, item="tweet")
+
+
+# ------------------------------------------------------------------------------------------
+# in memory, score takes annotations already read: a path or a reader option names the reader
+
+
+def test_in_memory_score_refuses_a_path_naming_the_reader(tmp_path):
+    path = tmp_path / "a.csv"
+    pd.DataFrame({"task": ["a", "a"], "worker": ["w1", "w2"], "label": ["x", "y"]}).to_csv(
+        path, index=False
+    )
+    with pytest.raises(
+        TypeError,
+        match=r"^data must be annotations already read .* but got the path '.*a\.csv'; read it "
+        r"first: ambppl\.read_annotations\('.*a\.csv', \.\.\.\)$",
+    ):
+        ambppl.score(path)
+
+
+@pytest.mark.parametrize("option", ["cant_solve", "categories", "item", "format"])
+def test_in_memory_score_refuses_a_reader_option_naming_the_reader(three_class, option):
+    counts, _, _ = three_class
+    with pytest.raises(
+        TypeError,
+        match=rf"^score takes annotations already read, so reader options do not go to it, "
+        rf"but got \['{option}'\]; .*: score\(ambppl\.read_annotations\(data, {option}=",
+    ):
+        ambppl.score(counts, **{option: "x"})
+
+
+def test_counts_opened_by_the_data_layer_are_scored_lazily(big_counts, tmp_path):
+    from ambppl.data import open_counts_in_chunks
+
+    frame = pd.DataFrame(big_counts.values, columns=["x", "y", "cs"])
+    frame.insert(0, "item", big_counts["item"].values)
+    frame.to_parquet(tmp_path / "c.parquet", row_group_size=500)
+    eager = ambppl.score(big_counts, random_seed=4)
+    counts = open_counts_in_chunks(tmp_path / "c.parquet", chunk_items=1000, cant_solve="cs")
+    lazy = ambppl.score(counts, random_seed=4)
+    assert isinstance(lazy, scoring.LazyScore) and lazy.table.npartitions == 3
+    pd.testing.assert_frame_equal(lazy.compute(), eager, check_names=False)
+    relabelled = ambppl.score(counts, categories=["a", "b", "c"], cant_solve="c", random_seed=4)
+    assert relabelled.attrs["n_distinct"] == eager.attrs["n_distinct"]
+    assert counts.categories == ["x", "y", "cs"]  # the opened counts are left as they were

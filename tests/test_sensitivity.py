@@ -57,6 +57,25 @@ def test_layout(table, counts):
         )
 
 
+def test_threshold_adds_p_above_matching_the_exact_law(counts):
+    # independent reference: the exact two-class law of amb under Dirichlet(counts + beta)
+    # (ambiguity_posterior, method "exact"); 2 x 1000 independent draws per item, tolerance
+    # 5 binomial standard errors of P(amb > t)
+    beta, t = 1.0, 0.3
+    table = ambppl.prior_sensitivity(
+        counts, priors=(beta,), threshold=t, draws=1000, chains=2, random_seed=3
+    )
+    assert table.columns.get_level_values(1).tolist()[-1] == "p_above"
+    assert table.attrs["threshold"] == t
+    alpha = counts.values[:12] + beta
+    exact = np.array(
+        [ambppl.ambiguity_posterior(a, cant_solve=2, method="exact").sf(t) for a in alpha]
+    )
+    got = table[("beta=1", "p_above")].to_numpy()[:12]
+    se = np.sqrt(np.clip(exact * (1 - exact), 1e-4, None) / 2000)
+    assert np.all(np.abs(got - exact) <= 5 * se)
+
+
 @pytest.mark.parametrize("beta", [0.5, 2.0])
 def test_fixed_priors_match_the_closed_form(table, counts, beta):
     # independent reference: the closed-form posterior mean under Dirichlet(beta + counts);
@@ -89,6 +108,26 @@ def test_empirical_bayes_column_is_the_closed_form_under_its_estimate(table, cou
 def test_bad_priors(counts, priors, match):
     with pytest.raises(ValueError, match=match):
         ambppl.prior_sensitivity(counts, priors=priors, draws=10, chains=1)
+
+
+def test_takes_annotations_already_read(counts, tmp_path):
+    """A path or a reader option: one TypeError naming the reader (only it reads files)."""
+    path = tmp_path / "answers.csv"
+    path.write_text("task,worker,label\na,w1,x\n")
+    with pytest.raises(
+        TypeError,
+        match=r"^data must be annotations already read .* but got the path '.*answers\.csv'; "
+        r"read it first: ambppl\.read_annotations\('.*answers\.csv', \.\.\.\)$",
+    ):
+        ambppl.prior_sensitivity(path, priors=(1.0,))
+    with pytest.raises(
+        TypeError,
+        match=r"^prior_sensitivity takes annotations already read, .* but got \['categories'\]; "
+        r".*: prior_sensitivity\(ambppl\.read_annotations\(data, categories=\.\.\.\), \.\.\.\)$",
+    ):
+        ambppl.prior_sensitivity(counts.values, priors=(1.0,), categories=["a", "b", "c"])
+    with pytest.raises(TypeError, match=r"prior_sensitivity\(\) got unexpected keyword"):
+        ambppl.prior_sensitivity(counts, priors=(1.0,), prior=1.0)
 
 
 # --- hyperprior_sensitivity (issue 22: a hyperparameter the data cannot pin down) ---

@@ -344,6 +344,30 @@ def test_summarize_counts_shares_draws_between_equal_count_vectors(small_counts,
     pd.testing.assert_series_equal(batched.loc["v"], batched.loc["x"], check_names=False)
 
 
+def test_summarize_counts_takes_annotations_already_read(small_counts, tmp_path):
+    """A path or a reader option: one TypeError naming the reader (only it reads files)."""
+    path = tmp_path / "answers.csv"
+    path.write_text("task,worker,label\na,w1,x\n")
+    with pytest.raises(
+        TypeError,
+        match=r"^data must be annotations already read .* but got the path '.*answers\.csv'; "
+        r"read it first: ambppl\.read_annotations\('.*answers\.csv', \.\.\.\)$",
+    ):
+        ambppl.summarize_counts(path)
+    with pytest.raises(
+        TypeError,
+        match=r"^summarize_counts takes annotations already read, so reader options do not go "
+        r"to it, but got \['cant_solve'\]; pass them to the reader and give summarize_counts "
+        r"what it returns: summarize_counts\(ambppl\.read_annotations\(data, cant_solve=\.\.\.\), "
+        r"\.\.\.\)$",
+    ):
+        ambppl.summarize_counts(small_counts.values, cant_solve="2")
+    with pytest.raises(
+        TypeError, match=r"summarize_counts\(\) got unexpected keyword .*\['drawz'\]"
+    ):
+        ambppl.summarize_counts(small_counts, drawz=10)
+
+
 def test_summarize_counts_passes_cant_solve_draws_and_hdi_prob():
     """The can't-solve label, the draws per vector and the HDI mass reach the fit and the
     summaries. References: hand fractions; a share of 7 draws is a multiple of 1/7; the exact

@@ -13,7 +13,7 @@ import xarray as xr
 
 import ambppl
 from ambppl.cli import main
-from ambppl.data.readers import example_path
+from ambppl.data.readers import example_path, read_long
 from ambppl.validation import FitCheck, check_fit, check_predictive
 from ambppl.validation._result import holm
 from ambppl.validation.fit_check import MEANINGS, _holm_levels
@@ -26,8 +26,7 @@ def weather_flat():
     """The bundled weather tweets under the flat prior: the predictive check fails (the
     README's measurement: a fifth of answers can't-solve under Dirichlet(1), 5 % observed)."""
     return ambppl.fit(
-        example_path("weather_sentiment"),
-        cant_solve=WEATHER_CS,
+        ambppl.read_annotations(example_path("weather_sentiment"), cant_solve=WEATHER_CS),
         draws=1000,
         chains=2,
         random_seed=3,
@@ -44,7 +43,12 @@ def _flat_counts(rng: np.random.Generator, items: int = 150, answers: int = 10) 
 
 def test_flat_data_pass_every_check() -> None:
     rng = np.random.default_rng(11)
-    result = ambppl.fit(_flat_counts(rng), cant_solve="2", draws=1000, chains=2, random_seed=1)
+    result = ambppl.fit(
+        ambppl.read_annotations(_flat_counts(rng), cant_solve="2"),
+        draws=1000,
+        chains=2,
+        random_seed=1,
+    )
     check = check_fit(result, random_seed=2)
     assert isinstance(check, FitCheck) and check.passed and bool(check)
     assert set(check.checks) == {"moments", "density", "predictive"} and not check.skipped
@@ -170,7 +174,7 @@ def test_the_command_line_prints_check_fit(
     pd.DataFrame(rows).to_csv(path, index=False)
     code = main(["validate", str(path), "--draws", "1000", "--chains", "2", "--seed", "9", "-q"])
     out = capsys.readouterr().out
-    result = ambppl.fit(path, draws=1000, chains=2, random_seed=9)
+    result = ambppl.fit(ambppl.read_annotations(path), draws=1000, chains=2, random_seed=9)
     check = check_fit(result, random_seed=9)
     assert out.startswith(check.text(command_line=True))
     assert code == (0 if check.passed else 1)
@@ -347,11 +351,8 @@ def test_a_rater_model_fit_gets_its_own_predictive_check() -> None:
     )
     with pytest.warns(ambppl.ConvergenceWarning):  # 2 x 200 draws: ESS below 400
         result = ambppl.fit(
-            answers,
+            read_long(answers, item="item", rater="rater", label="label"),
             "rater_effects",
-            item="item",
-            rater="rater",
-            label="label",
             draws=200,
             chains=2,
             random_seed=1,

@@ -102,8 +102,7 @@ def test_mcse_options(weather_fit):
 
 def test_small_fit_doctest_example_has_all_measures():
     result = ambppl.fit(
-        np.array([[5, 5, 5], [5, 0, 0], [3, 1, 1]]),
-        cant_solve="2",
+        ambppl.read_annotations(np.array([[5, 5, 5], [5, 0, 0], [3, 1, 1]]), cant_solve="2"),
         draws=500,
         chains=2,
         random_seed=1,
@@ -111,7 +110,11 @@ def test_small_fit_doctest_example_has_all_measures():
     check = check_moments(result)
     assert set(check.table["measure"]) == {"amb", "modified", "old", "entropy"}
     # A single proper class besides can't-solve: only amb and entropy exist.
-    one = ambppl.fit(np.array([[5, 1], [0, 3]]), cant_solve="1", draws=100, random_seed=2)
+    one = ambppl.fit(
+        ambppl.read_annotations(np.array([[5, 1], [0, 3]]), cant_solve="1"),
+        draws=100,
+        random_seed=2,
+    )
     assert set(check_moments(one).table["measure"]) == {"amb", "entropy"}
 
 
@@ -172,10 +175,19 @@ def test_bad_results():
         check_moments(np.zeros((4, 100)))
     with pytest.raises(ValueError, match="'observed_data' group"):
         check_moments(xr.DataTree.from_dict({"posterior": xr.Dataset()}))
-    tiny = ambppl.fit(np.array([[3, 1, 1]]), cant_solve="2", draws=20, chains=2, random_seed=1)
+    tiny = ambppl.fit(
+        ambppl.read_annotations(np.array([[3, 1, 1]]), cant_solve="2"),
+        draws=20,
+        chains=2,
+        random_seed=1,
+    )
     with pytest.raises(ValueError, match="at least 100 draws"):
         check_moments(tiny)
-    one = ambppl.fit(np.array([[5, 1], [0, 3]]), cant_solve="1", draws=100, random_seed=2)
+    one = ambppl.fit(
+        ambppl.read_annotations(np.array([[5, 1], [0, 3]]), cant_solve="1"),
+        draws=100,
+        random_seed=2,
+    )
     with pytest.raises(ValueError, match="closed form for 1 proper classes"):
         check_moments(one, measures="modified")
 

@@ -20,7 +20,9 @@ COUNTS = np.array([[5, 5, 5], [5, 0, 0], [30, 0, 0], [3, 1, 0], [2, 3, 1]])
 
 @pytest.fixture(scope="module")
 def fit3():
-    return ambppl.fit(COUNTS, cant_solve="2", draws=1000, chains=4, random_seed=11)
+    return ambppl.fit(
+        ambppl.read_annotations(COUNTS, cant_solve="2"), draws=1000, chains=4, random_seed=11
+    )
 
 
 def test_correct_posterior_passes(fit3):
@@ -75,7 +77,9 @@ def test_two_class_law_without_cant_solve(measure, rng):
 
 def test_without_cant_solve_category(rng):
     counts = np.array([[5, 5], [5, 0], [30, 0], [1, 2]])
-    result = ambppl.fit(counts, cant_solve=None, draws=1000, chains=2, random_seed=5)
+    result = ambppl.fit(
+        ambppl.read_annotations(counts, cant_solve=None), draws=1000, chains=2, random_seed=5
+    )
     check = check_density(result)
     assert check.passed and len(check.table) == 12
     shifted = result.copy(deep=True)
@@ -89,7 +93,9 @@ def test_without_cant_solve_category(rng):
 
 def test_no_two_class_item_passes_with_empty_table():
     result = ambppl.fit(
-        np.array([[3, 1, 1, 0], [0, 2, 2, 1]]), cant_solve="3", draws=100, random_seed=1
+        ambppl.read_annotations(np.array([[3, 1, 1, 0], [0, 2, 2, 1]]), cant_solve="3"),
+        draws=100,
+        random_seed=1,
     )
     check = check_density(result)
     assert check.passed and len(check.table) == 0 and np.isnan(check.statistic)

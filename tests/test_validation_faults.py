@@ -15,7 +15,9 @@ COUNTS = np.array([[5, 5, 5], [5, 0, 0], [30, 0, 0], [3, 1, 0], [2, 3, 1]])
 
 @pytest.fixture(scope="module")
 def correct():
-    return ambppl.fit(COUNTS, cant_solve="2", draws=1000, chains=4, random_seed=17)
+    return ambppl.fit(
+        ambppl.read_annotations(COUNTS, cant_solve="2"), draws=1000, chains=4, random_seed=17
+    )
 
 
 def test_the_correct_posterior_passes_both(correct):

@@ -1,10 +1,11 @@
 """Model comparison by leave-one-item-out: :func:`loo` and :func:`compare`.
 
 Every catalog model writes a ``log_likelihood`` group with one meaning (see
-:mod:`ambppl.inference.modeling`): ``log p(answers_i | theta)`` with the item's own ``q_i`` integrated
-out. Leave-one-item-out then asks how well the model predicts a *new item's* answers from
-the other items, which is the question that separates a fixed prior (``dirichlet_categorical``
-with ``prior=0.5`` or ``1``) from a learned one (``hierarchical_dirichlet``).
+:mod:`ambppl.inference.modeling`): ``log p(answers_i | theta)`` with the item's own
+``q_i`` integrated out. Leave-one-item-out then asks how well the model predicts a *new
+item's* answers from the other items, which is the question that separates a fixed prior
+(``dirichlet_categorical`` with ``prior=0.5`` or ``1``) from a learned one
+(``hierarchical_dirichlet``).
 
 For a fixed prior the pointwise log likelihood is the same for every draw: nothing is learned
 from other items, so leaving one out changes nothing and the LOO predictive density is exactly

@@ -308,9 +308,10 @@ def next_batch(
         ``(counts_i, m)``, small. "decision": make the expected number of wrong threshold
         decisions :math:`\sum_i f_i(m_i)`, :math:`f_i(m) = 1 - g_i(m)` with :math:`g_i(m)`
         the expected probability that "measure > ``threshold``?" is decided right after
-        ``m`` more answers (:func:`ambppl.analysis._decision.expected_correct_decision`: exact for two
-        proper classes, a moment-matched Beta approximation otherwise, worst error 0.08 on
-        its test grid), small: answers go where decisions are still open (P(measure >
+        ``m`` more answers
+        (:func:`ambppl.analysis._decision.expected_correct_decision`: exact for two proper
+        classes, a moment-matched Beta approximation otherwise, worst error 0.08 on its test
+        grid), small: answers go where decisions are still open (P(measure >
         threshold) near 1/2) and can be settled.
     measure : {"amb", "modified"}, default "amb"
         Which measure; "old" and "entropy" raise :class:`NotImplementedError`.

@@ -21,39 +21,24 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ambppl.analysis.summary import COLUMNS, _closed_forms, _estimators
+from ambppl.data.chunked import CHUNK_READ_OPTIONS, read_in_chunks
+from ambppl.data.contract import READ_OPTIONS, as_counts
 from ambppl.data.lazy import (
+    LazyCounts,
     Lookup,
     arrow_schema,
     distinct_vectors,
     from_dataarray,
     lazy_table,
-    open_lazy,
     write_part,
 )
-from ambppl.data.readers import (
-    _check_first_row_is_data,
-    _check_na_values,
-    _empty_items_error,
-    _file_type,
-    _label_str,
-    _order,
-    _parse_format,
-    _plain_integer_ids,
-    _text_options,
-)
-from ambppl.inference.catalog import get_model
-from ambppl.inference.fitting import (
-    _as_counts,
-    _split_kwargs,
-    choose_method,
-    usable_cpus,
-)
+from ambppl.inference.catalog import get_model, model_parameters
+from ambppl.inference.fitting import choose_method, usable_cpus
 from ambppl.inference.modeling import count_values
 from ambppl.internal.checks import (
     cant_solve_position,
     check_cant_solve,
     check_counts,
-    check_positive_int,
     check_positive_scalar,
     check_prob,
 )
@@ -487,8 +472,8 @@ def conjugate_setup(
     """Counts (in memory), the fixed concentration and the method of a conjugate fit."""
 
     entry, method = _conjugate_entry(model, method)
-    params, read_kwargs = _split_kwargs(entry, kwargs, data)
-    counts = _as_counts(data, read_kwargs)
+    params = model_parameters(entry, kwargs, "score")  # reader options: TypeError
+    counts = as_counts(data)  # a path: TypeError naming the reader
     conc = _concentration(entry, method, counts, params, counts.sizes["category"])
     return counts, conc, method
 
@@ -524,8 +509,9 @@ def score(
 
     Parameters
     ----------
-    data : xarray.DataArray, pandas.DataFrame, str, pathlib.Path or numpy.ndarray
-        Counts or annotations, as for :func:`ambppl.fit`.
+    data : xarray.DataArray, pandas.DataFrame, numpy.ndarray, str or pathlib.Path
+        Counts already read, as for :func:`ambppl.fit` (:func:`ambppl.data.as_counts`); a
+        path only with ``chunk_items`` (the out-of-core route below).
     model : str, default "dirichlet_categorical"
         A catalog model with a conjugate route (``dirichlet_categorical``, or
         ``hierarchical_dirichlet`` with ``method="empirical_bayes"``).
@@ -545,17 +531,19 @@ def score(
     chunk_items : int, optional
         Read a zarr store or a Parquet file of counts (``data`` its path) lazily, in chunks of
         about this many items (whole Parquet row groups; a zarr store keeps its own chunks),
-        and return a :class:`LazyScore`. A dask-backed count DataArray is always scored
-        lazily. With ``format="long"`` a CSV/TSV/Parquet file of answers too large for memory
-        is counted with dask block by block (only the item x category counts are held; items
-        in sorted order) and scored in memory.
+        and return a :class:`LazyScore` (:func:`ambppl.data.read_in_chunks`). A dask-backed
+        count DataArray, or counts opened by :func:`ambppl.data.open_counts_in_chunks`, are
+        always scored lazily. With ``format="long"`` a CSV/TSV/Parquet file of answers too
+        large for memory is counted with dask block by block (only the item x category counts
+        are held; items in sorted order) and scored in memory.
     approximate : bool, default True
         For amb and the modified measure: take ``p_above`` and the HDI from the
         moment-matched approximation (:func:`ambppl.approximate_distribution`) on the rows
         where its accuracy map bounds the CDF error by ``mcse`` (then ``draws`` is 0 and
         ``approx_error`` holds that bound); exact draws everywhere else.
     **kwargs
-        The model's parameters (``prior=0.5``) and :func:`ambppl.read_annotations` options.
+        The model's parameters (``prior=0.5``); with ``chunk_items`` also the options of that
+        read (``format=``, ``item=``, ``label=``, ``cant_solve=``, ``categories=``, ...).
 
     Returns
     -------
@@ -579,13 +567,15 @@ def score(
         For a model or method without a conjugate route (fit those with :func:`ambppl.fit`),
         an unknown measure, ``threshold``/``hdi_prob`` outside (0, 1), ``mcse`` not positive,
         or bad data (as :func:`ambppl.fit`); and before drawing, for exact draws beyond the
-        guards of :mod:`ambppl.internal.limits`: a ``mcse`` whose ``ceil(0.25 / mcse**2)`` draws of one
-        count vector cannot be held in memory, or draws estimated to take more than about a
-        minute (:data:`SECONDS_PER_VARIATE` per category and draw: the pilot before any draw,
-        many categories suspected of being free text or ids; the draws the pilot asks for
-        after it).
+        guards of :mod:`ambppl.internal.limits`: a ``mcse`` whose ``ceil(0.25 / mcse**2)``
+        draws of one count vector cannot be held in memory, or draws estimated to take more
+        than about a minute (:data:`SECONDS_PER_VARIATE` per category and draw: the pilot
+        before any draw, many categories suspected of being free text or ids; the draws the
+        pilot asks for after it).
     TypeError
-        For a ``random_seed`` that is no int, Generator or None.
+        For a ``random_seed`` that is no int, Generator or None; in memory (no
+        ``chunk_items``) for a path or reader options (the message names
+        :func:`ambppl.read_annotations`, which takes them).
 
     Notes
     -----
@@ -625,9 +615,9 @@ def score(
     --------
     >>> import numpy as np
     >>> import ambppl
-    >>> counts = np.array([[5, 0, 0], [2, 2, 1], [5, 0, 0]])
-    >>> table = ambppl.score(counts, categories=["yes", "no", "cs"], cant_solve="cs",
-    ...                      random_seed=1)
+    >>> counts = ambppl.read_annotations(np.array([[5, 0, 0], [2, 2, 1], [5, 0, 0]]),
+    ...                                  categories=["yes", "no", "cs"], cant_solve="cs")
+    >>> table = ambppl.score(counts, random_seed=1)
     >>> table.attrs["n_distinct"], round(float(table.loc[0, "mean"]), 4)  # 5/16: closed form
     (2, 0.3125)
     >>> bool((table["p_above_mcse"] <= 0.005).all()), int(table.loc[0, "n_answers"])
@@ -646,10 +636,11 @@ def score(
         raise ValueError(f"mcse must be below 0.5 (a probability's sd), but got {mcse!r}")
     seed = seed_sequence(random_seed)
     settings = {"measure": measure, "threshold": threshold, "hdi_prob": hdi_prob, "mcse": mcse}
-    counted = count_long_in_chunks(data, chunk_items, kwargs)
-    if counted is not data:  # a long file counted with dask: now counts in memory
-        data, chunk_items = counted, None
-    lazy = _lazy_source(data, chunk_items, kwargs)
+    lazy = _lazy_counts(data)
+    if lazy is None and chunk_items is not None:  # a path: counts opened lazily, or answers
+        read = {k: kwargs.pop(k) for k in CHUNK_READ_OPTIONS if k in kwargs}  # counted
+        data = read_in_chunks(data, chunk_items=chunk_items, **read)
+        lazy = data if isinstance(data, LazyCounts) else None
     if lazy is not None:
         return _score_lazy(lazy, model, method, kwargs, settings, seed, approximate)
     counts, conc, method = conjugate_setup(model, method, data, kwargs)
@@ -698,137 +689,13 @@ def _columns(
     return columns
 
 
-def count_long_in_chunks(data: Any, chunk_items: Any, kwargs: dict[str, Any]) -> Any:
-    """A long answers file (``format="long"``, CSV/TSV/Parquet) too large for memory, counted
-    with dask block by block (``groupby([item, label]).size()``): only the item x category
-    counts are held. Other data come back unchanged; the options used are taken from
-    ``kwargs``."""
-    import os
-    from pathlib import Path
-
-    if chunk_items is None or not isinstance(data, str | os.PathLike):
+def _lazy_counts(data: Any) -> LazyCounts | None:
+    """The counts read in chunks behind ``data`` (None for data in memory)."""
+    if isinstance(data, LazyCounts):
         return data
-
-    path = Path(data)
-    layout, ftype = _parse_format(kwargs.get("format"))
-    if layout != "long" or not path.is_file():
-        return data
-    ftype = _file_type(path, ftype)
-    if ftype not in ("csv", "tsv", "parquet"):
-        return data
-    import dask.dataframe as dd
-    import pandas as pd
-    import xarray as xr
-
-    check_positive_int(chunk_items, "chunk_items")
-    kwargs.pop("format")
-    item, label = kwargs.pop("item", "task"), kwargs.pop("label", "label")
-    kwargs.pop("rater", None)  # the count models do not use rater ids
-    cant_solve, categories = kwargs.pop("cant_solve", None), kwargs.pop("categories", None)
-    na_values = _check_na_values(kwargs.pop("na_values", None))
-    options = {k: kwargs.pop(k) for k in ("sep", "comment", "header", "encoding") if k in kwargs}
-    if ftype == "parquet":
-        import pyarrow.parquet as pq
-
-        present = list(pq.read_schema(path).names)
-    else:
-        options.setdefault("sep", "\t" if ftype == "tsv" else ",")
-        # as read_annotations reads text: compression by the first bytes, every cell as text
-        # exactly as written, only an empty cell missing
-        options = _text_options(path, ftype, options)
-        # index_col=False: a delimiter at the end of the lines does not shift the columns
-        options = {"dtype": str, "keep_default_na": False, "na_values": [""], **options}
-        options["index_col"] = False
-        if options["compression"] is not None:
-            options["blocksize"] = None  # a compressed file is one block
-        plain = {k: v for k, v in options.items() if k != "blocksize"}
-        present = list(pd.read_csv(path, nrows=0, **plain))
-        if "header" in options and options["header"] is None and item in present:
-            # a header line read as an answer: told from the first rows, as in memory
-            _check_first_row_is_data(
-                pd.read_csv(path, nrows=1001, **plain), item, None, label, path.name
-            )
-    missing = [c for c in (item, label) if c not in present]
-    if missing:
-        raise ValueError(
-            f"columns {missing!r} are not in {path.name!r}; its columns are {present!r}: pass "
-            "item=/label= (on the command line --item/--label)"
-        )
-    if ftype == "parquet":
-        frame = dd.read_parquet(path, columns=[item, label])
-    else:
-        frame = dd.read_csv(path, usecols=[item, label], **options)
-    import dask
-
-    # named columns: dask's groupby takes a list of numbers (header=None) for something else
-    frame = frame[[item, label]]
-    frame.columns = ["item", "label"]
-    item, label = "item", "label"
-    # an item whose labels are all missing is refused below, as read_annotations does
-    frame = frame.dropna(subset=[item])
-    sizes, all_items = dask.compute(
-        frame.dropna(subset=[label]).groupby([item, label]).size(), frame[item].unique()
-    )
-    table = sizes.unstack(fill_value=0)
-    found = [_label_str(c) for c in table.columns]
-    table.columns = found
-    # blank labels and those na_values names are missing, as in read_annotations
-    found = [c for c in found if c.strip() != "" and c not in na_values]
-    order, cs = _order(found, categories, cant_solve, sort=True)
-    table = table.reindex(columns=order, fill_value=0)
-    unanswered = pd.Index(all_items).difference(table.index)
-    if len(unanswered):
-        table = pd.concat([table, table.iloc[:0].reindex(unanswered, fill_value=0)])
-    items = pd.Index(table.index).to_numpy()
-    if ftype != "parquet":  # ids as written; plain integers as int64
-        items = _plain_integer_ids(np.asarray(items, dtype=object))
-    empty = table.sum(axis=1).to_numpy() == 0
-    if np.any(empty):
-        raise _empty_items_error(items, empty, "left after dropping the missing labels")
-    return xr.DataArray(
-        table.to_numpy(np.int64),
-        dims=("item", "category"),
-        coords={"item": items, "category": order},
-        attrs={"cant_solve": cs, "source": str(path)},
-    )
-
-
-def _lazy_source(data: Any, chunk_items: Any, kwargs: dict[str, Any]) -> Any:
-    """The chunked counts behind ``data`` (None when ``data`` is read into memory)."""
-    import os
-    from pathlib import Path
-
     if is_dataarray(data) and data.chunks:
         return from_dataarray(data)
-    if chunk_items is None:
-        return None
-    try:
-        import dask.dataframe  # noqa: F401
-    except ImportError as err:
-        raise ImportError(
-            "reading counts in chunks needs dask: pip install 'ambppl[dask]'"
-        ) from err
-    chunk_items = check_positive_int(chunk_items, "chunk_items")
-    if not isinstance(data, str | os.PathLike):
-        raise ValueError(
-            "chunk_items reads a zarr store or a Parquet file of counts in chunks, so data "
-            f"must be its path, but got {type(data).__name__}; pass a dask-backed DataArray "
-            "for counts already in dask"
-        )
-
-    path = Path(data)
-    if not path.exists():
-        raise ValueError(f"data must be an existing file or zarr store, but {str(path)!r} is not")
-    layout, ftype = _parse_format(kwargs.pop("format", None))
-    ftype = _file_type(path, ftype)
-    if ftype not in ("zarr", "parquet") or layout not in (None, "counts"):
-        raise ValueError(
-            "chunk_items reads counts from a zarr store or a Parquet file (one row per item, "
-            f"one column per category), but {path.name!r} is read as {ftype} "
-            f"{layout or ''}".rstrip()
-            + "; leave chunk_items out to read it into memory"
-        )
-    return open_lazy(path, ftype, item=kwargs.pop("item", None), chunk_items=chunk_items)
+    return None
 
 
 def _score_lazy(
@@ -843,15 +710,9 @@ def _score_lazy(
     """Two dask passes: the distinct vectors (computed now), then the lazy table."""
 
     entry, method = _conjugate_entry(model, method)
-    params, rest = _split_kwargs(entry, kwargs, "lazy")
-    categories = rest.pop("categories", None)
-    if categories is not None:
-        if len(categories) != len(lazy.categories):
-            raise ValueError(
-                f"categories must name the {len(lazy.categories)} count columns, but got "
-                f"{len(categories)}: {categories!r}"
-            )
-        lazy.categories = [str(c) for c in categories]
+    rest = {k: v for k, v in kwargs.items() if k in READ_OPTIONS}  # of the chunked read
+    params = model_parameters(entry, {k: v for k, v in kwargs.items() if k not in rest}, "score")
+    lazy = lazy.relabel(rest.pop("categories", None))
     label = rest.pop("cant_solve", lazy.cant_solve)
     if rest:
         raise ValueError(

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from ambppl.analysis.hyperprior import PSENSE_THRESHOLD, hyperprior_sensitivity
 from ambppl.analysis.summary import summarize
-from ambppl.inference.fitting import _as_counts, fit
+from ambppl.data.contract import as_counts, refuse_read_options
+from ambppl.inference.fitting import fit
 from ambppl.maths.measures import VARIABLES, measure_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,17 +41,19 @@ def prior_sensitivity(
     *,
     measure: str = "amb",
     hdi_prob: float | None = None,
+    threshold: float | None = None,
     draws: int = 1000,
     chains: int = 4,
     random_seed: Any = None,
-    **read_kwargs: Any,
+    **kwargs: Any,
 ) -> pd.DataFrame:
     """Per-item posterior mean and HDI of an ambiguity measure under each of several priors.
 
     Parameters
     ----------
-    data : xarray.DataArray, pandas.DataFrame, str, pathlib.Path or numpy.ndarray
-        Counts or annotations, as for :func:`ambppl.fit`.
+    data : xarray.DataArray, pandas.DataFrame or numpy.ndarray
+        Counts already read, as for :func:`ambppl.fit` (:func:`ambppl.data.as_counts`; not a
+        path: read files with :func:`ambppl.read_annotations` first).
     priors : sequence, default (0.5, 1.0, "hierarchical")
         Each a positive number (the symmetric Dirichlet prior ``beta`` of
         ``dirichlet_categorical``, fitted exactly) or the name of a learned prior:
@@ -61,19 +64,24 @@ def prior_sensitivity(
         The measure.
     hdi_prob : float, optional
         HDI probability; default ArviZ's ``rcParams["stats.ci_prob"]``.
+    threshold : float, optional
+        Also give ``p_above``, the posterior probability that the measure exceeds
+        ``threshold``, under each prior (as :func:`ambppl.summarize` does).
     draws, chains : int, default 1000, 4
         Draws per chain and chains of every fit.
     random_seed : int, numpy.random.Generator or None
         Seed; the same seed gives the same table.
-    **read_kwargs
-        Passed to :func:`ambppl.read_annotations`.
+    **kwargs
+        None are taken: reader options (``cant_solve=``, ...) raise a TypeError that shows
+        the call of :func:`ambppl.read_annotations` that takes them.
 
     Returns
     -------
     pandas.DataFrame
         Index ``item``; columns a two-level index (prior label, statistic): the prior
         labels are ``"beta=0.5"``, ``"beta=1"``, ``"hierarchical"``, ... and the statistics
-        ``mean``, ``hdi_lower``, ``hdi_upper``. ``attrs`` holds ``measure``, ``hdi_prob``
+        ``mean``, ``hdi_lower``, ``hdi_upper`` (and ``p_above`` with ``threshold``).
+        ``attrs`` holds ``measure``, ``hdi_prob``, ``threshold``
         and, for learned priors, ``learned``: label -> ``{"kappa": posterior mean,
         "mu": [posterior means]}``.
 
@@ -82,6 +90,8 @@ def prior_sensitivity(
     ValueError
         For an empty ``priors``, a prior that is neither positive nor a known name, or bad
         data (as :func:`ambppl.fit`).
+    TypeError
+        For a path, reader options or any other keyword not in the signature.
 
     Notes
     -----
@@ -95,10 +105,10 @@ def prior_sensitivity(
     --------
     >>> import numpy as np
     >>> import ambppl
-    >>> counts = np.array([[5, 0, 0], [2, 2, 1], [0, 4, 1]])
+    >>> counts = ambppl.read_annotations(np.array([[5, 0, 0], [2, 2, 1], [0, 4, 1]]),
+    ...                                  categories=["a", "b", "cs"], cant_solve="cs")
     >>> table = ambppl.prior_sensitivity(counts, priors=(0.5, 1.0), draws=300, chains=2,
-    ...                                  random_seed=1, categories=["a", "b", "cs"],
-    ...                                  cant_solve="cs")
+    ...                                  random_seed=1)
     >>> table.columns.get_level_values(0).unique().tolist()
     ['beta=0.5', 'beta=1']
     >>> bool((table[("beta=1", "mean")] > table[("beta=0.5", "mean")]).iloc[0])
@@ -112,7 +122,13 @@ def prior_sensitivity(
             "priors must be a non-empty sequence of positive numbers and names from "
             f"{sorted(LEARNED_PRIORS)}, but got {priors!r}"
         )
-    counts = _as_counts(data, read_kwargs)
+    refuse_read_options(kwargs, "prior_sensitivity")
+    if kwargs:
+        raise TypeError(
+            f"prior_sensitivity() got unexpected keyword arguments {sorted(kwargs)}; its "
+            "keywords are priors, measure, hdi_prob, threshold, draws, chains and random_seed"
+        )
+    counts = as_counts(data)
     rng = np.random.default_rng(random_seed)
     parts, learned = {}, {}
     for prior in priors:
@@ -143,11 +159,18 @@ def prior_sensitivity(
                 "kappa": float(post["kappa"].mean()),
                 "mu": post["mu"].mean(("chain", "draw")).values.tolist(),
             }
-        table = summarize(result, measure=measure, hdi_prob=hdi_prob)
-        parts[_label(prior)] = table[list(STATISTICS)]
+        extra = {} if threshold is None else {"threshold": threshold}
+        table = summarize(result, measure=measure, hdi_prob=hdi_prob, **extra)
+        columns = [*STATISTICS, *(["p_above"] if threshold is not None else [])]
+        parts[_label(prior)] = table[columns]
         hdi_prob = table.attrs["hdi_prob"]
     out = pd.concat(parts, axis=1, names=["prior", "statistic"])
-    out.attrs = {"measure": table.attrs["measure"], "hdi_prob": hdi_prob, "learned": learned}
+    out.attrs = {
+        "measure": table.attrs["measure"],
+        "hdi_prob": hdi_prob,
+        "threshold": threshold,
+        "learned": learned,
+    }
     return out
 
 

@@ -16,8 +16,9 @@ import numpy as np
 import ambppl.maths.measures as measures
 from ambppl.analysis.hyperprior import hyperprior_sensitivity
 from ambppl.analysis.raters import summarize_raters
+from ambppl.data.contract import as_counts, refuse_read_options
 from ambppl.inference.diagnostics import diagnose
-from ambppl.inference.fitting import _as_counts, fit
+from ambppl.inference.fitting import fit
 from ambppl.internal.checks import as_float_array, check_option, check_positive_int, check_prob
 from ambppl.internal.resultdata import (
     cant_solve_index,
@@ -130,9 +131,10 @@ def summarize(
     ``plugin`` and ``less_biased`` are :func:`ambppl.estimate` (paper section 3.3, ERRATA item 8).
     ``sd`` uses ``ddof=1`` like ArviZ; the HDI is :func:`arviz.hdi`, and ESS/R-hat are
     ArviZ's :func:`arviz.ess` (bulk) and :func:`arviz.rhat` (rank-normalized) as
-    :mod:`ambppl.inference.diagnostics` computes them: the same algorithms (arviz-stats 1.3), equal to
-    rounding, vectorized over the items instead of ArviZ's loop over scalars (11,040 items x
-    4 chains x 1000 draws: 6.4 s of CPU against ArviZ's 39 s), all over every item at once.
+    :mod:`ambppl.inference.diagnostics` computes them: the same algorithms (arviz-stats 1.3),
+    equal to rounding, vectorized over the items instead of ArviZ's loop over scalars (11,040
+    items x 4 chains x 1000 draws: 6.4 s of CPU against ArviZ's 39 s), all over every item at
+    once.
 
     References
     ----------
@@ -330,14 +332,15 @@ def summarize_counts(
     hdi_prob: float | None = None,
     threshold: float = 0.4,
     random_seed: Any = None,
-    **read_kwargs: Any,
+    **kwargs: Any,
 ) -> pd.DataFrame:
     """The :func:`summarize` table straight from counts, sampling once per distinct count vector.
 
     Parameters
     ----------
-    data : xarray.DataArray, pandas.DataFrame, str, pathlib.Path or numpy.ndarray
-        Counts or annotations, as for :func:`ambppl.fit`.
+    data : xarray.DataArray, pandas.DataFrame or numpy.ndarray
+        Counts already read, as for :func:`ambppl.fit` (:func:`ambppl.data.as_counts`; not a
+        path: read files with :func:`ambppl.read_annotations` first).
     model : str, default "dirichlet_categorical"
         A catalog model with a conjugate exact sampler.
     measure : {"amb", "modified", "old", "entropy"}, default "amb"
@@ -352,8 +355,9 @@ def summarize_counts(
         ``p_above`` is P(measure > threshold).
     random_seed : int, numpy.random.Generator or None
         Seed; the same seed gives the same table.
-    **read_kwargs
-        Passed to :func:`ambppl.read_annotations`.
+    **kwargs
+        None are taken: reader options (``cant_solve=``, ...) raise a TypeError that shows
+        the call of :func:`ambppl.read_annotations` that takes them.
 
     Returns
     -------
@@ -366,6 +370,8 @@ def summarize_counts(
     ValueError
         As :func:`ambppl.fit` and :func:`summarize` do for bad arguments, including a model
         without an exact sampler.
+    TypeError
+        For a path, reader options or any other keyword not in the signature.
 
     Notes
     -----
@@ -388,9 +394,9 @@ def summarize_counts(
     --------
     >>> import numpy as np
     >>> import ambppl
-    >>> counts = np.array([[5, 0, 0], [2, 2, 1], [5, 0, 0]])
-    >>> table = ambppl.summarize_counts(
-    ...     counts, categories=["yes", "no", "cs"], cant_solve="cs", random_seed=1)
+    >>> counts = ambppl.read_annotations(np.array([[5, 0, 0], [2, 2, 1], [5, 0, 0]]),
+    ...                                  categories=["yes", "no", "cs"], cant_solve="cs")
+    >>> table = ambppl.summarize_counts(counts, random_seed=1)
     >>> table.attrs["n_distinct"], bool(table.iloc[0].equals(table.iloc[2]))
     (2, True)
     """
@@ -398,8 +404,14 @@ def summarize_counts(
     import xarray as xr
 
     measure = measure_name(measure)
+    refuse_read_options(kwargs, "summarize_counts")
+    if kwargs:
+        raise TypeError(
+            f"summarize_counts() got unexpected keyword arguments {sorted(kwargs)}; its "
+            "keywords are model, measure, prior, draws, hdi_prob, threshold and random_seed"
+        )
     draws = check_positive_int(draws, "draws")
-    counts = _as_counts(data, read_kwargs)
+    counts = as_counts(data)
     distinct, inverse = np.unique(counts.values, axis=0, return_inverse=True)
     rng = np.random.default_rng(random_seed)
     batch = max(1, BATCH_BYTES // (8 * draws))

@@ -39,12 +39,14 @@ from ambppl import __version__, validation
 from ambppl.analysis.planning import expected_posterior_sd, next_batch
 from ambppl.analysis.scoring import CONJUGATE_METHODS, score
 from ambppl.analysis.summary import rank, summarize
-from ambppl.data.readers import (
-    COUNT_TYPES,
+from ambppl.data import (
     FILE_TYPES,
-    SUFFIXES,
     command_line_messages,
+    count_long_in_chunks,
+    holds_counts,
     is_zarr_store,
+    open_counts_in_chunks,
+    opens_in_chunks,
     read_annotations,
     read_long,
 )
@@ -715,20 +717,20 @@ def _read(args: argparse.Namespace, data: str = "counts") -> Any:
 
     Mistakes are reported with the option that fixes them (``--format tsv``, ``--no-header``,
     ``--comment '#'``), never with a Python keyword: the reading runs inside
-    :func:`ambppl.data.readers.command_line_messages`. Warnings of the reader are printed as one line.
+    :func:`ambppl.data.command_line_messages`. Warnings of the reader are printed as one
+    line.
     """
 
     path = _input_path(args.annotations)
     _progress(args, f"reading {path}")
-    file_type = args.format or SUFFIXES.get(path.suffix.lower())
     columns = {**_columns(args), "cant_solve": args.cant_solve}
-    fmt = "+".join(part for part in (args.layout, args.format) if part) or None
+    fmt = _format(args)
     options = _text_options(args)
     try:
         with command_line_messages(), _warnings_as_lines():
             if data != "long":
                 return read_annotations(path, format=fmt, **columns, **options)
-            if args.layout == "counts" or file_type in COUNT_TYPES:
+            if holds_counts(path, fmt):
                 raise UsageError(
                     f"--model {args.model} fits one row per answer with rater ids, but "
                     f"'{path}' holds counts; give the answers file (--layout long or wide)"
@@ -869,15 +871,6 @@ def _fit(args: argparse.Namespace, counts: Any, method: str, params: dict[str, A
             f"{len(counts)} answers on {counts['item'].nunique()} items by "
             f"{counts['rater'].nunique()} raters"
         )
-    if not hasattr(counts, "sizes"):  # the canonical answers table read_long wrote
-        params = {
-            **params,
-            "item": "item",
-            "rater": "rater",
-            "label": "label",
-            "cant_solve": counts.attrs.get("cant_solve"),
-            "categories": list(counts["label"].cat.categories),
-        }
     nuts_options = _nuts_options(args)  # checked against the method by _model_settings
     if nuts_options:
         params = {**params, "sample_kwargs": nuts_options}
@@ -1226,25 +1219,12 @@ def _chunked_counts(args: argparse.Namespace) -> bool:
     """Whether the input is counts to read in chunks: a zarr store, or a Parquet file of
     counts (``--layout counts``, or integer columns only, besides an item column)."""
 
-    path = Path(args.annotations)
-    file_type = args.format or SUFFIXES.get(path.suffix.lower())
-    if file_type is None and path.is_dir() and is_zarr_store(path):
-        file_type = "zarr"
-    if file_type == "zarr":
-        return True
-    if file_type != "parquet" or args.layout in ("long", "wide"):
-        return False
-    if args.layout == "counts":
-        return True
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    return opens_in_chunks(Path(args.annotations), _format(args), item=args.item)
 
-    try:
-        schema = pq.read_schema(path)
-    except (OSError, pa.ArrowInvalid):
-        return False  # not readable as one file: the reader's message says why
-    others = [f for f in schema if f.name not in (args.item, "item", "__index_level_0__")]
-    return bool(others) and all(pa.types.is_integer(f.type) for f in others)
+
+def _format(args: argparse.Namespace) -> str | None:
+    """``format=`` of the readers: ``--layout`` and ``--format`` joined by ``+``."""
+    return "+".join(part for part in (args.layout, args.format) if part) or None
 
 
 def _text_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -1266,7 +1246,7 @@ def _text_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _score_long_in_chunks(args: argparse.Namespace, method: str, params: dict[str, Any]) -> Any:
     """``--layout long --chunk-items N``: an answers file too large for memory, counted with
-    dask block by block (:func:`ambppl.analysis.scoring.count_long_in_chunks`), then scored."""
+    dask block by block (:func:`ambppl.data.count_long_in_chunks`), then scored."""
 
     path = _input_path(args.annotations)
     _progress(args, f"counting the answers in {path} with dask, block by block")
@@ -1278,15 +1258,8 @@ def _score_long_in_chunks(args: argparse.Namespace, method: str, params: dict[st
     fmt = "+".join(part for part in ("long", args.format) if part)
     start = time.perf_counter()
     with command_line_messages(), _warnings_as_lines():
-        table = score(
-            path,
-            args.model,
-            **_score_settings(args, method),
-            chunk_items=args.chunk_items,
-            format=fmt,
-            **options,
-            **params,
-        )
+        counts = count_long_in_chunks(path, chunk_items=args.chunk_items, format=fmt, **options)
+        table = score(counts, args.model, **_score_settings(args, method), **params)
     _progress(
         args,
         f"scored {len(table)} items ({table.attrs['n_distinct']} distinct count vectors) in "
@@ -1310,32 +1283,25 @@ def _score_settings(args: argparse.Namespace, method: str) -> dict[str, Any]:
 def _score_streaming(
     args: argparse.Namespace, output: Path | None, method: str, params: dict[str, Any]
 ) -> int:
-    """Score counts chunk by chunk with dask: :func:`ambppl.score` with ``chunk_items``,
-    written part by part (Parquet: a dataset folder; CSV/TSV: one file) without holding
-    every item; on screen / stdout the table is collected (and ranked) first."""
+    """Score counts chunk by chunk with dask: :func:`ambppl.score` of the counts that
+    :func:`ambppl.data.open_counts_in_chunks` opens lazily, written part by part (Parquet: a
+    dataset folder; CSV/TSV: one file) without holding every item; on screen / stdout the
+    table is collected (and ranked) first."""
 
     path = _input_path(args.annotations)
     chunk_items = args.chunk_items or CHUNK_ITEMS
     _progress(args, f"reading {path} in chunks of {chunk_items} items (dask)")
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {"format": args.format}
     if args.cant_solve is not None:
         options["cant_solve"] = args.cant_solve
     if args.item != "task":
         options["item"] = args.item
-    if args.format:
-        options["format"] = args.format
 
     start = time.perf_counter()
     try:
         with command_line_messages(), _warnings_as_lines():
-            lazy = score(
-                path,
-                args.model,
-                **_score_settings(args, method),
-                chunk_items=chunk_items,
-                **options,
-                **params,
-            )
+            counts = open_counts_in_chunks(path, chunk_items=chunk_items, **options)
+            lazy = score(counts, args.model, **_score_settings(args, method), **params)
     except ImportError as err:
         raise UsageError(_one_line(str(err))) from err
     _progress(
@@ -1779,8 +1745,7 @@ def _validate_file(args: argparse.Namespace, start: float) -> int:
 def _names_raters(args: argparse.Namespace) -> bool:
     """Whether the command line names a rater column of an answers file (not counts)."""
 
-    file_type = args.format or SUFFIXES.get(Path(args.annotations).suffix.lower())
-    if args.layout == "counts" or file_type in COUNT_TYPES:
+    if holds_counts(Path(args.annotations), _format(args)):
         return False
     return _columns(args)["rater"] is not None
 

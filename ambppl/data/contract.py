@@ -43,7 +43,9 @@ def _refuse_path(data: Any, reader: str) -> None:
         )
 
 
-def refuse_read_options(kwargs: dict[str, Any], caller: str) -> None:
+def refuse_read_options(
+    kwargs: dict[str, Any], caller: str, reader: str = "ambppl.read_annotations"
+) -> None:
     """Raise when ``kwargs`` hold reader options: the estimator ``caller`` takes read data.
 
     Parameters
@@ -52,6 +54,8 @@ def refuse_read_options(kwargs: dict[str, Any], caller: str) -> None:
         Keywords an estimator received besides its own.
     caller : str
         The estimator's name, for the message.
+    reader : str, default "ambppl.read_annotations"
+        The reader the message names (``"ambppl.data.read_long"`` for answer-level models).
 
     Raises
     ------
@@ -63,14 +67,14 @@ def refuse_read_options(kwargs: dict[str, Any], caller: str) -> None:
     >>> refuse_read_options({"kappa_sd": 1.0}, "fit")
     >>> refuse_read_options({"item": "task"}, "fit")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    TypeError: fit takes annotations already read, so reader options do not go to it, but got ['item']; ...
+    TypeError: fit takes annotations already read, ... but got ['item']; ...
     """
     found = sorted(k for k in kwargs if k in READ_OPTIONS)
     if found:
         raise TypeError(
             f"{caller} takes annotations already read, so reader options do not go to it, "
             f"but got {found}; pass them to the reader and give {caller} what it returns: "
-            f"{caller}(ambppl.read_annotations(path, {found[0]}=...), ...)"
+            f"{caller}({reader}(data, {found[0]}=...), ...)"
         )
 
 
@@ -109,7 +113,7 @@ def as_counts(data: Any) -> xr.DataArray:
     (('item', 'category'), None, [[3, 1], [0, 4]])
     >>> as_counts("answers.csv")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    TypeError: data must be annotations already read ...; read it first: ambppl.read_annotations('answers.csv', ...)
+    TypeError: data must be annotations already read ...('answers.csv', ...)
     """
     import pandas as pd
     import xarray as xr

@@ -1,7 +1,10 @@
-"""The score of counts too large for memory: dask over chunks of items.
+"""Counts too large for memory (:class:`LazyCounts`) and the two dask passes that score them.
 
-Two passes over the chunks, both dask graphs (threads, processes or a ``dask.distributed``
-cluster, whichever scheduler is active):
+:class:`LazyCounts` is the data contract of counts read in chunks: a dask array (items x
+categories) chunked along items, with the item and category labels and the can't-solve label
+(:func:`ambppl.data.open_counts_in_chunks` opens a zarr store or a Parquet file as one,
+:func:`from_dataarray` wraps a dask-backed DataArray). Two passes over its chunks, both dask
+graphs (threads, processes or a ``dask.distributed`` cluster, whichever scheduler is active):
 
 1. every chunk's distinct count vectors with their frequencies, merged by a tree reduction
    (``dask.delayed``) into the data set's distinct vectors, which are few (at most
@@ -15,21 +18,15 @@ cluster, whichever scheduler is active):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl.data.readers import is_zarr_store
 from ambppl.internal.checks import MAX_COUNT, check_counts
-from ambppl.internal.messages import say
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-
-#: Items per chunk when a Parquet file is read (a zarr store keeps its own chunks).
-CHUNK_ITEMS = 2_000_000
 
 #: Distinct count vectors merged per node of the reduction tree.
 SPLIT_EVERY = 8
@@ -194,9 +191,20 @@ def write_part(
 
 @dataclass
 class LazyCounts:
-    """Counts too large for memory: a dask array (items x categories) chunked along items,
-    the item labels (a dask array in the same chunks, or None: positions), the category
-    labels and the can't-solve label from the source (None if it names none)."""
+    """Counts too large for memory, chunked along items (the data contract read in chunks).
+
+    Attributes
+    ----------
+    values : dask.array.Array
+        The counts, items x categories, chunked along items.
+    items : dask.array.Array or None
+        The item labels in the same chunks; None: items are numbered from 0.
+    categories : list of str
+        The category labels, one per count column.
+    cant_solve : label, int or None
+        The can't-solve category (a label or a position) from the source; None if it names
+        none.
+    """
 
     values: Any
     items: Any
@@ -217,9 +225,64 @@ class LazyCounts:
             items = items.rechunk((values.chunks[0],))
         return list(values.to_delayed()[:, 0]), list(items.to_delayed())
 
+    def relabel(self, categories: Any = None) -> LazyCounts:
+        """These counts with other category labels.
+
+        Parameters
+        ----------
+        categories : list of labels, optional
+            One label per count column, in order; None returns these counts unchanged.
+
+        Returns
+        -------
+        LazyCounts
+            A copy with ``categories`` as strings (the dask arrays shared).
+
+        Raises
+        ------
+        ValueError
+            For a number of labels other than the number of count columns.
+        """
+        if categories is None:
+            return self
+        if isinstance(categories, str | bytes) or len(categories) != len(self.categories):
+            raise ValueError(
+                f"categories must name the {len(self.categories)} count columns, but got "
+                f"{len(categories)}: {categories!r}"
+            )
+        return replace(self, categories=[str(c) for c in categories])
+
 
 def from_dataarray(counts: Any) -> LazyCounts:
-    """The :class:`LazyCounts` of a dask-backed count DataArray (dims item, category)."""
+    """The :class:`LazyCounts` of a dask-backed count DataArray.
+
+    Parameters
+    ----------
+    counts : xarray.DataArray
+        Counts with dims ``("item", "category")`` backed by dask (e.g.
+        ``read_annotations(...).chunk({"item": 10**6})``); its ``item`` and ``category``
+        coordinates and ``attrs["cant_solve"]`` are used where present.
+
+    Returns
+    -------
+    LazyCounts
+        The same chunks (nothing computed), the item labels in those chunks, the category
+        labels as strings and the can't-solve label.
+
+    Raises
+    ------
+    ValueError
+        For other dims.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> counts = xr.DataArray(np.array([[3, 1], [0, 4], [2, 2]]), dims=("item", "category"),
+    ...                       coords={"category": ["yes", "no"]}).chunk({"item": 2})
+    >>> lazy = from_dataarray(counts)
+    >>> lazy.categories, lazy.values.chunks, lazy.items is None
+    (['yes', 'no'], ((2, 1), (2,)), True)
+    """
     import dask.array as da
 
     if tuple(counts.dims) != ("item", "category"):
@@ -236,153 +299,3 @@ def from_dataarray(counts: Any) -> LazyCounts:
         else [str(k) for k in range(counts.sizes["category"])]
     )
     return LazyCounts(counts.data, items, categories, counts.attrs.get("cant_solve"))
-
-
-def open_lazy(path: Path, ftype: str, *, item: Any, chunk_items: int) -> LazyCounts:
-    """The :class:`LazyCounts` of a zarr store or a Parquet file, nothing read yet.
-
-    A zarr store holds one 2-D array (named ``counts`` if there are several; xarray's
-    ``to_zarr`` of a count DataArray: its ``item`` and ``category`` coordinates and
-    ``cant_solve`` attribute are used, the item labels read lazily too). A Parquet file
-    holds one row per item and one integer column per category, plus optionally the item
-    column ``item`` names (default: a column called "item" if there is one); it is read in
-    chunks of ``chunk_items`` items.
-    """
-    import dask
-    import dask.array as da
-
-    if ftype == "zarr":
-        import xarray as xr
-        import zarr
-
-        if not (path.is_dir() and is_zarr_store(path)):
-            raise ValueError(
-                f"could not read {path.name!r} as ZARR: it is not a zarr store (a folder written "
-                "by xarray's to_zarr or by zarr, holding a 2-D count array); "
-                + say(
-                    "pass format='parquet' or leave format out",
-                    "give --format parquet or leave --format out",
-                )
-                + " for other files"
-            )
-        node = zarr.open(str(path), mode="r")
-        if isinstance(node, zarr.Array):  # a bare count array: categories by position
-            values = da.from_zarr(node).rechunk({1: -1})
-            names = [str(k) for k in range(values.shape[1])]
-            return LazyCounts(values, None, names)
-        group = node
-        consolidated = getattr(group.metadata, "consolidated_metadata", None) is not None
-        store = xr.open_zarr(path, drop_variables=["item"], consolidated=consolidated)
-        two_d = [n for n, v in store.data_vars.items() if v.ndim == 2]
-        name = "counts" if "counts" in store.data_vars else (two_d[0] if len(two_d) == 1 else None)
-        if name is None:
-            raise ValueError(
-                f"the zarr store {path.name!r} must hold one 2-D count array (items x "
-                f"categories), named 'counts' if there are several, but it holds "
-                f"{sorted(store.data_vars)!r}"
-            )
-        counts = store[name]
-        cat_dim = counts.dims[1]
-        categories = (
-            [str(c) for c in counts[cat_dim].values]
-            if cat_dim in counts.coords
-            else [str(k) for k in range(counts.sizes[cat_dim])]
-        )
-        items = None
-        if (path / "item").exists():
-            items = da.from_zarr(str(path), component="item")
-        cant_solve = counts.attrs.get("cant_solve", store.attrs.get("cant_solve"))
-        values = counts.data.rechunk({0: counts.data.chunks[0], 1: -1})
-        return LazyCounts(values, items, categories, cant_solve)
-    import pyarrow.parquet as pq
-
-    files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
-    if not files:
-        raise ValueError(f"the folder {path.name!r} holds no .parquet files")
-    metas = [pq.ParquetFile(f).metadata for f in files]
-    columns = [name for name in metas[0].schema.names if name != "__index_level_0__"]
-    item_column = item if item is not None else ("item" if "item" in columns else None)
-    if item_column is not None and item_column not in columns:
-        raise ValueError(
-            f"item column {item_column!r} is not in {path.name!r}; its columns are "
-            f"{columns!r}: pass item=<one of them> (on the command line --item)"
-        )
-    categories = [c for c in columns if c != item_column]
-    item_dtype = np.dtype(object)
-    if item_column is not None:
-        arrow_type = metas[0].schema.to_arrow_schema().field(item_column).type
-        try:
-            item_dtype = np.dtype(arrow_type.to_pandas_dtype())
-        except (NotImplementedError, TypeError):
-            pass
-    # chunks of whole row groups, about chunk_items items each; sizes from the metadata
-    # (nothing is read before the passes)
-    value_parts, item_parts = [], []
-    first_row = 0  # of the chunk, counted over all files (for messages about a bad count)
-    for file, meta in zip(files, metas, strict=True):
-        groups: list[int] = []
-        rows = 0
-        for g in range(meta.num_row_groups):
-            groups.append(g)
-            rows += meta.row_group(g).num_rows
-            if rows >= chunk_items or g == meta.num_row_groups - 1:
-                if rows:
-                    value_parts.append(
-                        da.from_delayed(
-                            dask.delayed(read_counts)(
-                                file, list(groups), categories, first_row=first_row
-                            ),
-                            shape=(rows, len(categories)),
-                            dtype=np.int64,
-                        )
-                    )
-                    if item_column is not None:
-                        item_parts.append(
-                            da.from_delayed(
-                                dask.delayed(read_items)(file, list(groups), item_column),
-                                shape=(rows,),
-                                dtype=item_dtype,
-                            )
-                        )
-                first_row += rows
-                groups, rows = [], 0
-    if not value_parts:
-        raise ValueError(f"{path.name!r} has no rows (no items); give the file with the counts")
-    if len(categories) < 2:
-        raise ValueError(
-            f"{path.name!r} must have at least 2 category columns (one count per category), but "
-            f"its columns besides the item column are {categories!r}"
-        )
-    values = da.concatenate(value_parts, axis=0)
-    items = da.concatenate(item_parts) if item_parts else None
-    return LazyCounts(values, items, [str(c) for c in categories])
-
-
-def read_counts(
-    file: Path, groups: list[int], columns: list[str], *, first_row: int = 0
-) -> np.ndarray:
-    """Row groups of a Parquet file of counts: an int64 block (rows x categories), checked
-    as :func:`ambppl.internal.checks.check_counts` does (a null cell, a fraction, a negative or huge
-    count is refused with its row, counted from ``first_row``, and column)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    table = pq.ParquetFile(file).read_row_groups(groups, columns=columns)
-    for name in columns:
-        kind = table.schema.field(name).type
-        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
-            raise TypeError(
-                f"counts in {Path(file).name!r} must be numbers, but column {name!r} holds "
-                f"{kind}; give one integer column per category (and the item column)"
-            )
-    # a null cell comes out as NaN (float), which check_counts names
-    block = np.column_stack([table.column(n).to_numpy(zero_copy_only=False) for n in columns])
-    return checked_block(block, f"counts in {Path(file).name!r}", columns, first_row)
-
-
-def read_items(file: Path, groups: list[int], column: str) -> np.ndarray:
-    """Row groups of a Parquet file: the item labels."""
-    import pyarrow.parquet as pq
-
-    table = pq.ParquetFile(file).read_row_groups(groups, columns=[column])
-    return table.column(column).to_numpy(zero_copy_only=False)

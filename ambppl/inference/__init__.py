@@ -13,6 +13,7 @@ from ambppl.inference.catalog import (
     catalog_dir,
     get_model,
     list_models,
+    model_parameters,
     parameter_owners,
     read_record,
 )
@@ -83,6 +84,7 @@ __all__ = [
     "log_pochhammer_excess",
     "mcse_mean",
     "model_coords",
+    "model_parameters",
     "parameter_owners",
     "prior_concentration",
     "read_record",

@@ -19,9 +19,9 @@ method              functions of the model file
 =================== ==========================================================================
 
 ``HYPERPARAMETERS`` names the posterior variables ``concentration`` reads; ``fit`` computes
-the ``log_likelihood`` group from ``concentration`` (:mod:`ambppl.inference.modeling`). The model files
-import :mod:`ambppl.inference.modeling` and nothing private of ambppl. The catalog folder is, in this
-order of preference:
+the ``log_likelihood`` group from ``concentration`` (:mod:`ambppl.inference.modeling`). The
+model files import :mod:`ambppl.inference.modeling` and nothing private of ambppl. The catalog
+folder is, in this order of preference:
 
 1. the folder named by the environment variable ``AMBPPL_MODELS`` (for tests and for users
    who keep their own models);
@@ -39,6 +39,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from ambppl.data.contract import refuse_read_options
 from ambppl.data.readers import read_annotations, read_long
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,6 +53,7 @@ __all__ = [
     "catalog_dir",
     "get_model",
     "list_models",
+    "model_parameters",
     "parameter_owners",
     "read_record",
 ]
@@ -513,8 +515,9 @@ def parameter_owners(path: str | Path | None = None) -> dict[str, list[str]]:
 
     Notes
     -----
-    ``fit`` and the command line use it to tell a parameter of another model (``prior=``
-    given to ``hierarchical_dirichlet``) from an option of the annotation reader.
+    :func:`model_parameters` (for ``fit``, ``score``, ...) and the command line use it to tell
+    a parameter of another model (``prior=`` given to ``hierarchical_dirichlet``) from a
+    keyword that no model has.
 
     Examples
     --------
@@ -526,3 +529,74 @@ def parameter_owners(path: str | Path | None = None) -> dict[str, list[str]]:
         for parameter in entry.info["parameters"]:
             owners.setdefault(parameter, []).append(name)
     return owners
+
+
+def model_parameters(
+    entry: ModelEntry, kwargs: dict[str, Any], caller: str = "fit"
+) -> dict[str, Any]:
+    """The keywords an estimator received for the model ``entry``, checked to be its parameters.
+
+    Parameters
+    ----------
+    entry : ModelEntry
+        The catalog entry (:func:`get_model`).
+    kwargs : dict
+        The estimator's further keywords (``**kwargs`` of :func:`ambppl.fit`,
+        :func:`ambppl.score`, ...).
+    caller : str, default "fit"
+        The estimator's name, for the messages.
+
+    Returns
+    -------
+    dict
+        A copy of ``kwargs``: every key is a parameter of the model (see
+        ``entry.info["parameters"]``; the missing ones keep their defaults).
+
+    Raises
+    ------
+    TypeError
+        For options of the readers (``cant_solve=``, ``item=``, ...;
+        :data:`ambppl.data.READ_OPTIONS`): the estimator takes annotations already read, and
+        the message names the reader that takes them (:func:`ambppl.read_annotations`, or
+        :func:`ambppl.data.read_long` for a model of answers).
+    ValueError
+        For parameters of other catalog models (``prior=`` given to
+        ``hierarchical_dirichlet``) and for any other keyword; the message lists the
+        model's parameters.
+
+    Notes
+    -----
+    The parameters of other models are found with :func:`parameter_owners` on the entry's
+    own catalog folder.
+
+    Examples
+    --------
+    >>> entry = get_model("dirichlet_categorical")
+    >>> model_parameters(entry, {"prior": 0.5})
+    {'prior': 0.5}
+    >>> model_parameters(entry, {"kappa_sd": 1.0})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: model 'dirichlet_categorical' has the parameters ['prior'], but got ...
+    >>> model_parameters(entry, {"cant_solve": "?"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    TypeError: fit takes annotations already read, ... but got ['cant_solve']; ...
+    """
+    long = entry.info["data"] == "long"
+    reader = "ambppl.data.read_long" if long else "ambppl.read_annotations"
+    refuse_read_options(kwargs, caller, reader)
+    own = entry.info["parameters"]
+    rest = [k for k in kwargs if k not in own]
+    owners = parameter_owners(entry.path.parent) if rest else {}
+    foreign = sorted(k for k in rest if k in owners)
+    if foreign:
+        raise ValueError(
+            f"model {entry.name!r} has the parameters {sorted(own)}, but got "
+            f"{foreign} (parameters of other models); drop them or choose the model that has "
+            "them"
+        )
+    if rest:
+        raise ValueError(
+            f"{caller}'s keywords must be parameters of model {entry.name!r} ({sorted(own)}), "
+            f"but got {sorted(rest)}"
+        )
+    return dict(kwargs)

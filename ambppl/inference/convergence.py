@@ -109,8 +109,8 @@ def worst_parameters(
         The posterior (for the variables' coordinates).
     diagnostics : mapping of str to mapping of str to numpy.ndarray
         Per variable, its ``r_hat``, ``ess_bulk`` and ``ess_tail`` per scalar (shape: the
-        variable's dims after ``chain`` and ``draw``), as :func:`ambppl.inference.diagnostics.diagnose`
-        returns them.
+        variable's dims after ``chain`` and ``draw``), as
+        :func:`ambppl.inference.diagnostics.diagnose` returns them.
     n : int, default N_WORST
         How many to return.
 

@@ -36,11 +36,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import ambppl
-from ambppl.data.readers import read_annotations, read_long
-from ambppl.inference.catalog import ModelEntry, get_model, parameter_owners
+from ambppl.data.contract import as_answers, as_counts, refuse_read_options
+from ambppl.inference.catalog import ModelEntry, get_model, model_parameters
 from ambppl.inference.convergence import CONVERGENCE, ConvergenceWarning, check_convergence
 from ambppl.inference.modeling import count_values, log_likelihood
-from ambppl.internal.checks import check_counts, check_option, check_positive_int
+from ambppl.internal.checks import check_option, check_positive_int
 from ambppl.internal.limits import MEMORY_FRACTION, on_command_line, size
 from ambppl.internal.limits import available_memory as available
 from ambppl.maths.draws import dirichlet_draws
@@ -108,9 +108,14 @@ def fit(
 
     Parameters
     ----------
-    data : xarray.DataArray, pandas.DataFrame, str, pathlib.Path or numpy.ndarray
-        A count DataArray (dims ``("item", "category")``, ``attrs["cant_solve"]`` the
-        can't-solve label or ``None``) or anything :func:`ambppl.read_annotations` accepts.
+    data : xarray.DataArray, pandas.DataFrame or numpy.ndarray
+        Annotations already read (:mod:`ambppl.data.contract`): counts as
+        :func:`ambppl.read_annotations` returns them (dims ``("item", "category")``,
+        ``attrs["cant_solve"]`` the can't-solve label or ``None``), or an array or frame it
+        reads with its defaults (:func:`ambppl.data.as_counts`). Models of answers (info
+        record ``"data": "long"``, e.g. ``rater_effects``) take the answers table of
+        :func:`ambppl.data.read_long` (:func:`ambppl.data.as_answers`). Not a path: read
+        files with the readers first.
     model : str, default "dirichlet_categorical"
         Name of a model in the catalog (:func:`ambppl.list_models`).
     method : {"exact", "collapsed", "empirical_bayes", "nuts"}, optional
@@ -148,9 +153,9 @@ def fit(
         Store the ``log_likelihood`` group (draws x chains x items x 8 bytes).
     **kwargs
         The model's parameters (e.g. ``prior=0.5`` for ``dirichlet_categorical``; see
-        ``ambppl.get_model(model).info["parameters"]``); every other keyword goes to
-        :func:`ambppl.read_annotations` (``item=``, ``rater=``, ``label=``,
-        ``cant_solve=``, ...).
+        ``ambppl.get_model(model).info["parameters"]``), checked by
+        :func:`ambppl.inference.catalog.model_parameters`. Reader options (``cant_solve=``,
+        ``item=``, ...) go to the reader, not here.
 
     Returns
     -------
@@ -170,10 +175,17 @@ def fit(
 
     Raises
     ------
+    TypeError
+        For a path (the message names the reader to call first: :func:`ambppl.read_annotations`,
+        or :func:`ambppl.data.read_long` for a model of answers), for reader options among
+        ``kwargs`` (the message shows the call that reads the data with them), and for counts
+        given to a model of answers.
     ValueError
         For an unknown model, method or sampler, a method the model does not list, a
-        parameter of another model, bad parameter values (e.g. a prior that is not
-        positive), non-positive draws/chains, unknown var_names, or bad data; and up front,
+        parameter of another model, any other keyword that is not a parameter of the model
+        (the message lists the model's parameters), bad parameter values (e.g. a prior that
+        is not positive), non-positive draws/chains, unknown var_names, or bad data; and up
+        front,
         before any sampling, when the fit's peak memory (:func:`memory_needed`: the draws to
         store, ``8 x chains x draws x items x`` the values per item of ``var_names``, the
         log likelihood, plus the sampler's working chunks) exceeds
@@ -228,10 +240,32 @@ def fit(
     True
     >>> sorted(result.children)
     ['log_likelihood', 'observed_data', 'posterior']
+
+    Files and frames are read first, with the reader's options:
+
+    >>> from ambppl.data import example_path
+    >>> counts = ambppl.read_annotations(example_path("weather_sentiment"),
+    ...                                  cant_solve="I can't tell")
+    >>> ambppl.fit(counts, draws=100, random_seed=1).attrs["cant_solve"]
+    "I can't tell"
+    >>> ambppl.fit(example_path("weather_sentiment"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    TypeError: data must be annotations already read ...: ambppl.read_annotations(...)
+    >>> ambppl.fit(counts, cant_solve="I can't tell")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    TypeError: fit takes ... fit(ambppl.read_annotations(data, cant_solve=...), ...)
     """
 
     entry = get_model(model)
-    params, read_kwargs = _split_kwargs(entry, kwargs, data)
+    long = entry.info["data"] == "long"  # the model takes one row per answer (rater ids kept)
+    reader = "ambppl.data.read_long" if long else "ambppl.read_annotations"
+    refuse_read_options(kwargs, "fit", reader)  # before the data: the message shows the read
+    answers = None
+    if long:
+        answers, counts = as_answers(data)
+    else:
+        counts = as_counts(data)
+    params = model_parameters(entry, kwargs, "fit")
     method = choose_method(entry, method, sampler, sample_kwargs)
     own = entry.info.get("nuts_defaults", {}) if method in NUTS_METHODS else {}
     draws = check_positive_int(own.get("draws", 1000) if draws is None else draws, "draws")
@@ -247,11 +281,6 @@ def fit(
                 sample_kwargs.setdefault(key, own[key])
     else:
         _refuse_nuts_options(method, sampler, sample_kwargs)
-    answers = None
-    if entry.info["data"] == "long":  # the model takes one row per answer (rater ids kept)
-        answers, counts = _as_answers(data, read_kwargs)
-    else:
-        counts = _as_counts(data, read_kwargs)
     cs_label = counts.attrs.get("cant_solve")
 
     values, cs = count_values(counts)
@@ -348,33 +377,6 @@ class _Job:
             self.module.concentration(hyper, n_categories=self.n_categories, **self.params),
             dtype=np.float64,
         )
-
-
-#: Options of read_annotations / read_long besides the pandas options for files.
-_READ_OPTIONS = ("item", "rater", "label", "cant_solve", "categories", "format", "na_values")
-
-
-def _split_kwargs(entry: ModelEntry, kwargs: dict[str, Any], data: Any) -> tuple[dict, dict]:
-    """Split ``fit``'s keywords into the model's parameters and read_annotations options."""
-    import os
-
-    own = entry.info["parameters"]
-    params = {k: v for k, v in kwargs.items() if k in own}
-    rest = {k: v for k, v in kwargs.items() if k not in own}
-    foreign = [k for k in rest if k in parameter_owners(entry.path.parent)]
-    if foreign:
-        raise ValueError(
-            f"model {entry.name!r} has the parameters {sorted(own)}, but got "
-            f"{sorted(set(foreign))} (parameters of other models); drop them or choose the "
-            "model that has them"
-        )
-    unknown = sorted(k for k in rest if k not in _READ_OPTIONS)
-    if unknown and not isinstance(data, str | os.PathLike):  # files take pandas' options too
-        raise ValueError(
-            f"fit's keywords must be parameters of model {entry.name!r} ({sorted(own)}) or "
-            f"options of read_annotations ({list(_READ_OPTIONS)}), but got {unknown}"
-        )
-    return params, rest
 
 
 def choose_method(entry: ModelEntry, method: Any, sampler: Any, sample_kwargs: Any) -> str:
@@ -626,50 +628,6 @@ def _check_convergence(tree: xr.DataTree, entry: ModelEntry, method: str) -> Non
     post = tree["posterior"]
     names = list(entry.hyperparameters) if method == "collapsed" else list(post.data_vars)
     check_convergence(tree, names, what=f"the {method} fit of {entry.name!r}", stacklevel=3)
-
-
-def _as_answers(data: Any, read_kwargs: dict[str, Any]) -> tuple[Any, xr.DataArray]:
-    """One row per answer (``read_long``) and the counts they make, for "long" models."""
-
-    answers = read_long(data, **read_kwargs)
-    counts = read_annotations(
-        answers,
-        item="item",
-        rater="rater",
-        label="label",
-        cant_solve=answers.attrs["cant_solve"],
-        categories=list(answers["label"].cat.categories),
-    )
-    for key in ("source", "n_dropped", "n_raters", "format"):
-        counts.attrs[key] = answers.attrs.get(key)
-    return answers, _as_counts(counts, {})
-
-
-def _as_counts(data: Any, read_kwargs: dict[str, Any]) -> xr.DataArray:
-    """The count DataArray of ``data`` (read with ``read_annotations`` unless it is one)."""
-    import xarray as xr
-
-    if isinstance(data, xr.DataArray) and not read_kwargs:
-        if tuple(data.dims) != ("item", "category"):
-            raise ValueError(
-                "data as a DataArray must be counts with dims ('item', 'category'), but got "
-                f"dims {tuple(data.dims)}"
-            )
-        counts = data
-    else:
-        counts = read_annotations(data, **read_kwargs)
-    values = check_counts(counts.values, "counts")
-    if values.shape[0] == 0:
-        raise ValueError("counts must have at least one item, but got 0 items")
-    coords = {
-        dim: (counts[dim].values if dim in counts.coords else np.arange(counts.sizes[dim]))
-        for dim in ("item", "category")
-    }
-    attrs = dict(counts.attrs)
-    attrs.setdefault("cant_solve", None)
-    return xr.DataArray(
-        values, dims=("item", "category"), coords=coords, name="counts", attrs=attrs
-    )
 
 
 def _check_var_names(var_names: Any, available: list[str]) -> list[str]:

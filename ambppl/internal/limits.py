@@ -12,8 +12,8 @@ categories) estimates what the request needs from the code path it will take and
   enumerated count vectors), set at about :data:`TIME_GUARD_S` seconds at the rates
   measured on one core of the development machine (the constants next to each entry point).
 
-Inside :func:`ambppl.internal.messages.command_line_messages` (the ``ambppl`` command) the message names
-the command-line option (``--budget``) instead of the Python keyword (``budget=``).
+Inside :func:`ambppl.internal.messages.command_line_messages` (the ``ambppl`` command) the
+message names the command-line option (``--budget``) instead of the Python keyword (``budget=``).
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ def memory_ceiling() -> int | None:
 
 def option(python: str, command_line: str) -> str:
     """The option in the caller's words: ``python`` (e.g. ``"budget"``), or on the command
-    line (inside :func:`ambppl.internal.messages.command_line_messages`) ``command_line`` (``"--budget"``)."""
+    line (inside :func:`ambppl.internal.messages.command_line_messages`) ``command_line``
+    (``"--budget"``)."""
 
     return say(python, command_line)
 

@@ -66,7 +66,8 @@ def cant_solve_index(
         "result must say which category is can't-solve: ambppl.fit records it in "
         "attrs['cant_solve'], catalog models in pm.Data('is_cant_solve') (constant_data), but "
         "this result has neither; fit it with ambppl.fit, build the model with "
-        "ambppl.inference.modeling.add_annotation_data, or set result.attrs['cant_solve'] = <label or None>"
+        "ambppl.inference.modeling.add_annotation_data, or set "
+        "result.attrs['cant_solve'] = <label or None>"
     )
 
 

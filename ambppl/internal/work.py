@@ -66,8 +66,8 @@ class Work:
         self._spend(seconds / SECONDS_PER_TERM, f": {what}", fix)
 
     def _spend(self, terms: float, what: str, fix: str) -> None:
-        """Count ``terms``, or refuse (:func:`ambppl.internal.limits.check_time`) with a message that
-        names the option and its value, then ``what`` and what to change (``fix`` added)."""
+        """Count ``terms``, or refuse (:func:`ambppl.internal.limits.check_time`) with a message
+        that names the option and its value, then ``what`` and what to change (``fix`` added)."""
 
         if terms <= self.left:
             self.left -= terms

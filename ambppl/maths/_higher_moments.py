@@ -371,7 +371,8 @@ def dirichlet_moments(
         raise NotImplementedError(
             f"higher moments of measure={measure!r} under a Dirichlet have no finite closed "
             f"form in ambppl (available for: {', '.join(repr(m) for m in HIGHER_MEASURES)}); "
-            "estimate them from draws, e.g. numpy.random.Generator.dirichlet and ambppl.maths.measures"
+            "estimate them from draws, e.g. numpy.random.Generator.dirichlet and "
+            "ambppl.maths.measures"
         )
     if (
         isinstance(order, bool)

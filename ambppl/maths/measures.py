@@ -139,8 +139,9 @@ MEASURES: tuple[str, ...] = tuple(_KERNELS)
 
 #: Measure name -> name of its posterior variable, the same in every catalog model.
 #: This module holds the package's one measure table: every other module (fit, summaries,
-#: moments, estimators, the model files through :func:`ambppl.inference.modeling.add_measures`) reads
-#: the names, the variable names and the minimum number of proper categories from here.
+#: moments, estimators, the model files through
+#: :func:`ambppl.inference.modeling.add_measures`) reads the names, the variable names and
+#: the minimum number of proper categories from here.
 VARIABLES: dict[str, str] = {
     "amb": "amb",
     "modified": "amb_modified",

@@ -1,10 +1,31 @@
-"""The report's figures: matplotlib ``Figure`` objects rendered to embedded PNG data URIs.
+"""The report's figures as matplotlib ``Figure`` objects, and their embedding as PNG.
 
-Every function returns a ``data:image/png;base64,...`` string that an ``<img src=...>``
-shows without any network access. Figures are made with :class:`matplotlib.figure.Figure`
-and the Agg canvas, never with ``pyplot``, so no global state is touched and nothing opens a
-window. User-supplied text (category labels, item ids) is passed through :func:`plain` so
-that matplotlib never interprets it as mathtext.
+Each figure of the HTML report (:func:`ambppl.report.render_report`) is drawn by a public
+function that returns a :class:`matplotlib.figure.Figure`, so a notebook shows the same
+figure (a Jupyter cell displays a returned ``Figure``) or saves it with ``fig.savefig``:
+
+======================================  ==================================================
+:func:`plot_answers_per_item`           how many items have each number of answers
+:func:`plot_category_shares`            share of all answers per category
+:func:`plot_ambiguity_histogram`        posterior mean ambiguity per item, with plug-in
+:func:`plot_zscores`                    z-scores of the draws against the closed forms
+:func:`plot_item_ranks`                 rank plots of the items with the largest R-hat
+:func:`plot_parameter_ranks`            rank plots of named parameters (ArviZ's)
+:func:`plot_energy`                     NUTS energy plot with E-BFMI per chain
+:func:`plot_prior_sensitivity`          a :func:`ambppl.prior_sensitivity` table drawn
+:func:`plot_implied_prior`              prior law of the measure under several priors
+:func:`plot_shrinkage`                  posterior means under two priors, item by item
+======================================  ==================================================
+
+:func:`figure_to_data_uri` turns a figure into the ``data:image/png;base64,...`` string
+that the page's ``<img src=...>`` shows without any network access, and closes it.
+
+The figures are made with :class:`matplotlib.figure.Figure` directly (the Agg canvas when
+saved), never through ``pyplot``: no global state is touched, no figure is left registered
+with pyplot and no GUI backend is needed. (:func:`plot_parameter_ranks` draws with
+:func:`arviz_plots.plot_rank`, which goes through ``pyplot``; it takes the figure off
+pyplot's figure manager before returning it.) User-supplied text (category labels, item
+ids) is passed through :func:`plain` so that matplotlib never interprets it as mathtext.
 """
 
 from __future__ import annotations
@@ -14,12 +35,36 @@ import contextlib
 import contextvars
 import io
 import re
+import sys
 import unicodedata
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "DPI",
+    "MAX_BARS",
+    "figure_to_data_uri",
+    "missing_glyphs",
+    "missing_glyphs_message",
+    "plain",
+    "plot_ambiguity_histogram",
+    "plot_answers_per_item",
+    "plot_category_shares",
+    "plot_energy",
+    "plot_implied_prior",
+    "plot_item_ranks",
+    "plot_parameter_ranks",
+    "plot_prior_sensitivity",
+    "plot_shrinkage",
+    "plot_zscores",
+]
 
 #: Resolution of the embedded PNGs (dots per inch).
 DPI = 96
@@ -69,28 +114,34 @@ def plain(text: Any, limit: int = 40) -> str:
     return s.replace("$", r"\$")
 
 
-def _new_figure(width: float, height: float) -> Any:
+def _new_figure(width: float, height: float) -> Figure:
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
 
 
-def to_data_uri(fig: Any) -> str:
-    """Render a matplotlib figure to a base64 PNG data URI.
+def figure_to_data_uri(fig: Figure) -> str:
+    """Render a matplotlib figure to a base64 PNG data URI and close it.
 
     Parameters
     ----------
     fig : matplotlib.figure.Figure
-        The figure; it is not modified.
+        The figure, e.g. from one of the ``plot_*`` functions of this module.
 
     Returns
     -------
     str
-        ``"data:image/png;base64,..."``.
+        ``"data:image/png;base64,..."``, which an ``<img src=...>`` shows offline.
 
     Notes
     -----
-    Uses the Agg canvas through :meth:`Figure.savefig`, which needs no ``pyplot`` backend.
+    Saved through :meth:`matplotlib.figure.Figure.savefig` with the Agg canvas, which needs
+    no ``pyplot`` backend. Closing: a figure registered with pyplot (one that
+    :func:`matplotlib.pyplot.figure` made) is closed with :func:`matplotlib.pyplot.close`; a
+    :class:`~matplotlib.figure.Figure` made directly holds no global state and is freed with
+    its last reference. matplotlib's warnings for characters the font lacks are collected:
+    inside :func:`missing_glyphs` they go to its dict, elsewhere they become one
+    ``UserWarning`` per figure; any other warning is passed on unchanged.
 
     References
     ----------
@@ -98,8 +149,8 @@ def to_data_uri(fig: Any) -> str:
 
     Examples
     --------
-    >>> fig = _new_figure(1, 1)
-    >>> to_data_uri(fig)[:22]
+    >>> fig = plot_answers_per_item([3, 3, 4])
+    >>> figure_to_data_uri(fig)[:22]
     'data:image/png;base64,'
     """
     buffer = io.BytesIO()
@@ -118,7 +169,18 @@ def to_data_uri(fig: Any) -> str:
         collected.update(missing)
     elif missing:
         warnings.warn(missing_glyphs_message(missing), UserWarning, stacklevel=2)
+    _close(fig)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _close(fig: Figure) -> None:
+    """Take ``fig`` off pyplot's figure manager if it is registered there (only a figure
+    that pyplot made is; pyplot is never imported here for a plain ``Figure``)."""
+    if getattr(fig.canvas, "manager", None) is None:
+        return
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close(fig)
 
 
 #: matplotlib's warning for a character that its font lacks, e.g. "Glyph 29356
@@ -143,9 +205,10 @@ def missing_glyphs() -> Iterator[dict[str, str]]:
     Returns
     -------
     contextlib.AbstractContextManager of dict
-        Yields a dict that fills, as figures are rendered with :func:`to_data_uri`, with each
-        character the font lacks (mapped to the font's name). Inside the block
-        :func:`to_data_uri` gives no warning of its own; the caller gives one for the page.
+        Yields a dict that fills, as figures are rendered with :func:`figure_to_data_uri`,
+        with each character the font lacks (mapped to the font's name). Inside the block
+        :func:`figure_to_data_uri` gives no warning of its own; the caller gives one for the
+        page.
 
     Notes
     -----
@@ -155,10 +218,11 @@ def missing_glyphs() -> Iterator[dict[str, str]]:
 
     Examples
     --------
+    >>> from matplotlib.figure import Figure
     >>> with missing_glyphs() as missing:
-    ...     fig = _new_figure(1, 1)
+    ...     fig = Figure(figsize=(1, 1))
     ...     _ = fig.text(0.5, 0.5, "\\x02")
-    ...     _ = to_data_uri(fig)
+    ...     _ = figure_to_data_uri(fig)
     >>> sorted(missing)
     ['\\x02']
     """
@@ -203,7 +267,7 @@ def missing_glyphs_message(missing: Mapping[str, str]) -> str:
     )
 
 
-def answers_per_item(n_answers: Sequence[int] | np.ndarray) -> str:
+def plot_answers_per_item(n_answers: Sequence[int] | np.ndarray) -> Figure:
     """Bar chart of how many items have each number of answers.
 
     Parameters
@@ -213,8 +277,8 @@ def answers_per_item(n_answers: Sequence[int] | np.ndarray) -> str:
 
     Returns
     -------
-    str
-        PNG data URI.
+    matplotlib.figure.Figure
+        The figure (not registered with pyplot).
 
     Notes
     -----
@@ -227,8 +291,9 @@ def answers_per_item(n_answers: Sequence[int] | np.ndarray) -> str:
 
     Examples
     --------
-    >>> answers_per_item([3, 3, 4])[:10]
-    'data:image'
+    >>> fig = plot_answers_per_item([3, 3, 4])
+    >>> fig.axes[0].get_xlabel()
+    'answers per item'
     """
     n = np.asarray(n_answers, dtype=np.int64)
     fig = _new_figure(4.2, 2.6)
@@ -244,14 +309,14 @@ def answers_per_item(n_answers: Sequence[int] | np.ndarray) -> str:
         ax.hist(n, bins=40, color=_BLUE)
     ax.set_xlabel("answers per item")
     ax.set_ylabel("items")
-    return to_data_uri(fig)
+    return fig
 
 
 #: Most bars of :func:`category_shares`; beyond, the smallest shares are drawn as one bar.
 MAX_BARS = 30
 
 
-def category_shares(labels: Sequence[Any], shares: Sequence[float], cant_solve: Any) -> str:
+def plot_category_shares(labels: Sequence[Any], shares: Sequence[float], cant_solve: Any) -> Figure:
     """Horizontal bar chart of the share of all answers in each category.
 
     With more than :data:`MAX_BARS` categories the :data:`MAX_BARS` - 1 largest shares (and
@@ -270,8 +335,8 @@ def category_shares(labels: Sequence[Any], shares: Sequence[float], cant_solve: 
 
     Returns
     -------
-    str
-        PNG data URI.
+    matplotlib.figure.Figure
+        The figure (not registered with pyplot).
 
     Notes
     -----
@@ -283,8 +348,9 @@ def category_shares(labels: Sequence[Any], shares: Sequence[float], cant_solve: 
 
     Examples
     --------
-    >>> category_shares(["a", "b", "?"], [0.5, 0.3, 0.2], "?")[:10]
-    'data:image'
+    >>> fig = plot_category_shares(["a", "b", "?"], [0.5, 0.3, 0.2], "?")
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['a', 'b', '?']
     """
     labels = [str(c) for c in labels]
     shares = np.asarray(shares, dtype=float)
@@ -309,12 +375,12 @@ def category_shares(labels: Sequence[Any], shares: Sequence[float], cant_solve: 
     ax.set_xlim(0, max(1e-9, float(shares.max())) * 1.15)
     for yi, s in zip(y, shares, strict=True):
         ax.annotate(f"{s:.1%}", (s, yi), xytext=(3, 0), textcoords="offset points", va="center")
-    return to_data_uri(fig)
+    return fig
 
 
-def ambiguity_histogram(
+def plot_ambiguity_histogram(
     mean: np.ndarray, plugin: np.ndarray, measure: str, threshold: float
-) -> str:
+) -> Figure:
     """Histogram of the items' posterior mean ambiguity, with the plug-in estimate.
 
     Parameters
@@ -330,8 +396,8 @@ def ambiguity_histogram(
 
     Returns
     -------
-    str
-        PNG data URI.
+    matplotlib.figure.Figure
+        The figure (not registered with pyplot).
 
     Notes
     -----
@@ -344,8 +410,9 @@ def ambiguity_histogram(
 
     Examples
     --------
-    >>> ambiguity_histogram(np.array([0.1, 0.5]), np.array([0.0, 0.6]), "amb", 0.4)[:10]
-    'data:image'
+    >>> fig = plot_ambiguity_histogram(np.array([0.1, 0.5]), np.array([0.0, 0.6]), "amb", 0.4)
+    >>> fig.axes[0].get_xlabel()
+    'amb'
     """
     mean = np.asarray(mean, dtype=float)
     plugin = np.asarray(plugin, dtype=float)
@@ -361,10 +428,10 @@ def ambiguity_histogram(
     ax.set_xlabel(plain(measure))
     ax.set_ylabel("items")
     ax.legend(frameon=False)
-    return to_data_uri(fig)
+    return fig
 
 
-def zscore_histogram(z: np.ndarray) -> str:
+def plot_zscores(z: np.ndarray) -> Figure:
     """Histogram of the z-scores of the posterior means against the closed-form means.
 
     Parameters
@@ -374,8 +441,8 @@ def zscore_histogram(z: np.ndarray) -> str:
 
     Returns
     -------
-    str
-        PNG data URI.
+    matplotlib.figure.Figure
+        The figure (not registered with pyplot).
 
     Notes
     -----
@@ -389,8 +456,9 @@ def zscore_histogram(z: np.ndarray) -> str:
 
     Examples
     --------
-    >>> zscore_histogram(np.array([-1.0, 0.2, 0.4]))[:10]
-    'data:image'
+    >>> fig = plot_zscores(np.array([-1.0, 0.2, 0.4]))
+    >>> fig.axes[0].get_ylabel()
+    'density'
     """
     from scipy.stats import norm
 
@@ -405,10 +473,10 @@ def zscore_histogram(z: np.ndarray) -> str:
     ax.set_xlabel("z = (mean − closed-form mean) / MCSE")
     ax.set_ylabel("density")
     ax.legend(frameon=False)
-    return to_data_uri(fig)
+    return fig
 
 
-def rank_plots(draws: np.ndarray, items: Sequence[Any], r_hat: Sequence[float]) -> str:
+def plot_item_ranks(draws: np.ndarray, items: Sequence[Any], r_hat: Sequence[float]) -> Figure:
     """Rank plots (one panel per item): histograms of pooled ranks per chain.
 
     Parameters
@@ -422,8 +490,8 @@ def rank_plots(draws: np.ndarray, items: Sequence[Any], r_hat: Sequence[float]) 
 
     Returns
     -------
-    str
-        PNG data URI.
+    matplotlib.figure.Figure
+        The figure (not registered with pyplot).
 
     Notes
     -----
@@ -438,8 +506,9 @@ def rank_plots(draws: np.ndarray, items: Sequence[Any], r_hat: Sequence[float]) 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
-    >>> rank_plots(rng.normal(size=(2, 4, 50)), ["a", "b"], [1.0, 1.01])[:10]
-    'data:image'
+    >>> fig = plot_item_ranks(rng.normal(size=(2, 4, 50)), ["a", "b"], [1.0, 1.01])
+    >>> [ax.get_title() for ax in fig.axes[:2]]
+    ['item a  R-hat 1.000', 'item b  R-hat 1.010']
     """
     from scipy.stats import rankdata
 
@@ -466,10 +535,10 @@ def rank_plots(draws: np.ndarray, items: Sequence[Any], r_hat: Sequence[float]) 
         ax.set_xlabel("rank (all chains)", fontsize=8)
     for ax in axes[n_items:]:
         ax.set_visible(False)
-    return to_data_uri(fig)
+    return fig
 
 
-def parameter_rank_plots(draws: Mapping[str, np.ndarray]) -> str:
+def plot_parameter_ranks(draws: Mapping[str, np.ndarray]) -> Figure:
     """Rank plots of some parameters (:func:`arviz_plots.plot_rank`): one panel each.
 
     Parameters
@@ -480,8 +549,8 @@ def parameter_rank_plots(draws: Mapping[str, np.ndarray]) -> str:
 
     Returns
     -------
-    str
-        PNG data URI.
+    matplotlib.figure.Figure
+        The figure (not registered with pyplot).
 
     Notes
     -----
@@ -499,8 +568,9 @@ def parameter_rank_plots(draws: Mapping[str, np.ndarray]) -> str:
     Examples
     --------
     >>> rng = np.random.default_rng(0)
-    >>> parameter_rank_plots({"kappa": rng.normal(size=(2, 50))})[:10]
-    'data:image'
+    >>> fig = plot_parameter_ranks({"kappa": rng.normal(size=(2, 50))})
+    >>> type(fig).__name__, fig.canvas.manager is None
+    ('Figure', True)
     """
     import arviz_plots
     import xarray as xr
@@ -521,44 +591,40 @@ def parameter_rank_plots(draws: Mapping[str, np.ndarray]) -> str:
         figure_kwargs={"figsize": (3.2 * ncols, 2.5 * nrows), "layout": "constrained"},
     )
     fig = collection.viz["figure"].item()
-    try:
-        return to_data_uri(fig)
-    finally:
-        import matplotlib.pyplot as plt
-
-        plt.close(fig)  # arviz_plots draws on a pyplot figure: leave no pyplot state
+    _close(fig)  # arviz_plots draws on a pyplot figure: leave no pyplot state
+    return fig
 
 
-def prior_sensitivity(
-    items: Sequence[Any],
-    priors: Sequence[float],
-    mean: np.ndarray,
-    lower: np.ndarray,
-    upper: np.ndarray,
-    measure: str,
+def plot_prior_sensitivity(
+    table: pd.DataFrame,
+    *,
+    measure: str | None = None,
     labels: Sequence[str] | None = None,
-) -> str:
-    """Interval plot of the posterior mean and HDI per item under each prior.
+) -> Figure:
+    """Interval plot of each item's posterior mean and HDI under each prior.
 
     Parameters
     ----------
-    items : sequence
-        Item ids (rows).
-    priors : sequence of float
-        The symmetric Dirichlet concentrations compared (used for the legend when
-        ``labels`` is not given).
-    mean, lower, upper : numpy.ndarray
-        Shape ``(len(items), len(priors))``.
-    measure : str
-        The measure's name, for the axis label.
+    table : pandas.DataFrame
+        A table of :func:`ambppl.prior_sensitivity`: index the items (rows of the plot, top
+        first), columns a two-level index (prior label, statistic) with the statistics
+        ``mean``, ``hdi_lower`` and ``hdi_upper`` of every prior.
+    measure : str, optional
+        The measure's name, for the axis label; default ``table.attrs["measure"]``.
     labels : sequence of str, optional
-        Legend entries, one per column (e.g. ``["learned", "beta = 0.5", "beta = 1"]``);
-        default ``"prior <beta>"``.
+        Legend entries, one per prior in the table's order (e.g. ``["learned prior",
+        "β = 0.5", "β = 1"]``); default the table's prior labels (``"beta=0.5"``, ...).
 
     Returns
     -------
-    str
-        PNG data URI.
+    matplotlib.figure.Figure
+        The figure (not registered with pyplot).
+
+    Raises
+    ------
+    ValueError
+        If ``table`` lacks a statistic for some prior, or ``labels`` has another length
+        than the table's priors.
 
     Notes
     -----
@@ -571,14 +637,36 @@ def prior_sensitivity(
 
     Examples
     --------
-    >>> m = np.array([[0.5, 0.45]])
-    >>> prior_sensitivity(["a"], [0.5, 2.0], m, m - 0.1, m + 0.1, "amb")[:10]
-    'data:image'
+    >>> import ambppl
+    >>> counts = ambppl.read_annotations(np.array([[5, 0, 0], [2, 2, 1], [0, 4, 1]]),
+    ...                                  cant_solve=2)
+    >>> table = ambppl.prior_sensitivity(counts, priors=(0.5, 2.0), draws=200, chains=2,
+    ...                                  random_seed=1)
+    >>> fig = plot_prior_sensitivity(table)
+    >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    ['beta=0.5', 'beta=2']
     """
-    mean, lower, upper = (np.asarray(a, dtype=float) for a in (mean, lower, upper))
+    priors = list(table.columns.get_level_values(0).unique())
+    try:
+        mean, lower, upper = (
+            np.column_stack([table[(p, stat)].to_numpy(dtype=float) for p in priors])
+            for stat in ("mean", "hdi_lower", "hdi_upper")
+        )
+    except KeyError as err:
+        raise ValueError(
+            "table must be a table of ambppl.prior_sensitivity, with the statistics mean, "
+            f"hdi_lower and hdi_upper of every prior, but it lacks {err.args[0]!r}"
+        ) from None
+    labels = [str(p) for p in priors] if labels is None else [str(x) for x in labels]
+    if len(labels) != len(priors):
+        raise ValueError(
+            f"labels must name each of the table's {len(priors)} priors, but got "
+            f"{len(labels)} labels"
+        )
+    if measure is None:
+        measure = str(table.attrs.get("measure", "measure"))
+    items = list(table.index)
     n_items, n_priors = mean.shape
-    if labels is None:
-        labels = [f"prior {float(beta):g}" for beta in priors]
     fig = _new_figure(6.0, 0.32 * n_items * 1.0 + 1.2)
     ax = fig.add_subplot()
     y = np.arange(n_items)[::-1].astype(float)
@@ -600,10 +688,10 @@ def prior_sensitivity(
     ax.legend(
         frameon=False, fontsize=8, ncols=n_priors, loc="lower center", bbox_to_anchor=(0.5, 1.0)
     )
-    return to_data_uri(fig)
+    return fig
 
 
-def implied_prior(samples: Mapping[str, np.ndarray], measure: str) -> str:
+def plot_implied_prior(samples: Mapping[str, np.ndarray], measure: str) -> Figure:
     """Densities of a measure under several priors of ``q`` (one outline per prior).
 
     Parameters
@@ -616,8 +704,8 @@ def implied_prior(samples: Mapping[str, np.ndarray], measure: str) -> str:
 
     Returns
     -------
-    str
-        PNG data URI.
+    matplotlib.figure.Figure
+        The figure (not registered with pyplot).
 
     Notes
     -----
@@ -633,8 +721,9 @@ def implied_prior(samples: Mapping[str, np.ndarray], measure: str) -> str:
     Examples
     --------
     >>> rng = np.random.default_rng(0)
-    >>> implied_prior({"a": rng.random(100), "b": rng.random(100) ** 2}, "amb")[:10]
-    'data:image'
+    >>> fig = plot_implied_prior({"a": rng.random(100), "b": rng.random(100) ** 2}, "amb")
+    >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    ['a', 'b']
     """
     fig = _new_figure(5.6, 3.0)
     ax = fig.add_subplot()
@@ -656,16 +745,16 @@ def implied_prior(samples: Mapping[str, np.ndarray], measure: str) -> str:
     ax.set_xlabel(f"{plain(measure)} of a new item (prior, before its answers)")
     ax.set_ylabel("density")
     ax.legend(frameon=False, fontsize=8)
-    return to_data_uri(fig)
+    return fig
 
 
-def shrinkage(
+def plot_shrinkage(
     flat: np.ndarray,
     learned: np.ndarray,
     measure: str,
     flat_label: str = "symmetric prior β = 1",
     learned_label: str = "learned prior",
-) -> str:
+) -> Figure:
     """Scatter plot of each item's posterior mean under two priors, with the diagonal.
 
     Parameters
@@ -681,8 +770,8 @@ def shrinkage(
 
     Returns
     -------
-    str
-        PNG data URI.
+    matplotlib.figure.Figure
+        The figure (not registered with pyplot).
 
     Notes
     -----
@@ -696,8 +785,9 @@ def shrinkage(
 
     Examples
     --------
-    >>> shrinkage(np.array([0.2, 0.5]), np.array([0.1, 0.55]), "amb")[:10]
-    'data:image'
+    >>> fig = plot_shrinkage(np.array([0.2, 0.5]), np.array([0.1, 0.55]), "amb")
+    >>> fig.axes[0].get_xlabel()
+    'posterior mean of amb: symmetric prior β = 1'
     """
     flat = np.asarray(flat, dtype=float)
     learned = np.asarray(learned, dtype=float)
@@ -715,10 +805,10 @@ def shrinkage(
     ax.set_xlabel(f"posterior mean of {plain(measure)}: {plain(flat_label, 48)}")
     ax.set_ylabel(f"posterior mean of {plain(measure)}: {plain(learned_label, 48)}")
     ax.legend(frameon=False, fontsize=8, loc="upper left")
-    return to_data_uri(fig)
+    return fig
 
 
-def energy_plot(energy: np.ndarray, bfmi: Sequence[float]) -> str:
+def plot_energy(energy: np.ndarray, bfmi: Sequence[float]) -> Figure:
     """The NUTS energy plot: marginal energy against energy transitions, with E-BFMI.
 
     Parameters
@@ -730,8 +820,8 @@ def energy_plot(energy: np.ndarray, bfmi: Sequence[float]) -> str:
 
     Returns
     -------
-    str
-        PNG data URI.
+    matplotlib.figure.Figure
+        The figure (not registered with pyplot).
 
     Notes
     -----
@@ -751,8 +841,9 @@ def energy_plot(energy: np.ndarray, bfmi: Sequence[float]) -> str:
     Examples
     --------
     >>> rng = np.random.default_rng(0)
-    >>> energy_plot(rng.normal(size=(2, 100)).cumsum(axis=1), [0.05, 0.04])[:10]
-    'data:image'
+    >>> fig = plot_energy(rng.normal(size=(2, 100)).cumsum(axis=1), [0.05, 0.04])
+    >>> fig.axes[0].get_title()
+    'E-BFMI per chain: 0.05, 0.04'
     """
     energy = np.asarray(energy, dtype=float)
     marginal = (energy - energy.mean()).ravel()
@@ -781,4 +872,4 @@ def energy_plot(energy: np.ndarray, bfmi: Sequence[float]) -> str:
     ax.set_ylabel("density")
     ax.set_yticks([])
     ax.legend(frameon=False, fontsize=8)
-    return to_data_uri(fig)
+    return fig

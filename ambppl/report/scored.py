@@ -15,8 +15,9 @@ import numpy as np
 
 from ambppl.analysis.scoring import score, seed_sequence
 from ambppl.analysis.summary import rank, summarize
-from ambppl.inference.catalog import get_model
-from ambppl.inference.fitting import VARIABLES, _as_counts, _split_kwargs, fit
+from ambppl.data.contract import as_counts
+from ambppl.inference.catalog import get_model, model_parameters
+from ambppl.inference.fitting import VARIABLES, fit
 from ambppl.internal.checks import check_positive_int
 from ambppl.maths.measures import measure_name
 from ambppl.report.writer import TABLE_ROWS, _render
@@ -73,8 +74,9 @@ def score_report(
 
     Parameters
     ----------
-    data : xarray.DataArray, pandas.DataFrame, str, pathlib.Path or numpy.ndarray
-        Counts or annotations, as for :func:`ambppl.fit`.
+    data : xarray.DataArray, pandas.DataFrame or numpy.ndarray
+        Counts already read, as for :func:`ambppl.fit` (:func:`ambppl.data.as_counts`; not a
+        path: read files with :func:`ambppl.read_annotations` first).
     measure : {"amb", "modified", "old", "entropy"}, default "amb"
         The measure reported.
     hdi_prob : float, optional
@@ -102,7 +104,8 @@ def score_report(
     command, title : str, optional
         As for :func:`ambppl.report.render_report`.
     **kwargs
-        The model's parameter ``prior`` and :func:`ambppl.read_annotations` options.
+        The model's parameter ``prior`` (reader options raise a TypeError that shows the
+        call of :func:`ambppl.read_annotations` that takes them).
 
     Returns
     -------
@@ -116,7 +119,7 @@ def score_report(
         :func:`ambppl.report.render_report`), or non-positive ``draws``, ``chains``,
         ``check_vectors`` or ``max_rows``.
     TypeError
-        For a ``random_seed`` that is no int, Generator or None.
+        For a ``random_seed`` that is no int, Generator or None, a path or reader options.
 
     Notes
     -----
@@ -133,10 +136,12 @@ def score_report(
     Examples
     --------
     >>> import numpy as np
+    >>> import ambppl
     >>> from ambppl.report import score_report
     >>> rng = np.random.default_rng(0)
     >>> counts = rng.multinomial(10, [0.5, 0.3, 0.2], size=300)
-    >>> page = score_report(counts, cant_solve=2, top=3, draws=200, random_seed=1)
+    >>> counts = ambppl.read_annotations(counts, cant_solve=2)
+    >>> page = score_report(counts, top=3, draws=200, random_seed=1)
     >>> page.startswith("<!DOCTYPE html>"), 'id="scored-statement"' in page
     (True, True)
     """
@@ -149,8 +154,8 @@ def score_report(
     max_rows = check_positive_int(max_rows, "max_rows")
     measure = measure_name(measure)
     seed_table, seed_sample, seed_fit = seed_sequence(random_seed).spawn(3)
-    params, read_kwargs = _split_kwargs(get_model(MODEL), kwargs, data)
-    counts = _as_counts(data, read_kwargs)
+    params = model_parameters(get_model(MODEL), kwargs, "score_report")
+    counts = as_counts(data)
     table = score(
         counts,
         MODEL,

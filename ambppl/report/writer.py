@@ -2,8 +2,14 @@
 
 :func:`render_report` turns the result of :func:`ambppl.fit` into one self-contained HTML
 page (figures embedded as base64 PNG, a few lines of inline JavaScript to sort the item
-table, nothing fetched from a network). The page is a Jinja2 template with autoescaping on,
-so item ids, labels and file names are always shown as text, never interpreted as markup.
+table, nothing fetched from a network). It renders what public functions compute
+(:func:`ambppl.summarize`, :func:`ambppl.prior_sensitivity`,
+:func:`ambppl.validation.check_moments`, :func:`ambppl.validation.check_density`, the
+convergence diagnostics of :mod:`ambppl.inference.convergence`); its figures are the
+``Figure`` objects of :mod:`ambppl.report.figures`, embedded by
+:func:`~ambppl.report.figures.figure_to_data_uri`. The page is a Jinja2 template with
+autoescaping on, so item ids, labels and file names are always shown as text, never
+interpreted as markup.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import numpy as np
 
 from ambppl import __version__
 from ambppl.analysis.raters import summarize_raters
+from ambppl.analysis.sensitivity import prior_sensitivity
 from ambppl.analysis.summary import rank, summarize, summarize_counts
 from ambppl.inference.catalog import get_model
 from ambppl.inference.convergence import (
@@ -29,13 +36,14 @@ from ambppl.inference.convergence import (
     worst_parameters,
 )
 from ambppl.inference.diagnostics import diagnose
-from ambppl.inference.fitting import VARIABLES, fit
+from ambppl.inference.fitting import VARIABLES
 from ambppl.inference.modeling import count_values
 from ambppl.internal.checks import check_positive_int
 from ambppl.internal.resultdata import cant_solve_index, observed_counts
 from ambppl.maths import measures
 from ambppl.maths.draws import dirichlet_draws
 from ambppl.report import figures
+from ambppl.report.figures import figure_to_data_uri
 from ambppl.validation import check_density, check_moments
 from ambppl.validation.closed_form import MOMENTS
 
@@ -45,6 +53,11 @@ SENSITIVITY_PRIORS: tuple[float, ...] = (0.5, 1.0, 2.0)
 
 #: Symmetric priors a learned prior is compared with (prior sensitivity, implied prior).
 LEARNED_COMPARISON: tuple[float, ...] = (0.5, 1.0)
+
+#: Chains, and at most draws per chain (the fit's draws where fewer), of the exact refits of
+#: the prior-sensitivity section (:func:`ambppl.prior_sensitivity`).
+REFIT_CHAINS = 2
+MAX_REFIT_DRAWS = 1000
 
 #: Draws of q from each prior in the implied-prior figure.
 N_PRIOR_DRAWS = 4000
@@ -207,8 +220,8 @@ def _overview(counts: Any, source: str | None = None) -> dict[str, Any]:
             }
             for j, (lab, t, s) in enumerate(zip(labels, totals, shares, strict=True))
         ],
-        "fig_answers": figures.answers_per_item(n_answers),
-        "fig_shares": figures.category_shares(labels, shares, cs),
+        "fig_answers": figure_to_data_uri(figures.plot_answers_per_item(n_answers)),
+        "fig_shares": figure_to_data_uri(figures.plot_category_shares(labels, shares, cs)),
     }
 
 
@@ -225,14 +238,15 @@ def _variable_diagnostics(result: Any, checked: Sequence[str]) -> dict[str, Any]
     """Worst R-hat, smallest bulk and tail ESS of every stored posterior variable.
 
     One row per posterior variable, in the posterior's order, with ``passed`` against
-    :data:`ambppl.inference.convergence.CONVERGENCE` (None where every value is NaN, e.g. fewer than 4
-    draws) and ``checked`` (whether the fit's own record covered it). The variables in
-    ``checked`` are always diagnosed, the others while their draws fit in
+    :data:`ambppl.inference.convergence.CONVERGENCE` (None where every value is NaN, e.g.
+    fewer than 4 draws) and ``checked`` (whether the fit's own record covered it). The
+    variables in ``checked`` are always diagnosed, the others while their draws fit in
     :data:`MAX_DIAGNOSED_VALUES` (``computed=False`` beyond). The diagnostics are those of
-    :func:`ambppl.inference.convergence.check_convergence` (:func:`ambppl.inference.diagnostics.diagnose`).
-    ``worst`` lists the scalars furthest from the standard over every diagnosed variable
-    (:func:`ambppl.inference.convergence.worst_parameters`): the worst of each variable, then the next
-    worst while fewer than :data:`N_RANK_PLOTS`.
+    :func:`ambppl.inference.convergence.check_convergence`
+    (:func:`ambppl.inference.diagnostics.diagnose`). ``worst`` lists the scalars furthest
+    from the standard over every diagnosed variable
+    (:func:`ambppl.inference.convergence.worst_parameters`): the worst of each variable, then
+    the next worst while fewer than :data:`N_RANK_PLOTS`.
     """
 
     posterior = result["posterior"]
@@ -325,7 +339,7 @@ def _energy(result: Any) -> dict[str, Any]:
         "threshold": BFMI_THRESHOLD,
         "n_low": int(sum(low)),
         "min": _nan_worst(values, largest=False),
-        "fig": figures.energy_plot(energy, values),
+        "fig": figure_to_data_uri(figures.plot_energy(energy, values)),
     }
 
 
@@ -391,7 +405,9 @@ def _convergence(result: Any, table: Any, variable: str) -> dict[str, Any]:
             "ess_threshold": CONVERGENCE["ess_bulk"],
             "divergences": diverging,
             "n_total_draws": chains * draws,
-            "fig_rank": figures.rank_plots(draws_arr, list(worst_ids), r_hat[worst]),
+            "fig_rank": figure_to_data_uri(
+                figures.plot_item_ranks(draws_arr, list(worst_ids), r_hat[worst])
+            ),
         }
     )
     standard = _standard(result)
@@ -428,7 +444,7 @@ def _verdict(
     diagnosed variable (and of the measure's items), worst first (those of the variables
     the fit's record checked and that missed before the others), with the rank plots of the
     first :data:`N_RANK_PLOTS`
-    (:func:`ambppl.report.figures.parameter_rank_plots`) and the advice that fits what
+    (:func:`ambppl.report.figures.plot_parameter_ranks`) and the advice that fits what
     failed (:func:`ambppl.inference.convergence.convergence_advice`; command-line options when the
     report comes from the command line). None for exact draws.
     """
@@ -524,7 +540,7 @@ def _verdict(
             .values[(slice(None), slice(None), *w["index"])]
             for w in out["worst"][:N_RANK_PLOTS]
         }
-        out["fig"] = figures.parameter_rank_plots(draws)
+        out["fig"] = figure_to_data_uri(figures.plot_parameter_ranks(draws))
     return out
 
 
@@ -566,7 +582,7 @@ def _agreement(result: Any, table: Any, measure: str) -> dict[str, Any]:
                 "max_d": dens.statistic,
                 "p_value": dens.p_value,
                 "n_flagged": dens.n_flagged,
-                "fig": figures.to_data_uri(dens.plot(n_items=3)),
+                "fig": figure_to_data_uri(dens.plot(n_items=3)),
             }
     return {
         "available": True,
@@ -601,45 +617,9 @@ def _agreement(result: Any, table: Any, measure: str) -> dict[str, Any]:
             for r in worst.itertuples()
             if np.isfinite(r.z)
         ],
-        "fig_z": figures.zscore_histogram(z_all),
+        "fig_z": figure_to_data_uri(figures.plot_zscores(z_all)),
         "density": density,
     }
-
-
-def _refit_symmetric(
-    result: Any,
-    ids: list[Any],
-    priors: Sequence[float],
-    *,
-    measure: str,
-    hdi_prob: float | None,
-    threshold: float,
-    random_seed: Any,
-) -> tuple[list[Any], int]:
-    """Exact refits of the items ``ids`` under symmetric Dirichlet priors: one
-    :func:`ambppl.summarize` table per prior, and the draws per chain."""
-
-    counts = result["observed_data"]["counts"]
-    subset = counts.sel(item=ids)
-    subset.attrs = dict(counts.attrs)
-    draws = min(int(result["posterior"].sizes["draw"]), 1000)
-    variable = VARIABLES.get(measure, measure)
-    tables = []
-    for beta in priors:
-        refit = fit(
-            subset,
-            model="dirichlet_categorical",
-            method="exact",
-            prior=float(beta),
-            draws=draws,
-            chains=2,
-            random_seed=random_seed,
-            var_names=[variable],
-            log_likelihood=False,
-        )
-        summ = summarize(refit, measure=measure, hdi_prob=hdi_prob, threshold=threshold)
-        tables.append(summ.loc[ids])
-    return tables, draws
 
 
 def _raters(result: Any, hdi_prob: float | None) -> dict[str, Any] | None:
@@ -712,13 +692,20 @@ def _sensitivity(
     threshold: float,
     random_seed: Any,
 ) -> dict[str, Any]:
-    """The top items' posterior under other priors.
+    """The top items' posterior under other priors: :func:`ambppl.prior_sensitivity`
+    rendered (mean, HDI and P(measure > ``threshold``) under each prior).
 
     A fit with one fixed prior: the top items refitted exactly under each symmetric prior in
-    ``priors`` (default :data:`SENSITIVITY_PRIORS`). A learned-prior fit (``mu`` and ``kappa``
-    in the posterior): the fit's own summaries next to exact refits under the symmetric
-    priors ``priors`` (default :data:`LEARNED_COMPARISON`). Other fits: not available.
+    ``priors`` (default :data:`SENSITIVITY_PRIORS`) by :func:`ambppl.prior_sensitivity`
+    (:data:`REFIT_CHAINS` chains of the fit's draws, at most :data:`MAX_REFIT_DRAWS`). A
+    learned-prior fit (``mu`` and ``kappa`` in the posterior): the fit's own summaries
+    (``table``) next to those refits under the symmetric priors ``priors`` (default
+    :data:`LEARNED_COMPARISON`). Other fits: not available. ``table`` (the ranked summary of
+    the fit) is the sensitivity table's shape too: index the items, columns (prior label,
+    statistic), drawn by :func:`ambppl.report.figures.plot_prior_sensitivity`.
     """
+
+    import pandas as pd
 
     ids = list(table.index[:top])
     learned = _is_learned(result)
@@ -738,38 +725,47 @@ def _sensitivity(
         }
     if priors is None:
         priors = LEARNED_COMPARISON if learned else SENSITIVITY_PRIORS
-    priors = [float(b) for b in priors]
-    tables, draws = _refit_symmetric(
-        result,
-        ids,
+    priors = list(dict.fromkeys(float(b) for b in priors))  # one column per prior
+    counts = result["observed_data"]["counts"]
+    subset = counts.sel(item=ids)
+    subset.attrs = dict(counts.attrs)
+    draws = min(int(result["posterior"].sizes["draw"]), MAX_REFIT_DRAWS)
+    refits = prior_sensitivity(
+        subset,
         priors,
         measure=measure,
         hdi_prob=hdi_prob,
         threshold=threshold,
+        draws=draws,
+        chains=REFIT_CHAINS,
         random_seed=random_seed,
     )
     labels = [f"prior {b:.1f}" for b in priors]
     legend = [f"prior {b:g}" for b in priors]
     if learned:
-        tables.insert(0, table.loc[ids])
+        own = table.loc[ids, ["mean", "hdi_lower", "hdi_upper", "p_above"]]
+        refits = pd.concat(
+            {"learned prior": own, **{p: refits[p] for p in refits.columns.unique(0)}},
+            axis=1,
+            names=refits.columns.names,
+        )
         labels.insert(0, "learned prior")
         legend = ["learned prior", *(f"β = {b:g}" for b in priors)]
-    means = np.column_stack([t["mean"].to_numpy(dtype=float) for t in tables])
-    lowers = np.column_stack([t["hdi_lower"].to_numpy(dtype=float) for t in tables])
-    uppers = np.column_stack([t["hdi_upper"].to_numpy(dtype=float) for t in tables])
-    p_above = np.column_stack([t["p_above"].to_numpy(dtype=float) for t in tables])
+    refits = refits.loc[ids]
+    columns = list(refits.columns.unique(0))
+    means = np.column_stack([refits[(c, "mean")].to_numpy(dtype=float) for c in columns])
     spread = means.max(axis=1) - means.min(axis=1) if len(ids) else np.zeros(0)
     rows = [
         {
             "item": item,
             "by_prior": [
                 {
-                    "mean": float(means[k, j]),
-                    "lower": float(lowers[k, j]),
-                    "upper": float(uppers[k, j]),
-                    "p_above": float(p_above[k, j]),
+                    "mean": float(refits[(c, "mean")].iloc[k]),
+                    "lower": float(refits[(c, "hdi_lower")].iloc[k]),
+                    "upper": float(refits[(c, "hdi_upper")].iloc[k]),
+                    "p_above": float(refits[(c, "p_above")].iloc[k]),
                 }
-                for j in range(len(tables))
+                for c in columns
             ],
             "spread": float(spread[k]),
         }
@@ -783,8 +779,10 @@ def _sensitivity(
         "rows": rows,
         "max_spread": float(spread.max()) if len(ids) else float("nan"),
         "draws": draws,
-        "fig": figures.prior_sensitivity(
-            ids, priors, means, lowers, uppers, measure, labels=legend
+        "chains": REFIT_CHAINS,
+        "table": refits,
+        "fig": figure_to_data_uri(
+            figures.plot_prior_sensitivity(refits, measure=measure, labels=legend)
         ),
     }
 
@@ -901,7 +899,7 @@ def _learned_prior(
         },
         "implied": implied,
         "n_prior_draws": N_PRIOR_DRAWS,
-        "fig_implied": figures.implied_prior(samples, measure),
+        "fig_implied": figure_to_data_uri(figures.plot_implied_prior(samples, measure)),
         "shrinkage": {
             "median_abs_change": float(np.median(np.abs(change[finite])))
             if finite.any()
@@ -914,7 +912,7 @@ def _learned_prior(
             "largest_answers": table["n_answers"].iloc[largest],
             "n_lower": int(np.sum(change[finite] < 0)),
             "n_higher": int(np.sum(change[finite] > 0)),
-            "fig": figures.shrinkage(flat_mean, learned_mean, measure),
+            "fig": figure_to_data_uri(figures.plot_shrinkage(flat_mean, learned_mean, measure)),
         },
     }
 
@@ -1002,10 +1000,14 @@ def render_report(
     plots of the items with the largest R-hat for NUTS, or the statement that the draws are
     exact); agreement of the posterior means with the closed-form means (z-scores against
     the Monte Carlo standard error ``sd / sqrt(ESS)``, paper section 3 / ERRATA for the
-    moments); the distribution of item ambiguity; the sortable ranked item table; the most
-    ambiguous items with their answer counts; the sensitivity to the prior. The convergence
-    section opens with whether the fit met the standard :data:`ambppl.inference.convergence.CONVERGENCE`
-    (``attrs["convergence"]``, written by :func:`ambppl.fit` after NUTS). A learned-prior fit
+    moments; :func:`ambppl.validation.check_moments` and
+    :func:`ambppl.validation.check_density`); the distribution of item ambiguity; the
+    sortable ranked item table; the most ambiguous items with their answer counts; the
+    sensitivity to the prior (:func:`ambppl.prior_sensitivity` of the ``top`` items:
+    posterior mean and HDI under each prior). The convergence
+    section opens with whether the fit met the standard
+    :data:`ambppl.inference.convergence.CONVERGENCE` (``attrs["convergence"]``, written by
+    :func:`ambppl.fit` after NUTS). A learned-prior fit
     (``mu`` and ``kappa`` in the posterior, e.g. ``hierarchical_dirichlet``) adds the section
     "Learned prior": posterior mean and HDI (:func:`arviz.hdi`) of ``mu`` per category, of
     ``kappa`` and of the implied symmetric ``beta = kappa / K``; the implied prior of the
@@ -1016,7 +1018,10 @@ def render_report(
     Every value that comes from the data is escaped by Jinja2's autoescaping. Characters of
     labels or ids that the figure font lacks (CJK, emoji) are drawn as empty boxes and
     named in one ``UserWarning`` for the page (matplotlib would warn per figure and
-    character); control characters are drawn as their escapes.
+    character); control characters are drawn as their escapes. Every figure is drawn by a
+    public function of :mod:`ambppl.report.figures` that returns a
+    :class:`matplotlib.figure.Figure` (a notebook can call it to show the same figure) and
+    embedded with :func:`ambppl.report.figures.figure_to_data_uri`.
 
     The convergence section of a NUTS fit (method ``"nuts"`` or ``"collapsed"``) shows every
     diagnostic that applies:
@@ -1052,9 +1057,10 @@ def render_report(
     Examples
     --------
     >>> import ambppl
-    >>> from ambppl.data.readers import example_path
-    >>> result = ambppl.fit(example_path("weather_sentiment"), cant_solve="I can't tell",
-    ...                     draws=200, chains=2, random_seed=1)
+    >>> from ambppl.data import example_path
+    >>> counts = ambppl.read_annotations(example_path("weather_sentiment"),
+    ...                                  cant_solve="I can't tell")
+    >>> result = ambppl.fit(counts, draws=200, chains=2, random_seed=1)
     >>> page = render_report(result, top=5, random_seed=1)
     >>> page.startswith("<!DOCTYPE html>"), 'id="items"' in page, "http://" in page
     (True, True, False)
@@ -1232,11 +1238,13 @@ def _render_page(
         "raters": _raters(result, table.attrs.get("hdi_prob", hdi_prob)),
         "agreement": agreement,
         "distribution": {
-            "fig": figures.ambiguity_histogram(
-                table["mean"].to_numpy(dtype=float),
-                table["plugin"].to_numpy(dtype=float),
-                measure,
-                threshold,
+            "fig": figure_to_data_uri(
+                figures.plot_ambiguity_histogram(
+                    table["mean"].to_numpy(dtype=float),
+                    table["plugin"].to_numpy(dtype=float),
+                    measure,
+                    threshold,
+                )
             ),
             "n_above": int(np.sum(p_above > 0.5)),
             "n_confident": int(np.sum(p_above > 0.9)),

@@ -124,8 +124,9 @@ def check_moments(
     >>> import numpy as np
     >>> import ambppl
     >>> from ambppl.validation import check_moments
-    >>> result = ambppl.fit(np.array([[5, 5, 5], [5, 0, 0], [3, 1, 1]]), cant_solve="2",
-    ...                     draws=500, chains=2, random_seed=1)
+    >>> counts = ambppl.read_annotations(np.array([[5, 5, 5], [5, 0, 0], [3, 1, 1]]),
+    ...                                  cant_solve="2")
+    >>> result = ambppl.fit(counts, draws=500, chains=2, random_seed=1)
     >>> check = check_moments(result)
     >>> bool(check), len(check.table)
     (True, 18)

@@ -95,8 +95,9 @@ def check_density(
     >>> import numpy as np
     >>> import ambppl
     >>> from ambppl.validation import check_density
-    >>> result = ambppl.fit(np.array([[5, 5, 5], [5, 0, 0], [30, 0, 0]]), cant_solve="2",
-    ...                     draws=500, chains=2, random_seed=1)
+    >>> counts = ambppl.read_annotations(np.array([[5, 5, 5], [5, 0, 0], [30, 0, 0]]),
+    ...                                  cant_solve="2")
+    >>> result = ambppl.fit(counts, draws=500, chains=2, random_seed=1)
     >>> check = check_density(result)
     >>> bool(check), len(check.table)
     (True, 9)

@@ -68,8 +68,9 @@ def wrong_posterior(result: Any, fault: str, *, random_seed: Any = None) -> Any:
     >>> import numpy as np
     >>> import ambppl
     >>> from ambppl.validation import check_moments, wrong_posterior
-    >>> result = ambppl.fit(np.array([[5, 5, 5], [5, 0, 0], [3, 1, 1]]), cant_solve="2",
-    ...                     draws=1000, chains=2, random_seed=1)
+    >>> counts = ambppl.read_annotations(np.array([[5, 5, 5], [5, 0, 0], [3, 1, 1]]),
+    ...                                  cant_solve="2")
+    >>> result = ambppl.fit(counts, draws=1000, chains=2, random_seed=1)
     >>> bool(check_moments(wrong_posterior(result, "prior", random_seed=2)))
     False
     """

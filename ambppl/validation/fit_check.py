@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ambppl.data.readers import read_long
 from ambppl.inference.catalog import get_model
 from ambppl.inference.convergence import ConvergenceWarning, convergence_message, stored_record
 from ambppl.inference.fitting import fit
@@ -587,7 +588,8 @@ def check_fit(
     >>> from ambppl.validation import check_fit
     >>> rng = np.random.default_rng(0)
     >>> counts = rng.multinomial(10, rng.dirichlet(np.ones(3), size=100))
-    >>> result = ambppl.fit(counts, cant_solve="2", draws=200, chains=2, random_seed=1)
+    >>> counts = ambppl.read_annotations(counts, cant_solve="2")
+    >>> result = ambppl.fit(counts, draws=200, chains=2, random_seed=1)
     >>> check = check_fit(result, random_seed=2)
     >>> check.passed, sorted(check.checks), list(check.skipped)
     (True, ['density', 'moments', 'predictive'], [])
@@ -716,8 +718,7 @@ def _compare(
                 }
             )
             continue
-        if long:
-            data = answers
+        if long:  # the answers table, read again as read_long reads it (fit takes it read)
             options = {
                 "item": "item",
                 "rater": "rater",
@@ -726,16 +727,15 @@ def _compare(
             }
             if isinstance(answers["label"].dtype, pd.CategoricalDtype):
                 options["categories"] = [str(c) for c in answers["label"].cat.categories]
+            data = read_long(answers, **options)
         else:
-            data, options = counts, {}
+            data = counts
         seed = int(rng.integers(2**32))
         say(f"fitting {name} ({default}, {chains} x {draws} draws) to compare")
         with warnings.catch_warnings():
             # the convergence record is the 'convergence' check of the row
             warnings.simplefilter("ignore", ConvergenceWarning)
-            other = fit(
-                data, model=str(name), draws=draws, chains=chains, random_seed=seed, **options
-            )
+            other = fit(data, model=str(name), draws=draws, chains=chains, random_seed=seed)
         check = check_fit(other, answers=answers, alpha=alpha, random_seed=rng)
         note = ""
         if "convergence" in check.checks and not check.checks["convergence"].passed:

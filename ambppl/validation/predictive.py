@@ -234,7 +234,8 @@ def posterior_predictive(result: xr.DataTree, *, random_seed: Any = None) -> xr.
     >>> import numpy as np, ambppl
     >>> from ambppl.validation.predictive import posterior_predictive
     >>> counts = np.array([[5, 0, 0], [2, 2, 1], [1, 3, 2]])
-    >>> result = ambppl.fit(counts, cant_solve="2", draws=100, chains=2, random_seed=1)
+    >>> counts = ambppl.read_annotations(counts, cant_solve="2")
+    >>> result = ambppl.fit(counts, draws=100, chains=2, random_seed=1)
     >>> pp = posterior_predictive(result, random_seed=2)
     >>> pp["posterior_predictive"]["answers"].sizes
     Frozen({'chain': 2, 'draw': 100, 'answer': 16})
@@ -633,7 +634,8 @@ def check_predictive(
     >>> rng = np.random.default_rng(0)
     >>> q = rng.dirichlet(np.ones(4), size=200)
     >>> counts = rng.multinomial(10, q)
-    >>> result = ambppl.fit(counts, cant_solve="3", draws=250, chains=2, random_seed=1)
+    >>> counts = ambppl.read_annotations(counts, cant_solve="3")
+    >>> result = ambppl.fit(counts, draws=250, chains=2, random_seed=1)
     >>> check = check_predictive(result, random_seed=2)
     >>> check.passed, list(check.table["statistic"].unique())
     (True, ['modal_share', 'cant_solve_share', 'plugin_amb'])

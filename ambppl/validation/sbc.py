@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 import ambppl
+from ambppl.data.readers import read_long
 from ambppl.inference.catalog import get_model
 from ambppl.inference.fitting import INDEPENDENT_METHODS, METHODS, NUTS_METHODS
 from ambppl.internal.checks import check_positive_int, check_prob
@@ -324,7 +325,6 @@ def sbc(
         truth, simulated = long_sim.truth, long_sim.labels
         ranked_truth = long_sim.ranked_truth
         names = long_sim.rank_variables()
-        fit_options.update(long_sim.read_options)
     else:
         template = _template(n_items, n_answers, n_categories, cant_solve)
         truth, simulated = _prior_draws(entry, template, params, n_simulations, rngs[0])
@@ -336,7 +336,10 @@ def sbc(
     kept: dict[str, list[int]] = {name: [] for name in names}
     fit_warnings: Counter[str] = Counter()
     for s in range(n_simulations):
-        data = long_sim.answers(s) if long_sim else template.copy(data=simulated[s])
+        if long_sim:  # read as a user's answers are read (fit takes data already read)
+            data = read_long(long_sim.answers(s), **long_sim.read_options)
+        else:
+            data = template.copy(data=simulated[s])
         seed = int(rngs[s + 2].integers(2**31 - 1))
         with _quiet(), _compile_mode(long), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

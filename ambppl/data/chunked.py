@@ -1,0 +1,587 @@
+"""Files read in chunks with dask: counts opened lazily, answers counted block by block.
+
+Counts too large for memory, in a zarr store or a Parquet file (one row per item, one integer
+column per category), are opened as :class:`ambppl.data.lazy.LazyCounts` without reading
+them (:func:`open_counts_in_chunks`): a zarr store keeps its own chunks, a Parquet file is
+cut into chunks of whole row groups, each read and checked only when dask computes it. A
+long answers file too large for memory is counted with dask block by block
+(:func:`count_long_in_chunks`): only the item x category counts are held, with the checks and
+conventions of :func:`ambppl.read_annotations`. :func:`read_in_chunks` picks one of the two
+for a path and the reader options, as ``ambppl.score(path, chunk_items=...)`` does.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ambppl.data.contract import READ_OPTIONS
+from ambppl.data.formats import _file_type, _parse_format, _text_options, is_zarr_store
+from ambppl.data.labels import (
+    _check_na_values,
+    _empty_items_error,
+    _label_str,
+    _order,
+    _plain_integer_ids,
+)
+from ambppl.data.lazy import LazyCounts, checked_block
+from ambppl.data.tables import _check_first_row_is_data
+from ambppl.internal.checks import cant_solve_position, check_cant_solve, check_positive_int
+from ambppl.internal.messages import say
+
+if TYPE_CHECKING:  # pragma: no cover
+    import xarray as xr
+
+__all__ = [
+    "CHUNK_ITEMS",
+    "CHUNK_READ_OPTIONS",
+    "count_long_in_chunks",
+    "open_counts_in_chunks",
+    "read_in_chunks",
+]
+
+#: Items per chunk of a Parquet file of counts by default (a zarr store keeps its own chunks).
+CHUNK_ITEMS = 2_000_000
+
+#: Options of a text file that :func:`count_long_in_chunks` passes to dask's ``read_csv``.
+_CHUNK_TEXT_OPTIONS = ("sep", "comment", "header", "encoding")
+
+#: The keywords that :func:`read_in_chunks` takes besides ``chunk_items``: those of
+#: :func:`ambppl.read_annotations` and the text options of :func:`count_long_in_chunks`.
+CHUNK_READ_OPTIONS = (*READ_OPTIONS, *_CHUNK_TEXT_OPTIONS)
+
+#: Options that counts read in chunks take (besides ``format``).
+_COUNT_OPTIONS = ("item", "categories", "cant_solve")
+
+
+def _need_dask() -> None:
+    try:
+        import dask.dataframe  # noqa: F401
+    except ImportError as err:
+        raise ImportError(
+            "reading counts in chunks needs dask: pip install 'ambppl[dask]'"
+        ) from err
+
+
+def _path(source: Any) -> Path:
+    if not isinstance(source, str | os.PathLike):
+        raise ValueError(
+            "chunk_items reads a zarr store or a Parquet file of counts in chunks, so data "
+            f"must be its path, but got {type(source).__name__}; pass a dask-backed DataArray "
+            "for counts already in dask"
+        )
+    return Path(source)
+
+
+def read_in_chunks(
+    source: str | os.PathLike[str], *, chunk_items: int, format: str | None = None, **options: Any
+) -> LazyCounts | xr.DataArray:
+    """Read a file too large for memory with dask: counts lazily, or answers counted.
+
+    Parameters
+    ----------
+    source : str or os.PathLike
+        A zarr store or a Parquet file of counts (:func:`open_counts_in_chunks`), or with
+        ``format="long"`` a CSV, TSV or Parquet file of answers (:func:`count_long_in_chunks`).
+    chunk_items : int
+        Items per chunk of a Parquet file of counts (a zarr store keeps its own chunks; a
+        file of answers is counted in dask's blocks).
+    format : str, optional
+        As ``format=`` of :func:`ambppl.read_annotations`; the layout ``"long"`` counts a file
+        of answers, any other reads counts.
+    **options
+        The options of :data:`CHUNK_READ_OPTIONS`: for answers those of
+        :func:`count_long_in_chunks` (``rater`` is not used: counts hold no rater ids); for
+        counts ``item``, ``categories`` and ``cant_solve`` (None: none, even if the store
+        names one).
+
+    Returns
+    -------
+    ambppl.data.lazy.LazyCounts or xarray.DataArray
+        The counts opened lazily; for answers their counts, in memory.
+
+    Raises
+    ------
+    ValueError
+        For a ``source`` that is no path (name a dask-backed DataArray instead), options
+        that do not apply to counts, and as :func:`open_counts_in_chunks` and
+        :func:`count_long_in_chunks`.
+    TypeError
+        For a ``chunk_items`` that is not an integer.
+    ImportError
+        When dask is not installed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> answers = pd.DataFrame({"task": [1, 1, 2], "label": ["yes", "no", "yes"]})
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     answers.to_csv(Path(folder) / "a.csv", index=False)
+    ...     counts = read_in_chunks(Path(folder) / "a.csv", chunk_items=10, format="long")
+    ...     counts.values.tolist(), type(counts).__name__
+    ([[1, 1], [0, 1]], 'DataArray')
+    """
+    _need_dask()
+    chunk_items = check_positive_int(chunk_items, "chunk_items")
+    path = _path(source)
+    unknown = sorted(k for k in options if k not in CHUNK_READ_OPTIONS)
+    if unknown:
+        raise TypeError(
+            f"read_in_chunks takes the options {list(CHUNK_READ_OPTIONS)}, but got {unknown}"
+        )
+    layout, ftype = _parse_format(format)
+    if layout == "long" and path.is_file():
+        text = {k: v for k, v in options.items() if k in _CHUNK_TEXT_OPTIONS}
+        if _file_type(path, ftype, text) in ("csv", "tsv", "parquet"):
+            options.pop("rater", None)  # the count models do not use rater ids
+            return count_long_in_chunks(path, chunk_items=chunk_items, format=format, **options)
+    lazy = open_counts_in_chunks(
+        path,
+        chunk_items=chunk_items,
+        format=format,
+        item=options.pop("item", None),
+        categories=options.pop("categories", None),
+    )
+    if "cant_solve" in options:
+        lazy = _with_cant_solve(lazy, options.pop("cant_solve"))
+    if options:
+        raise ValueError(
+            f"options {sorted(options)!r} do not apply to counts read in chunks; they take "
+            "categories=, cant_solve= and item= (Parquet)"
+        )
+    return lazy
+
+
+def open_counts_in_chunks(
+    source: str | os.PathLike[str],
+    *,
+    chunk_items: int = CHUNK_ITEMS,
+    format: str | None = None,
+    item: Any = None,
+    categories: Any = None,
+    cant_solve: Any = None,
+) -> LazyCounts:
+    """Open the counts of a zarr store or a Parquet file lazily, in chunks of items.
+
+    Parameters
+    ----------
+    source : str or os.PathLike
+        A zarr store (one 2-D array, named ``counts`` if there are several: xarray's
+        ``to_zarr`` of a count DataArray, whose ``item`` and ``category`` coordinates and
+        ``cant_solve`` attribute are used, or a bare zarr array), or a Parquet file (or a
+        folder of ``*.parquet`` part files) with one row per item, one integer column per
+        category and optionally an item column.
+    chunk_items : int, default :data:`CHUNK_ITEMS`
+        Items per chunk of a Parquet file (whole row groups, at least this many items in
+        every chunk but the last); a zarr store keeps its own chunks.
+    format : str, optional
+        ``"zarr"`` or ``"parquet"``, optionally with the layout (``"counts+parquet"``);
+        default: from the suffix, or zarr for a folder with zarr metadata.
+    item : column name, optional
+        The item column of a Parquet file; default a column called ``"item"`` if there is
+        one, else the items are numbered from 0.
+    categories : list of labels, optional
+        Labels of the count columns, in order; default the column names (Parquet), the
+        store's ``category`` coordinate, or positions ``"0"``, ``"1"``, ...
+    cant_solve : label or int, optional
+        The can't-solve category, a label or a position; default the store's
+        ``attrs["cant_solve"]`` (none for a Parquet file).
+
+    Returns
+    -------
+    ambppl.data.lazy.LazyCounts
+        A dask array of the counts chunked along items (int64, each chunk checked as
+        :func:`ambppl.read_annotations` checks counts when dask computes it), the item
+        labels (a dask array, or None), the category labels and the can't-solve label. Only
+        metadata is read.
+
+    Raises
+    ------
+    ValueError
+        For a ``source`` that is no path or does not exist; a file that is neither a zarr
+        store nor a Parquet file, or a layout other than counts; a zarr store without one
+        2-D array (or one named ``counts``); a Parquet file without rows, with fewer than 2
+        count columns, or without the ``item`` column named; ``categories`` of another
+        length; a ``cant_solve`` label that is not a category. When the chunks are computed:
+        a count that is missing, fractional, negative or too large (its row and column
+        named).
+    TypeError
+        For a ``chunk_items`` that is not an integer; when the chunks are computed, a
+        Parquet column that does not hold numbers.
+    ImportError
+        When dask (or for a store zarr) is not installed.
+
+    See Also
+    --------
+    count_long_in_chunks : A long answers file counted with dask.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"item": ["a", "b", "c"], "yes": [3, 1, 0], "no": [0, 2, 4]})
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     frame.to_parquet(Path(folder) / "c.parquet", row_group_size=2)
+    ...     lazy = open_counts_in_chunks(Path(folder) / "c.parquet", chunk_items=2)
+    ...     lazy.categories, lazy.values.chunks, lazy.values.compute().tolist()
+    (['yes', 'no'], ((2, 1), (2,)), [[3, 0], [1, 2], [0, 4]])
+    """
+    _need_dask()
+    chunk_items = check_positive_int(chunk_items, "chunk_items")
+    path = _path(source)
+    if not path.exists():
+        raise ValueError(f"data must be an existing file or zarr store, but {str(path)!r} is not")
+    layout, ftype = _parse_format(format)
+    ftype = _file_type(path, ftype)
+    if ftype not in ("zarr", "parquet") or layout not in (None, "counts"):
+        raise ValueError(
+            "chunk_items reads counts from a zarr store or a Parquet file (one row per item, "
+            f"one column per category), but {path.name!r} is read as {ftype} "
+            f"{layout or ''}".rstrip()
+            + "; leave chunk_items out to read it into memory"
+        )
+    lazy = _open_zarr(path) if ftype == "zarr" else _open_parquet(path, item, chunk_items)
+    lazy = lazy.relabel(categories)
+    return lazy if cant_solve is None else _with_cant_solve(lazy, cant_solve)
+
+
+def _with_cant_solve(lazy: LazyCounts, cant_solve: Any) -> LazyCounts:
+    """``lazy`` with the can't-solve category ``cant_solve`` (a label among its categories,
+    a position, or None), checked."""
+    if isinstance(cant_solve, int | np.integer) and not isinstance(cant_solve, bool):
+        check_cant_solve(int(cant_solve), len(lazy.categories))
+    else:
+        cant_solve_position(cant_solve, lazy.categories)
+    return replace(lazy, cant_solve=cant_solve)
+
+
+def _open_zarr(path: Path) -> LazyCounts:
+    """The :class:`LazyCounts` of a zarr store, in the store's chunks; nothing read yet."""
+    import dask.array as da
+    import xarray as xr
+    import zarr
+
+    if not (path.is_dir() and is_zarr_store(path)):
+        raise ValueError(
+            f"could not read {path.name!r} as ZARR: it is not a zarr store (a folder written "
+            "by xarray's to_zarr or by zarr, holding a 2-D count array); "
+            + say(
+                "pass format='parquet' or leave format out",
+                "give --format parquet or leave --format out",
+            )
+            + " for other files"
+        )
+    node = zarr.open(str(path), mode="r")
+    if isinstance(node, zarr.Array):  # a bare count array: categories by position
+        values = da.from_zarr(node).rechunk({1: -1})
+        names = [str(k) for k in range(values.shape[1])]
+        return LazyCounts(values, None, names)
+    group = node
+    consolidated = getattr(group.metadata, "consolidated_metadata", None) is not None
+    store = xr.open_zarr(path, drop_variables=["item"], consolidated=consolidated)
+    two_d = [n for n, v in store.data_vars.items() if v.ndim == 2]
+    name = "counts" if "counts" in store.data_vars else (two_d[0] if len(two_d) == 1 else None)
+    if name is None:
+        raise ValueError(
+            f"the zarr store {path.name!r} must hold one 2-D count array (items x "
+            f"categories), named 'counts' if there are several, but it holds "
+            f"{sorted(store.data_vars)!r}"
+        )
+    counts = store[name]
+    cat_dim = counts.dims[1]
+    categories = (
+        [str(c) for c in counts[cat_dim].values]
+        if cat_dim in counts.coords
+        else [str(k) for k in range(counts.sizes[cat_dim])]
+    )
+    items = None
+    if (path / "item").exists():
+        items = da.from_zarr(str(path), component="item")
+    cant_solve = counts.attrs.get("cant_solve", store.attrs.get("cant_solve"))
+    values = counts.data.rechunk({0: counts.data.chunks[0], 1: -1})
+    return LazyCounts(values, items, categories, cant_solve)
+
+
+def _open_parquet(path: Path, item: Any, chunk_items: int) -> LazyCounts:
+    """The :class:`LazyCounts` of a Parquet file (or a folder of part files): chunks of whole
+    row groups of about ``chunk_items`` items; only the metadata read."""
+    import dask
+    import dask.array as da
+    import pyarrow.parquet as pq
+
+    files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+    if not files:
+        raise ValueError(f"the folder {path.name!r} holds no .parquet files")
+    metas = [pq.ParquetFile(f).metadata for f in files]
+    columns = [name for name in metas[0].schema.names if name != "__index_level_0__"]
+    item_column = item if item is not None else ("item" if "item" in columns else None)
+    if item_column is not None and item_column not in columns:
+        raise ValueError(
+            f"item column {item_column!r} is not in {path.name!r}; its columns are "
+            f"{columns!r}: pass item=<one of them> (on the command line --item)"
+        )
+    categories = [c for c in columns if c != item_column]
+    item_dtype = np.dtype(object)
+    if item_column is not None:
+        arrow_type = metas[0].schema.to_arrow_schema().field(item_column).type
+        try:
+            item_dtype = np.dtype(arrow_type.to_pandas_dtype())
+        except (NotImplementedError, TypeError):
+            pass
+    # chunks of whole row groups, about chunk_items items each; sizes from the metadata
+    # (nothing is read before the passes)
+    value_parts, item_parts = [], []
+    first_row = 0  # of the chunk, counted over all files (for messages about a bad count)
+    for file, meta in zip(files, metas, strict=True):
+        groups: list[int] = []
+        rows = 0
+        for g in range(meta.num_row_groups):
+            groups.append(g)
+            rows += meta.row_group(g).num_rows
+            if rows >= chunk_items or g == meta.num_row_groups - 1:
+                if rows:
+                    value_parts.append(
+                        da.from_delayed(
+                            dask.delayed(_read_counts)(
+                                file, list(groups), categories, first_row=first_row
+                            ),
+                            shape=(rows, len(categories)),
+                            dtype=np.int64,
+                        )
+                    )
+                    if item_column is not None:
+                        item_parts.append(
+                            da.from_delayed(
+                                dask.delayed(_read_items)(file, list(groups), item_column),
+                                shape=(rows,),
+                                dtype=item_dtype,
+                            )
+                        )
+                first_row += rows
+                groups, rows = [], 0
+    if not value_parts:
+        raise ValueError(f"{path.name!r} has no rows (no items); give the file with the counts")
+    if len(categories) < 2:
+        raise ValueError(
+            f"{path.name!r} must have at least 2 category columns (one count per category), but "
+            f"its columns besides the item column are {categories!r}"
+        )
+    values = da.concatenate(value_parts, axis=0)
+    items = da.concatenate(item_parts) if item_parts else None
+    return LazyCounts(values, items, [str(c) for c in categories])
+
+
+def _read_counts(
+    file: Path, groups: list[int], columns: list[str], *, first_row: int = 0
+) -> np.ndarray:
+    """Row groups of a Parquet file of counts: an int64 block (rows x categories), checked
+    as :func:`ambppl.internal.checks.check_counts` does (a null cell, a fraction, a negative or huge
+    count is refused with its row, counted from ``first_row``, and column)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.ParquetFile(file).read_row_groups(groups, columns=columns)
+    for name in columns:
+        kind = table.schema.field(name).type
+        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            raise TypeError(
+                f"counts in {Path(file).name!r} must be numbers, but column {name!r} holds "
+                f"{kind}; give one integer column per category (and the item column)"
+            )
+    # a null cell comes out as NaN (float), which check_counts names
+    block = np.column_stack([table.column(n).to_numpy(zero_copy_only=False) for n in columns])
+    return checked_block(block, f"counts in {Path(file).name!r}", columns, first_row)
+
+
+def _read_items(file: Path, groups: list[int], column: str) -> np.ndarray:
+    """Row groups of a Parquet file: the item labels."""
+    import pyarrow.parquet as pq
+
+    table = pq.ParquetFile(file).read_row_groups(groups, columns=[column])
+    return table.column(column).to_numpy(zero_copy_only=False)
+
+
+def count_long_in_chunks(
+    source: str | os.PathLike[str],
+    *,
+    chunk_items: int | None = None,
+    item: Any = "task",
+    label: Any = "label",
+    cant_solve: Any = None,
+    categories: Any = None,
+    format: str | None = None,
+    na_values: Any = None,
+    **read_kwargs: Any,
+) -> xr.DataArray:
+    """Count a long answers file too large for memory with dask, block by block.
+
+    Only the item x category counts are held (``groupby([item, label]).size()`` on each
+    block, then summed): the file is read as :func:`ambppl.read_annotations` reads it (every
+    text cell as written, only an empty cell or a ``na_values`` text missing, compression
+    told by the first bytes), and the counts are those it would return, items in sorted
+    order.
+
+    Parameters
+    ----------
+    source : str or os.PathLike
+        A CSV, TSV or Parquet file with one row per answer.
+    chunk_items : int, optional
+        Checked to be a positive integer (the blocks are dask's: about 64 MB of text, or
+        the Parquet file's row groups; a compressed text file is one block).
+    item, label : column name
+        The columns of the item id and of the answer; 0-based positions with
+        ``header=None``. Rater ids are not read.
+    cant_solve : label, optional
+        The can't-solve label; it must occur in the data (or in ``categories``) and becomes
+        the last category.
+    categories : list of labels, optional
+        The category order wanted (may include labels nobody gave).
+    format : str, optional
+        ``"long"``, a file type (``"csv"``, ``"tsv"``, ``"parquet"``) or both joined by
+        ``+``; default: from the suffix.
+    na_values : str or list of str, optional
+        Label texts that mean "no answer" besides an empty cell.
+    **read_kwargs
+        For text files: ``sep=``, ``comment=``, ``header=None`` and ``encoding=``, as for
+        :func:`ambppl.read_annotations`.
+
+    Returns
+    -------
+    xarray.DataArray
+        int64 counts with dims ``("item", "category")`` (items sorted; ids as written, plain
+        integers as int64), ``attrs`` ``cant_solve`` and ``source``.
+
+    Raises
+    ------
+    ValueError
+        For a layout other than long, a file that is not CSV, TSV or Parquet, a column that is
+        not in the file, a header line read as an answer (``header=None``), a ``cant_solve``
+        label absent from the data, labels missing from ``categories``, fewer than 2
+        categories, or an item left without answers.
+    TypeError
+        For other reader options, and a ``chunk_items`` that is not an integer.
+    FileNotFoundError
+        When the file does not exist.
+    ImportError
+        When dask is not installed.
+
+    See Also
+    --------
+    open_counts_in_chunks : counts too large for memory, opened lazily.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> answers = pd.DataFrame({"task": ["t2", "t1", "t1", "t2"],
+    ...                         "label": ["no", "yes", "skip", "no"]})
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     answers.to_parquet(Path(folder) / "a.parquet")
+    ...     counts = count_long_in_chunks(Path(folder) / "a.parquet", cant_solve="skip")
+    ...     counts["item"].values.tolist(), counts["category"].values.tolist()
+    (['t1', 't2'], ['no', 'yes', 'skip'])
+    >>> counts.values.tolist()
+    [[0, 1, 1], [2, 0, 0]]
+    """
+    _need_dask()
+    if chunk_items is not None:
+        check_positive_int(chunk_items, "chunk_items")
+    if not isinstance(source, str | os.PathLike):
+        raise TypeError(
+            "source must be the path of a CSV, TSV or Parquet file of answers, but got "
+            f"{type(source).__name__}"
+        )
+    path = Path(source)
+    layout, ftype = _parse_format(format)
+    if layout not in (None, "long"):
+        raise ValueError(
+            f"format={format!r} names the layout {layout!r}, but counting in chunks reads a "
+            "long table of answers (one row per answer)"
+        )
+    if not path.is_file():
+        raise FileNotFoundError(f"source file {str(path)!r} does not exist or is not a file")
+    ftype = _file_type(path, ftype, read_kwargs)
+    if ftype not in ("csv", "tsv", "parquet"):
+        raise ValueError(
+            f"answers are counted in chunks from a CSV, TSV or Parquet file, but {path.name!r} "
+            f"is read as {ftype}"
+        )
+    other = sorted(k for k in read_kwargs if k not in _CHUNK_TEXT_OPTIONS)
+    if other:
+        raise TypeError(
+            f"reader options {other!r} do not apply to answers counted in chunks, which take "
+            f"{', '.join(k + '=' for k in _CHUNK_TEXT_OPTIONS)}"
+        )
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+    import xarray as xr
+
+    na_values = _check_na_values(na_values)
+    options = dict(read_kwargs)
+    if ftype == "parquet":
+        import pyarrow.parquet as pq
+
+        present = list(pq.read_schema(path).names)
+    else:
+        options.setdefault("sep", "\t" if ftype == "tsv" else ",")
+        # as read_annotations reads text: compression by the first bytes, every cell as text
+        # exactly as written, only an empty cell missing
+        options = _text_options(path, ftype, options)
+        # index_col=False: a delimiter at the end of the lines does not shift the columns
+        options = {"dtype": str, "keep_default_na": False, "na_values": [""], **options}
+        options["index_col"] = False
+        if options["compression"] is not None:
+            options["blocksize"] = None  # a compressed file is one block
+        plain = {k: v for k, v in options.items() if k != "blocksize"}
+        present = list(pd.read_csv(path, nrows=0, **plain))
+        if "header" in options and options["header"] is None and item in present:
+            # a header line read as an answer: told from the first rows, as in memory
+            _check_first_row_is_data(
+                pd.read_csv(path, nrows=1001, **plain), item, None, label, path.name
+            )
+    missing = [c for c in (item, label) if c not in present]
+    if missing:
+        raise ValueError(
+            f"columns {missing!r} are not in {path.name!r}; its columns are {present!r}: pass "
+            + say("item=/label=", "--item/--label")
+        )
+    if ftype == "parquet":
+        frame = dd.read_parquet(path, columns=[item, label])
+    else:
+        frame = dd.read_csv(path, usecols=[item, label], **options)
+    # named columns: dask's groupby takes a list of numbers (header=None) for something else
+    frame = frame[[item, label]]
+    frame.columns = ["item", "label"]
+    # an item whose labels are all missing is refused below, as read_annotations does
+    frame = frame.dropna(subset=["item"])
+    sizes, all_items = dask.compute(
+        frame.dropna(subset=["label"]).groupby(["item", "label"]).size(), frame["item"].unique()
+    )
+    table = sizes.unstack(fill_value=0)
+    found = [_label_str(c) for c in table.columns]
+    table.columns = found
+    # blank labels and those na_values names are missing, as in read_annotations
+    found = [c for c in found if c.strip() != "" and c not in na_values]
+    order, cs = _order(found, categories, cant_solve, sort=True)
+    table = table.reindex(columns=order, fill_value=0)
+    unanswered = pd.Index(all_items).difference(table.index)
+    if len(unanswered):
+        table = pd.concat([table, table.iloc[:0].reindex(unanswered, fill_value=0)])
+    items = pd.Index(table.index).to_numpy()
+    if ftype != "parquet":  # ids as written; plain integers as int64
+        items = _plain_integer_ids(np.asarray(items, dtype=object))
+    empty = table.sum(axis=1).to_numpy() == 0
+    if np.any(empty):
+        raise _empty_items_error(items, empty, "left after dropping the missing labels")
+    return xr.DataArray(
+        table.to_numpy(np.int64),
+        dims=("item", "category"),
+        coords={"item": items, "category": order},
+        attrs={"cant_solve": cs, "source": str(path)},
+    )

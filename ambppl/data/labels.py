@@ -1,0 +1,194 @@
+"""Cells as category labels and ids, and the order of the categories.
+
+How a cell of a table becomes a label (text exactly as written; numbers as their canonical
+text), when text ids are plain integers (given as int64), what ``na_values=`` and
+``categories=`` may hold, the final category order (can't-solve last), and the short lists of
+values that error messages show. Shared by the readers of :mod:`ambppl.data`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import re
+import shlex
+from collections import Counter
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+
+from ambppl.internal.messages import say
+
+_SHOW = 5  # how many offending values an error message lists
+#: A number as written in a text file: ``7``, ``-2.5``, ``.5``, ``1e3`` (labels that are all
+#: numbers sort numerically).
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE](?P<exp>[+-]?[0-9]+))?")
+#: An id written as a plain integer, read as int64: no sign ``+``, no leading zero, no point.
+_PLAIN_INTEGER = re.compile(r"0|-?[1-9][0-9]*")
+
+
+def _quote(text: str) -> str:
+    """``text`` as typed in a shell."""
+    return shlex.quote(text)
+
+
+def _show(values: Any) -> str:
+    """A short list of values for error messages."""
+    values = list(values)
+    head = ", ".join(repr(v) for v in values[:_SHOW])
+    more = f", ... ({len(values)} in all)" if len(values) > _SHOW else ""
+    return f"[{head}{more}]"
+
+
+def _label_str(value: Any) -> str:
+    """The string form of one label: numpy scalars unwrapped, whole floats as ints."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
+
+
+def _as_number(label: str) -> Decimal | None:
+    """The value of a label that is a number as written (``"2"``, ``"2.0"``, ``"1e3"``),
+    exactly; None for other text."""
+    text = label.strip()
+    match = _NUMBER.fullmatch(text)
+    if match is None or (match["exp"] and abs(int(match["exp"])) > 100_000):
+        return None  # not a number (or an exponent beyond what compares exactly)
+    return Decimal(text)
+
+
+def _plain_integer_ids(values: np.ndarray) -> np.ndarray:
+    """Ids read as text, as int64 when every one is a plain integer that fits (``"7"``,
+    ``"-3"``; which print the same, so no two ids merge); otherwise unchanged. Missing ids
+    (NaN) keep the text."""
+    if values.dtype != object or len(values) == 0:
+        return values
+    if not all(isinstance(v, str) and _PLAIN_INTEGER.fullmatch(v) for v in values):
+        return values
+    try:
+        return np.array([int(v) for v in values], dtype=np.int64)
+    except OverflowError:  # more than 19 digits: kept as text
+        return values
+
+
+def _text_id_column(values: Any) -> np.ndarray:
+    """A whole id column read as text (e.g. the rater ids kept by :func:`read_long`) under
+    the rule of :func:`_plain_integer_ids`, converted through its distinct values."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
+    if np.any(codes < 0):
+        return np.asarray(values, dtype=object)
+    converted = _plain_integer_ids(np.asarray(uniques, dtype=object))
+    if converted.dtype == object:
+        return np.asarray(values, dtype=object)
+    return converted[codes]
+
+
+def _check_na_values(na_values: Any) -> frozenset[str]:
+    """Validate ``na_values=``: label texts that mean "no answer" (besides empty cells)."""
+    if na_values is None:
+        return frozenset()
+    if isinstance(na_values, str | numbers.Real) and not isinstance(na_values, bool):
+        na_values = [na_values]
+    option = say("na_values", "--na-values")
+    if isinstance(na_values, bytes) or not hasattr(na_values, "__iter__"):
+        raise TypeError(
+            f"{option} must be a list of label texts that mean 'no answer', such as "
+            f"['N/A', 'NA'], but got {na_values!r}"
+        )
+    out = []
+    for value in na_values:
+        if isinstance(value, bool) or not isinstance(value, str | numbers.Real):
+            raise TypeError(
+                f"{option} must list label texts such as 'N/A', but got {value!r} in {na_values!r}"
+            )
+        out.append(_label_str(value))
+    return frozenset(out)
+
+
+def _check_categories(categories: Any) -> list[str] | None:
+    """Validate ``categories=``: a list-like of at least 2 distinct labels, as strings."""
+    if categories is None:
+        return None
+    if isinstance(categories, str | bytes) or not hasattr(categories, "__iter__"):
+        raise TypeError(
+            "categories must be a list of labels such as ['neg', 'pos', \"can't tell\"], "
+            f"but got {categories!r}"
+        )
+    cats = [_label_str(c) for c in categories]
+    dupes = sorted(c for c, n in Counter(cats).items() if n > 1)
+    if dupes:
+        raise ValueError(f"categories must be distinct labels, but {_show(dupes)} repeat")
+    if len(cats) < 2:
+        raise ValueError(
+            f"categories must list at least 2 labels (ambiguity needs a choice), but got {cats!r}"
+        )
+    return cats
+
+
+def _order(
+    found: list[str],
+    categories: list[str] | None,
+    cant_solve: Any,
+    *,
+    sort: bool,
+) -> tuple[list[str], str | None]:
+    """Final category order (can't-solve last) and the can't-solve label as a string.
+
+    ``sort``: labels sorted numerically when every one is a number as written (ties, such as
+    ``"2"`` and ``"2.0"``, by their text), else as text."""
+    if categories is not None:
+        extra = [c for c in found if c not in categories]
+        if extra:
+            raise ValueError(
+                f"labels {_show(extra)} occur in the data but are not in categories="
+                f"{categories!r}; add them to categories or remove those answers"
+            )
+        order = list(categories)
+    elif sort:
+        values = [_as_number(c) for c in found]
+        if all(v is not None for v in values):
+            order = [c for _, c in sorted(zip(values, found, strict=True))]
+        else:
+            order = sorted(found)
+    else:
+        order = list(found)
+    cs = None
+    if cant_solve is not None:
+        cs = _label_str(cant_solve)
+        if cs not in order:
+            leave_out = say("pass cant_solve=None", "leave out --cant-solve")
+            raise ValueError(
+                f"{say('cant_solve', '--cant-solve')} must be a label that occurs in the data, "
+                f"but {cant_solve!r} does not; the labels present are {sorted(found)!r} "
+                f"({leave_out} if the task had no can't-solve answer)"
+            )
+        order = [c for c in order if c != cs] + [cs]
+    if len(order) < 2:
+        fix = say(
+            "pass categories=[...] to list the answers nobody gave",
+            "check that --label names the column of answers",
+        )
+        raise ValueError(
+            f"the annotations must have at least 2 categories, but only {order!r} occurs; {fix}"
+        )
+    return order, cs
+
+
+def _is_number_text(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _empty_items_error(items: np.ndarray, empty: np.ndarray, why: str) -> ValueError:
+    ids = items[empty].tolist()
+    return ValueError(
+        f"every item must have at least one answer, but {len(ids)} item(s) {_show(ids)} "
+        f"have none {why}; remove those items or supply their answers"
+    )

@@ -1,0 +1,336 @@
+"""Tables of answers (long: one row per answer; wide: items x raters) turned into counts.
+
+A long table is factorized (items in order of first appearance, labels in the order of
+:func:`ambppl.data.labels._order`) and counted with one :func:`numpy.bincount`; a wide table
+is first melted to the long layout. The checks here refuse what would silently count the
+wrong thing: a column named twice, a header line read as an answer (``header=None``), a long
+table read as wide, a column of ids taken for a rater, rater names that are answers.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ambppl.data.files import _MANGLED, _READ_NOTE, _first_line_hint
+from ambppl.data.labels import (
+    _as_number,
+    _empty_items_error,
+    _label_str,
+    _order,
+    _plain_integer_ids,
+    _quote,
+    _show,
+)
+from ambppl.internal.messages import say
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    import xarray as xr
+
+
+_UNNAMED = re.compile(r"^Unnamed: \d+$")  # pandas' name for a blank header cell
+
+
+#: Header cells of a long table (lower case, without ``_``, ``-`` and spaces): a first row of
+#: such names read with ``header=None`` is a header line, not an answer.
+_COLUMN_NAMES = frozenset(
+    "task taskid item itemid id question questionid example sample image imageid doc "
+    "document docid text tweet tweetid unit unitid worker workerid rater raterid annotator "
+    "annotatorid user userid judge coder labeler labeller participant label labels answer "
+    "response class category annotation judgment judgement rating choice value emotion "
+    "sentiment target gold y".split()
+)
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """Codes of the kept answers and the labels they point to."""
+
+    item_codes: np.ndarray  # int64, one per kept answer, into ``items``
+    items: np.ndarray  # item ids in order of first appearance
+    label_codes: np.ndarray  # int64, one per kept answer, into ``categories``
+    categories: list[str]
+    kept: np.ndarray  # bool mask of kept rows
+    n_raters: int | None
+    n_dropped: int
+    cant_solve: str | None
+
+
+def _check_column(df: pd.DataFrame, name: Any, arg: str, hint: str = "") -> None:
+    if name not in df.columns:
+        fix = say(f"{arg}=<one of them>", f"--{arg} <one of them>")
+        raise ValueError(
+            f"{arg} column {name!r} is not in the data; the columns present are "
+            f"{list(df.columns)!r}: pass {fix}{hint}{_first_line_hint(df)}"
+        )
+    copies = df.attrs.get(_READ_NOTE, {}).get("duplicates", {}).get(name)
+    copies = copies or int(np.sum(np.asarray(df.columns == name)))
+    if copies > 1:
+        raise ValueError(
+            f"{arg} column {name!r} occurs {copies} times in the header, so which one holds "
+            f"the {arg}s is ambiguous; rename the copies (or remove the extra ones) so that "
+            "each column has its own name"
+        )
+
+
+def _parse_long(
+    df: pd.DataFrame,
+    item: Any,
+    rater: Any,
+    label: Any,
+    cant_solve: Any,
+    categories: list[str] | None,
+    *,
+    na_values: frozenset[str] = frozenset(),
+    desc: str = "DataFrame",
+) -> _Parsed:
+    """Factorize items and labels of a long table (one row per answer)."""
+    import pandas as pd
+
+    _check_column(df, item, "item")
+    _check_column(df, label, "label")
+    if rater is not None:
+        no_rater = say("rater=None", "--no-rater")
+        _check_column(df, rater, "rater", f" (or {no_rater} if the data have no rater ids)")
+    note = df.attrs.get(_READ_NOTE, {})
+    if note.get("headerless"):
+        _check_first_row_is_data(df, item, rater, label, desc)
+
+    codes, uniques = pd.factorize(df[label], use_na_sentinel=True)
+    strs = [_label_str(u) for u in uniques]
+    # last: NaN (-1); blank strings and the texts na_values names are missing too
+    blank = np.array([s.strip() == "" or s in na_values for s in strs] + [True], dtype=bool)
+    missing = blank[codes]
+    kept = ~missing
+    n_dropped = int(missing.sum())
+
+    str_codes, str_uniques = pd.factorize(np.array(strs, dtype=object))
+    found = [s for s in str_uniques.tolist() if s.strip() != "" and s not in na_values]
+    order, cs = _order(found, categories, cant_solve, sort=True)
+    position = {c: i for i, c in enumerate(order)}
+    remap = np.array([position.get(s, -1) for s in str_uniques.tolist()], dtype=np.int64)
+    label_codes = remap[str_codes[codes[kept]]]
+
+    item_codes_all, items = pd.factorize(df[item], use_na_sentinel=True)
+    item_codes = item_codes_all[kept].astype(np.int64)
+    items = np.asarray(items)
+    if note.get("text"):  # ids as written; plain integers as int64
+        items = _plain_integer_ids(np.asarray(items, dtype=object))
+    if np.any(item_codes < 0):
+        first = int(np.flatnonzero(kept)[np.argmax(item_codes < 0)])
+        raise ValueError(
+            f"item column {item!r} must have an id on every answer, but "
+            f"{int(np.sum(item_codes < 0))} answer(s) have none (first at row {first}); "
+            "fill in or drop those rows"
+        )
+    n_raters = None
+    if rater is not None:
+        n_raters = int(df[rater][kept].nunique(dropna=True))
+    return _Parsed(
+        item_codes=item_codes,
+        items=np.asarray(items),
+        label_codes=label_codes,
+        categories=order,
+        kept=kept,
+        n_raters=n_raters,
+        n_dropped=n_dropped,
+        cant_solve=cs,
+    )
+
+
+def _check_first_row_is_data(
+    df: pd.DataFrame, item: Any, rater: Any, label: Any, desc: str
+) -> None:
+    """Refuse a header line read as an answer (``header=None`` on a file that has one).
+
+    The first row is taken for a header line when its label occurs nowhere else in the label
+    column and either its item or rater cell is text while those of the other rows (the first
+    1000) are all numbers, or one of its cells is a usual column name (``task``, ``worker``,
+    ``label``, ``answer``, ...; case, ``_``, ``-`` and spaces aside).
+    """
+    import pandas as pd
+
+    if len(df) < 2:
+        return
+    columns = {"item": item, "rater": rater, "label": label}
+    first: dict[str, str] = {}
+    for role, column in columns.items():
+        if column is None:
+            continue
+        value = df[column].iloc[0]
+        if pd.isna(value) or not str(value).strip():
+            return  # a header line has a name in every column used
+        first[role] = str(value)
+    if bool(np.any(df[label].iloc[1:].to_numpy(dtype=object) == first["label"])):
+        return  # the label is an answer given elsewhere too
+    rest = df.iloc[1:1001]
+    numeric = [
+        role
+        for role in ("item", "rater")
+        if role in first
+        and _as_number(first[role]) is None
+        and pd.to_numeric(rest[columns[role]].dropna(), errors="coerce").notna().all()
+        and rest[columns[role]].notna().any()
+    ]
+    named = [
+        role
+        for role, cell in first.items()
+        if re.sub(r"[\s_\-]", "", cell.lower()) in _COLUMN_NAMES
+    ]
+    if not numeric and not named:
+        return
+    if named:
+        why = f"its cells {[first[r] for r in named]!r} are column names"
+    else:
+        why = (
+            f"its {numeric[0]} cell {first[numeric[0]]!r} is text where every other row has a "
+            "number"
+        )
+    python = ", ".join(f"{role}={cell!r}" for role, cell in first.items())
+    command = " ".join(f"--{role} {_quote(cell)}" for role, cell in first.items())
+    raise ValueError(
+        f"the first line of {desc!r} looks like a header line, not an answer: {why}, and its "
+        f"label {first['label']!r} occurs nowhere else; drop "
+        + say("header=None", "--no-header")
+        + f" and name the columns ({say(python, command)})"
+    )
+
+
+def _check_wide_layout(df: pd.DataFrame, item: Any, rater: Any, label: Any, desc: str) -> None:
+    """Refuse a table read as wide (items x raters) that is not one: a long table (it has the
+    rater and label columns of the long layout, which would be counted as answers), or a
+    column of ids (20 or more values, all different) that would be taken for a rater."""
+    if rater is not None and label is not None and rater != item and label != item:
+        if rater in df.columns and label in df.columns:
+            raise ValueError(
+                f"the table {desc!r} read as wide (one column per rater) has the columns "
+                f"{rater!r} and {label!r} of a long table (one row per answer), whose rater ids "
+                "would be counted as answers; leave out "
+                + say("format='wide'", "--layout wide")
+                + " to read one row per answer"
+            )
+    for column in df.columns:
+        if column == item:
+            continue
+        values = df[column].dropna()
+        if len(values) >= 20 and values.nunique() == len(values):
+            fix = say(f"item={column!r}", f"--item {_quote(str(column))}")
+            raise ValueError(
+                f"column {column!r} of the wide table {desc!r} holds {len(values)} different "
+                "values, one per row, like ids rather than one rater's answers; if it holds the "
+                f"item ids pass {fix}, else remove it"
+            )
+
+
+def _check_wide_header(df: pd.DataFrame, item: Any, desc: str) -> None:
+    """Refuse (or warn about) a wide table whose rater names are answers: the first line of a
+    file without a header line, read as the header, which would silently lose that item.
+
+    Refused when every rater name is an answer label and some are blank or repeated (pandas'
+    ``Unnamed: 3`` and ``pos.1``), which a header line of rater names never is; a warning when
+    the names are all labels but look like a header otherwise (raters numbered like labels).
+    """
+    import pandas as pd
+
+    table = df.drop(columns=[item]) if item in df.columns else df
+    names = list(table.columns)
+    if not names or not all(isinstance(c, str) for c in names):
+        return  # positions (header=None) or a frame built in Python with other labels
+    named = [c for c in names if not _UNNAMED.match(c)]
+    if not named:
+        return
+    cells = pd.unique(table.to_numpy(dtype=object).ravel())
+    labels = {_label_str(v) for v in cells if not pd.isna(v) and _label_str(v).strip()}
+
+    def base(name: str) -> str:
+        m = _MANGLED.match(name)
+        return m["base"] if m and m["base"] in names else name
+
+    if not all(c in labels or base(c) in labels for c in named):
+        return
+    blank = len(named) < len(names)
+    repeated = any(base(c) != c for c in named)
+    shown = _show(base(c) for c in named)
+    fix = (
+        say("pass header=None", "pass --no-header")
+        if desc != "DataFrame"
+        else ("read the file with pandas.read_csv(..., header=None)")
+    )
+    fix += (
+        " (items are then numbered by row from 0, or give the id column's 0-based position "
+        + say("item=<position>", "--item <position>")
+        + "), or give the table a header line of rater names"
+    )
+    if blank or repeated:
+        what = " and some are blank" if blank else " and some repeat"
+        raise ValueError(
+            f"the header of the wide table {desc!r} looks like answers, not rater names: its "
+            f"cells {shown} are answer labels{what}; reading that line as the header would "
+            f"drop its item's answers: {fix}"
+        )
+    warnings.warn(
+        f"the rater names {shown} of the wide table {desc!r} are all answer labels; if its "
+        f"first line holds answers rather than rater names, that item is lost: {fix}",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def _wide_to_long(df: pd.DataFrame, item: Any) -> pd.DataFrame:
+    """Melt a wide item x rater table (blank = not rated) to columns item, rater, label."""
+    import pandas as pd
+
+    if item in df.columns:
+        ids = df[item].to_numpy()
+        table = df.drop(columns=[item])
+    else:
+        ids = df.index.to_numpy()
+        table = df
+    if table.shape[1] == 0:
+        raise ValueError(
+            "a wide table must have one column per rater besides the item column, but the "
+            f"data have only the columns {list(df.columns)!r}"
+        )
+    n, m = table.shape
+    out = pd.DataFrame(
+        {
+            "item": np.repeat(ids, m),
+            "rater": np.tile(np.asarray(table.columns, dtype=object), n),
+            "label": table.to_numpy(dtype=object).ravel(),
+        }
+    )
+    note = df.attrs.get(_READ_NOTE)
+    if note is not None:  # ids as written in a text file (the header check is the wide one's)
+        out.attrs[_READ_NOTE] = {**note, "headerless": False, "duplicates": {}}
+    return out
+
+
+def _counts_array(parsed: _Parsed, source: str, layout: str) -> xr.DataArray:
+    import xarray as xr
+
+    n, k = len(parsed.items), len(parsed.categories)
+    counts = np.bincount(parsed.item_codes * k + parsed.label_codes, minlength=n * k)
+    counts = counts.reshape(n, k).astype(np.int64)
+    empty = counts.sum(axis=1) == 0
+    if np.any(empty):
+        raise _empty_items_error(
+            parsed.items, empty, f"left after dropping {parsed.n_dropped} missing label(s)"
+        )
+    return xr.DataArray(
+        counts,
+        dims=("item", "category"),
+        coords={"item": parsed.items, "category": np.array(parsed.categories, dtype=object)},
+        name="counts",
+        attrs={
+            "cant_solve": parsed.cant_solve,
+            "n_dropped": parsed.n_dropped,
+            "source": source,
+            "n_raters": parsed.n_raters,
+            "format": layout,
+        },
+    )

@@ -1,0 +1,91 @@
+"""Which files the ``ambppl score`` command's input passes through (issue 23's layering target).
+
+Runs ``ambppl score <example> -o <tmp>`` under :func:`sys.setprofile` and follows the input
+by data flow: the path string is tracked; a call into ambppl that receives a tracked object
+(as an argument, or inside a list/tuple/dict argument) is a *visit* of its file, and what that
+call returns is tracked too. Prints the files visited in order of first visit, their number,
+and the *climbs back up*: visits whose caller sits in a lower layer than the callee (layers:
+cli > report > validation > analysis > inference > data > maths > internal), which an
+acyclic, downward-only design never makes.
+
+Usage: ``python benchmarks/input_path.py [--counts]`` (``--counts``: a wide counts file
+instead of the long answers file).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+LAYERS = ["internal", "maths", "data", "inference", "analysis", "validation", "report", "cli"]
+
+
+def layer(path: str) -> int:
+    parts = Path(path).parts
+    i = len(parts) - 1 - parts[::-1].index("ambppl")
+    sub = parts[i + 1] if len(parts) > i + 2 else ""
+    return LAYERS.index(sub) if sub in LAYERS else len(LAYERS)
+
+
+def main() -> None:
+    import ambppl.cli
+    from ambppl.data import example_path
+
+    src = str(example_path("weather_sentiment"))
+    root = str(Path(ambppl.cli.__file__).parents[1])
+    tracked: set[int] = set()
+    keep: list = []  # keep tracked objects alive so their ids stay unique
+    visits: list[str] = []
+    climbs: list[tuple[str, str]] = []
+    pending: dict[int, bool] = {}
+
+    def is_tracked(value: object) -> bool:
+        if id(value) in tracked:
+            return True
+        if isinstance(value, list | tuple):
+            return any(id(v) in tracked for v in value[:8])
+        if isinstance(value, dict):
+            return any(id(v) in tracked for v in list(value.values())[:16])
+        return False
+
+    def prof(frame, event, arg):
+        code = frame.f_code
+        if not code.co_filename.startswith(root):
+            return
+        if event == "call":
+            args = [
+                frame.f_locals.get(n)
+                for n in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+            ]
+            hit = any(is_tracked(a) for a in args)
+            pending[id(frame)] = hit
+            if hit:
+                rel = os.path.relpath(code.co_filename, root)
+                visits.append(rel)
+                caller = frame.f_back.f_code.co_filename if frame.f_back else ""
+                if caller.startswith(root) and layer(caller) < layer(code.co_filename):
+                    climbs.append((os.path.relpath(caller, root), rel))
+        elif event == "return" and pending.pop(id(frame), False) and arg is not None:
+            tracked.add(id(arg))
+            keep.append(arg)
+
+    keep.append(src)
+    tracked.add(id(src))
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = ["score", src, "--cant-solve", "I can't tell", "-q", "-o", f"{tmp}/s.csv"]
+        sys.setprofile(prof)
+        try:
+            rc = ambppl.cli.main(argv)
+        finally:
+            sys.setprofile(None)
+    first = list(dict.fromkeys(visits))
+    print(f"exit status {rc}; files the input passes through ({len(first)}):")
+    for f in first:
+        print("  ", f)
+    print(f"climbs back up: {len(climbs)}", *(f"\n   {a} -> {b}" for a, b in climbs[:10]))
+
+
+if __name__ == "__main__":
+    main()
