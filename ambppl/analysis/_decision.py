@@ -77,7 +77,7 @@ _BETA_MEASURES = ("amb", "modified")
 _METHODS = ("exact", "beta")
 #: Bound on the measured worst absolute error of g (and of the gain) for method="beta"
 #: against exact enumeration (measured 0.077 and 0.078, see
-#: :func:`expected_correct_decision` Notes); asserted in ``tests/test_decision.py``.
+#: :func:`expected_correct_decision` Notes); asserted in ``tests/analysis/test_decision.py``.
 BETA_WORST_ERROR = 0.08
 #: Bound on the measured worst error of the normal approximation of the expectation
 #: against enumeration (measured 0.048).
@@ -327,7 +327,7 @@ def expected_correct_decision(
     -----
     The module docstring gives the formulas of both routes. *Exact* is exact up to the
     quadrature error of :func:`ambppl.ambiguity_posterior` (about 1e-12; closed form
-    without can't-solve); ``tests/test_decision.py`` checks it against a brute force over
+    without can't-solve); ``tests/analysis/test_decision.py`` checks it against a brute force over
     answer sequences (Polya urn) to 1e-12.
 
     *Beta approximation.* A Beta law on [0, u] with the exact posterior mean and variance of
@@ -336,7 +336,7 @@ def expected_correct_decision(
     a Beta shape: few answers, a small can't-solve concentration (the exact density of
     "amb" then has a spike or a kink near 1/2), and ``t`` near such features. Measured
     against exact enumeration (``m`` in 0..6, ``prior`` in {0.5, 1, 2}; script in
-    ``tests/test_decision.py``):
+    ``tests/analysis/test_decision.py``):
 
     * two proper categories plus can't-solve, counts in {0, 2, 4, 6}^3, ``t`` in
       {0.2, 0.4, 0.5, 0.6}: worst absolute error of :math:`g` 0.077 (counts (2, 4, 0),

@@ -59,7 +59,7 @@ def hyperprior_sensitivity(result: Any, *, threshold: float = PSENSE_THRESHOLD) 
     ``kappa``'s posterior is its prior's. Such a fit is proper and converges, but ``kappa``
     (and the amount of shrinkage it implies) says more about ``kappa_sd`` than about the
     data; this function flags it (prior sensitivity about 0.6 on 2000 such items, 0.01 on
-    500 items with ``q_i ~ Dirichlet(1, 1, 1)``; ``tests/test_sensitivity.py``).
+    500 items with ``q_i ~ Dirichlet(1, 1, 1)``; ``tests/analysis/test_sensitivity.py``).
 
     References
     ----------

@@ -387,7 +387,7 @@ def next_batch(
     1))`` for each item, take its lower hull (e.g. a monotone chain), and sum
     ``f[m_i] - hull[m_i]`` over items.
 
-    In a brute-force comparison (the 120 random setups of ``tests/test_planning.py``:
+    In a brute-force comparison (the 120 random setups of ``tests/analysis/test_planning.py``:
     3 items, budget 0..6, counts 0..5, priors 0.05..2; 840 cases) the allocation was
     optimal in 820 cases: all 815 that end on hull breakpoints and 5 of the 25 others; the
     worst total was 1.083 times the optimum (plain greedy: 679 optimal, worst 2.4 times).

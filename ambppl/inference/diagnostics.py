@@ -7,7 +7,7 @@ diagnostic). The functions here run the same algorithms of Vehtari et al. (2021)
 scalars of an array ``(chain, draw, *rest)`` at once, in blocks (:data:`BLOCK_ELEMENTS`
 values in flight, shared by :data:`N_THREADS` threads), and return what ArviZ returns to
 rounding (tested to 1e-8 relative against ``arviz.rhat`` / ``arviz.ess`` in
-``tests/test_diagnostics.py``):
+``tests/inference/test_diagnostics.py``):
 
 * split chains: the first and the last ``draw // 2`` draws of every chain (the middle draw
   of an odd number of draws is dropped), stacked as ``2 * chain`` chains;

@@ -700,7 +700,7 @@ def memory_needed(
     and what the caller makes after the fit (:func:`after_fit`). Against tracemalloc's peak
     of the exact route (10^5 items x 2 x 250 draws of amb; 2 x 10^4 items x 2 x 100 draws of
     q and the four measures): within 1% below to 3% above before the per-item term, 0-3%
-    above with it (``tests/test_limits.py``).
+    above with it (``tests/analysis/test_limits.py``).
     """
     cells = float(chains) * draws * n_items
     per_item = sum(n_categories if name == "q" else 1 for name in names)

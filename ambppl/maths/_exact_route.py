@@ -24,7 +24,7 @@ from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 #: Step halving stops when two successive tanh-sinh levels agree to this relative
 #: difference (``ambppl.maths._quadrature``): pdf and cdf integrals (the cdf integral is the
 #: smaller tail, at most 1/2). The targets (pdf 1e-10 relative, cdf 1e-12 absolute) are
-#: checked against mpmath and independent quadratures in tests/test_exact.py.
+#: checked against mpmath and independent quadratures in tests/maths/test_exact.py.
 RTOL = {"pdf": 1e-11, "tail": 1e-12}
 #: ... raised by TERM_ROUNDING * (|log B(a1, a2)| + |log B(b, c)|): the log-integrands add
 #: terms of that size (1.4e6 each at alpha = (1e6, 1e6, 1e6)), whose rounding moves the

@@ -22,7 +22,7 @@ underflow nor overflow, and every test of convergence works on logarithms too (a
 Stopping rule: a piece has converged when two successive levels agree to ``rtol`` (relative
 to the piece, or to ``rtol * MINOR`` relative to its whole integral). Cheaper estimates that
 assume the asymptotic doubling of correct digits (error ~ diff**2) were measured to be
-fooled by up to 1e5x (``tests/test_quadrature.py`` and the mpmath references in
+fooled by up to 1e5x (``tests/maths/test_quadrature.py`` and the mpmath references in
 ``tests/reference``).
 """
 

@@ -428,13 +428,13 @@ def ambiguity_posterior(
     HDIs are exact up to root finding. Both are computed by tanh-sinh quadrature after a
     change of variables that removes the ``1/sqrt`` singularities (ERRATA 6), with relative
     pdf error below 1e-10 and absolute CDF error below 1e-12 against 50-digit mpmath for
-    alpha entries in [0.2, 1e4] (``tests/test_exact.py``). Beyond: the first and last 1e-30
+    alpha entries in [0.2, 1e4] (``tests/maths/test_exact.py``). Beyond: the first and last 1e-30
     of every integral are added in closed form (a Beta factor with a parameter of 1e-3 has
     half its mass below the smallest double), below ``a = 1e-60`` the density and CDF are
     their two-term expansion at 0, and the CDF's absolute error is 1e-12 plus 4e-17 times
     the size of the log-densities' terms (1.4e-10 at alpha = (1e6, 1e6, 1e6)); quantiles
     are solved for ``logit(x)`` to 1e-14 of ``x`` and ``1 - x``, and HDI ends move out by
-    whole floats until the interval holds its mass (``tests/test_exact_properties.py``:
+    whole floats until the interval holds its mass (``tests/maths/test_exact_properties.py``:
     entries in [1e-3, 1e6]). At the ends of [0, 1] ``pdf``
     returns the limits (ERRATA 4: ``inf`` at 1 for "modified"; for "amb" 0 at 1 iff
     ``a_1 + a_2 > 1``, and ``inf`` at 1/2 when ``a_cs <= 1/2``).

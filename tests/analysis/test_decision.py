@@ -26,7 +26,7 @@ def p_two_class(alpha: np.ndarray, t: float, measure: str, cant_solve: int | Non
     """P(measure > t | Dirichlet(alpha)) for two proper categories, independently computed.
 
     Reference: with can't-solve, ambppl.ambiguity_posterior(...).sf (tested against 50-digit
-    mpmath in tests/test_exact.py). Without it, q_1 ~ Beta(a_1, a_2) and the measure is
+    mpmath in tests/maths/test_exact.py). Without it, q_1 ~ Beta(a_1, a_2) and the measure is
     2 q_1 (1 - q_1) (amb), 4 q_1 (1 - q_1) (modified) or 1 - |2 q_1 - 1| (old) (definitions
     in ambppl.maths.measures): the Beta density integrated by scipy.integrate.quad over the set
     where the measure exceeds t.

@@ -146,7 +146,7 @@ def test_oversized_extra_is_refused_up_front():
 # ------------------------------------------------------------------- next_batch
 def hull_greedy_reference(counts, budget, **kw):
     """The hull greedy on every m = 0..budget (plain Python: monotone chain, runs sorted by
-    average gain, ties by item; the reference of tests/test_planning.py)."""
+    average gain, ties by item; the reference of tests/analysis/test_planning.py)."""
     ms = np.arange(budget + 1)
     table = np.array([expected_posterior_var(np.tile(c, (ms.size, 1)), ms, **kw) for c in counts])
     runs = []

@@ -21,7 +21,7 @@ from ambppl.maths.approx import (
     moment_mismatch,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KS_99 = 1.63  # 99 % quantile of sqrt(n) * KS distance of n exact draws from their own law
 
 

@@ -26,7 +26,7 @@ from ambppl.analysis.summary import COLUMNS
 from ambppl.cli import main
 
 #: Columns of the table that ``ambppl score`` writes for a conjugate model: score's columns
-#: (summarize's, pinned in tests/test_summary.py, with their MCSE; tests/test_scoring.py)
+#: (summarize's, pinned in tests/analysis/test_summary.py, with their MCSE; tests/analysis/test_scoring.py)
 #: plus the rank.
 SUMMARY_COLUMNS = [*SCORE_COLUMNS, "rank"]
 

@@ -33,7 +33,7 @@ NAMES = [
     "zero_counts",
 ]
 TWO_CLASS = ["cant_solve_only", "paper_posterior_figure", "prior_half", "single_answer"]
-GENERATOR = Path(__file__).parent / "reference" / "reference_cases.py"
+GENERATOR = Path(__file__).parents[1] / "reference" / "reference_cases.py"
 
 
 def _generator():

@@ -548,7 +548,7 @@ def test_example_unknown_name():
 def test_example_is_reproduced_by_its_script(shared_data):
     import importlib.util
 
-    script = Path(__file__).resolve().parent / "reference" / "make_example_data.py"
+    script = Path(__file__).resolve().parents[1] / "reference" / "make_example_data.py"
     spec = importlib.util.spec_from_file_location("make_example_data", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

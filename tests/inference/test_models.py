@@ -1,7 +1,7 @@
 """The catalog's PyMC programs (``models/``): structure, log density and measure nodes.
 
 Graphs are compiled with ``mode="FAST_COMPILE"`` (Python implementations, no C compile),
-so these tests stay fast; the sampled model is exercised in ``tests/test_fit.py``.
+so these tests stay fast; the sampled model is exercised in ``tests/inference/test_fit.py``.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from ambppl.inference.catalog import (
     list_models,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 TOY_MODEL = '''
 """Toy model for the catalog tests: returns its inputs instead of a pymc.Model."""

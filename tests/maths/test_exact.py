@@ -21,7 +21,7 @@ from ambppl import amb, amb_modified, amb_old, ambiguity_posterior, dirichlet_me
 from ambppl.maths._exact_route import _old_moments
 from ambppl.maths.exact import AmbiguityPosterior
 
-REFERENCE = Path(__file__).parent / "reference" / "exact_reference.json"
+REFERENCE = Path(__file__).parents[1] / "reference" / "exact_reference.json"
 MEASURE_FN = {"amb": amb, "modified": amb_modified, "old": amb_old}
 #: Accuracy targets of the brief (relative pdf error, absolute cdf error vs 50-digit mpmath).
 PDF_RTOL = 1e-10

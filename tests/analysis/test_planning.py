@@ -32,7 +32,7 @@ def enumerated(alpha: np.ndarray, m: int, measure: str, cant_solve: int | None) 
 
     Reference: the definition itself. The predictive pmf is scipy.stats.dirichlet_multinomial
     (the Dirichlet-multinomial DM(m, alpha)); the posterior variance is
-    ambppl.dirichlet_var (tested in tests/test_moments.py against exact fractions).
+    ambppl.dirichlet_var (tested in tests/maths/test_moments.py against exact fractions).
     """
     new = compositions(m, alpha.size)
     pmf = dirichlet_multinomial.pmf(new, alpha, m) if m > 0 else np.ones(1)
