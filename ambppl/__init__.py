@@ -11,6 +11,11 @@ To export a new public name: add it to ``_EXPORTS`` (name -> module), to the imp
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
+import sys
+import types
+import warnings
 from typing import Any
 
 __version__ = "0.1.0"
@@ -101,3 +106,57 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+#: Module paths of the flat layout before the subpackages (version 0.1.0 until November 2026)
+#: -> where each module lives now. ``import ambppl.measures`` still works, with a
+#: DeprecationWarning naming the new path. Not ``ambppl.fit``: that name is the function.
+MOVED_MODULES: dict[str, str] = {
+    "ambppl.measures": "ambppl.maths.measures",
+    "ambppl.moments": "ambppl.maths.moments",
+    "ambppl.estimators": "ambppl.maths.estimators",
+    "ambppl.exact": "ambppl.maths.exact",
+    "ambppl.approx": "ambppl.maths.approx",
+    "ambppl.catalog": "ambppl.inference.catalog",
+    "ambppl.modeling": "ambppl.inference.modeling",
+    "ambppl.convergence": "ambppl.inference.convergence",
+    "ambppl.summary": "ambppl.analysis.summary",
+    "ambppl.scoring": "ambppl.analysis.scoring",
+    "ambppl.raters": "ambppl.analysis.raters",
+    "ambppl.planning": "ambppl.analysis.planning",
+    "ambppl.sensitivity": "ambppl.analysis.sensitivity",
+    "ambppl.comparison": "ambppl.analysis.comparison",
+    "ambppl.figures": "ambppl.report.plots",
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds an old module path of :data:`MOVED_MODULES`: a stand-in module whose attributes
+    are the new module's (PEP 562 ``__getattr__``), after a DeprecationWarning."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name not in MOVED_MODULES:
+            return None
+        return importlib.util.spec_from_loader(name, self)
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        new = MOVED_MODULES[spec.name]
+        warnings.warn(
+            f"{spec.name} moved to {new} (ambppl's subpackages); import from {new}, or use "
+            "the name from the top-level ambppl namespace",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        real = importlib.import_module(new)
+        stand_in = types.ModuleType(spec.name, real.__doc__)
+        stand_in.__getattr__ = lambda name: getattr(real, name)  # type: ignore[method-assign]
+        stand_in.__dir__ = lambda: dir(real)  # type: ignore[method-assign]
+        stand_in.__all__ = list(getattr(real, "__all__", ()))
+        return stand_in
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        """Nothing to run: the stand-in reads every attribute from the new module."""
+
+
+if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
+    sys.meta_path.append(_MovedModules())

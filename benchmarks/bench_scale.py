@@ -238,6 +238,7 @@ def bench_dask(folder: Path, n_items: int = 4 * 10**6) -> None:
     from distributed import Client, LocalCluster
 
     import ambppl
+    import ambppl.data
 
     path = folder / "d.parquet"
     pd.DataFrame(counts(n_items, seed=5).astype(np.uint8), columns=list("abcde")).to_parquet(
@@ -251,7 +252,8 @@ def bench_dask(folder: Path, n_items: int = 4 * 10**6) -> None:
         ):
             out = folder / f"d{workers}.parquet"
             start = time.perf_counter()
-            lazy = ambppl.score(path, chunk_items=500_000, cant_solve="e", random_seed=1)
+            chunked = ambppl.data.read_in_chunks(path, chunk_items=500_000, cant_solve="e")
+            lazy = ambppl.score(chunked, random_seed=1)
             lazy.to_parquet(out)
             times[workers] = time.perf_counter() - start
             shutil.rmtree(out)

@@ -4,9 +4,10 @@ Runs ``ambppl score <example> -o <tmp>`` under :func:`sys.setprofile` and follow
 by data flow: the path string is tracked; a call into ambppl that receives a tracked object
 (as an argument, or inside a list/tuple/dict argument) is a *visit* of its file, and what that
 call returns is tracked too. Prints the files visited in order of first visit, their number,
-and the *climbs back up*: visits whose caller sits in a lower layer than the callee (layers:
+the *climbs back up*: visits whose caller sits in a lower layer than the callee (layers:
 cli > report > validation > analysis > inference > data > maths > internal), which an
-acyclic, downward-only design never makes.
+acyclic, downward-only design never makes, and, more broadly, the number of files in which
+any function of ambppl ran during the command.
 
 Usage: ``python benchmarks/input_path.py [--counts]`` (``--counts``: a wide counts file
 instead of the long answers file).
@@ -22,24 +23,26 @@ from pathlib import Path
 LAYERS = ["internal", "maths", "data", "inference", "analysis", "validation", "report", "cli"]
 
 
-def layer(path: str) -> int:
-    parts = Path(path).parts
-    i = len(parts) - 1 - parts[::-1].index("ambppl")
-    sub = parts[i + 1] if len(parts) > i + 2 else ""
+def layer(path: str, root: str) -> int:
+    """The layer of a file under the package folder ``root`` (top-level modules: above cli)."""
+    parts = Path(os.path.relpath(path, root)).parts
+    sub = parts[0] if len(parts) > 1 else ""
     return LAYERS.index(sub) if sub in LAYERS else len(LAYERS)
 
 
 def main() -> None:
+    import ambppl
     import ambppl.cli
     from ambppl.data import example_path
 
     src = str(example_path("weather_sentiment"))
-    root = str(Path(ambppl.cli.__file__).parents[1])
+    root = str(Path(ambppl.__file__).parent)
     tracked: set[int] = set()
     keep: list = []  # keep tracked objects alive so their ids stay unique
     visits: list[str] = []
     climbs: list[tuple[str, str]] = []
     pending: dict[int, bool] = {}
+    ran: set[str] = set()  # every file a function of ambppl ran in (module bodies left out)
 
     def is_tracked(value: object) -> bool:
         if id(value) in tracked:
@@ -54,6 +57,8 @@ def main() -> None:
         code = frame.f_code
         if not code.co_filename.startswith(root):
             return
+        if event == "call" and code.co_name != "<module>":
+            ran.add(os.path.relpath(code.co_filename, root))
         if event == "call":
             args = [
                 frame.f_locals.get(n)
@@ -65,7 +70,7 @@ def main() -> None:
                 rel = os.path.relpath(code.co_filename, root)
                 visits.append(rel)
                 caller = frame.f_back.f_code.co_filename if frame.f_back else ""
-                if caller.startswith(root) and layer(caller) < layer(code.co_filename):
+                if caller.startswith(root) and layer(caller, root) < layer(code.co_filename, root):
                     climbs.append((os.path.relpath(caller, root), rel))
         elif event == "return" and pending.pop(id(frame), False) and arg is not None:
             tracked.add(id(arg))
@@ -85,6 +90,9 @@ def main() -> None:
     for f in first:
         print("  ", f)
     print(f"climbs back up: {len(climbs)}", *(f"\n   {a} -> {b}" for a, b in climbs[:10]))
+    print(f"files any function of ambppl ran in during the command: {len(ran)}")
+    if "-v" in sys.argv:
+        print(*(f"   {f}" for f in sorted(ran)), sep="\n")
 
 
 if __name__ == "__main__":

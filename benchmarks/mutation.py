@@ -39,8 +39,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TRIAGE = ROOT / "benchmarks" / "mutation_triage.md"
-MATHS = ("measures", "moments", "estimators", "_exact_kernels", "_exact_route")
-OTHERS = ("exact", "data", "summary", "fit")
+#: the mutated modules, as paths under ambppl/ without ".py" (pyproject's only_mutate)
+MATHS = tuple(
+    f"maths/{m}" for m in ("measures", "moments", "estimators", "_exact_kernels", "_exact_route")
+)
+OTHERS = (
+    "maths/exact",
+    *(f"data/{m}" for m in ("readers", "formats", "files", "labels", "tables", "matrices")),
+    "analysis/summary",
+    "inference/fitting",
+)
 #: mutmut 3's exit-code meanings (mutmut.stats.status_by_exit_code)
 #: "no tests" (no selected test calls the function) counts as survived: nothing kills it.
 STATUS = {
@@ -75,9 +83,14 @@ def verdicts(path: Path = TRIAGE) -> dict[str, tuple[str, str]]:
 
 
 def killing_test(reason: str) -> str | None:
-    """The pytest node id a triage reason names first (``tests/`` prefixed), if any."""
+    """The pytest node id a triage reason names first (the file found under ``tests/``), if
+    any."""
     match = re.search(r"(?:tests/)?(test_\w+\.py::[\w\[\]\-.]+)", reason)
-    return f"tests/{match.group(1)}" if match else None
+    if not match:
+        return None
+    file, _, node = match.group(1).partition("::")
+    found = sorted((ROOT / "tests").rglob(file))  # tests/ mirrors the package's subfolders
+    return f"{found[0].relative_to(ROOT)}::{node}" if found else f"tests/{match.group(1)}"
 
 
 def results(root: Path = ROOT, only: list[str] | None = None) -> dict[str, Counter]:
@@ -111,7 +124,7 @@ def report(root: Path = ROOT, only: list[str] | None = None) -> str:
     rekilled) as the run left them, ``after`` counts the survivors killed by tests added
     after the run (``rekilled``) as killed; equivalent mutants are left out of both."""
     lines = [
-        f"{'module':16s} {'mutants':>7s} {'killed':>6s} {'timeout':>7s} {'survived':>8s} "
+        f"{'module':20s} {'mutants':>7s} {'killed':>6s} {'timeout':>7s} {'survived':>8s} "
         f"{'equiv':>5s} {'rekilled':>8s} {'other':>5s} {'run':>6s} {'after':>6s}"
     ]
     for module, c in results(root, only).items():
@@ -124,7 +137,7 @@ def report(root: Path = ROOT, only: list[str] | None = None) -> str:
             run = f"{100 * (c['killed'] + c['timeout']) / judged:5.1f}%"
             after = f"{100 * (c['killed'] + c['timeout'] + c['rekilled']) / judged:5.1f}%"
         lines.append(
-            f"{module:16s} {total:7d} {c['killed']:6d} {c['timeout']:7d} "
+            f"{module:20s} {total:7d} {c['killed']:6d} {c['timeout']:7d} "
             f"{c['survived']:8d} {c['equivalent']:5d} {c['rekilled']:8d} {other:5d} "
             f"{run:>6s} {after:>6s}"
         )

@@ -58,9 +58,10 @@ Sampling: the coordinates NUTS sees
 -----------------------------------
 The program NUTS samples is the model above in other coordinates (an exact
 reparameterization: the same posterior, checked against a scipy computation of the density
-above in ``tests/inference/test_model_rater_effects.py``). Each choice removes a slow direction that was
-measured, per variable, with :func:`ambppl.inference.convergence.check_convergence`, the
-per-variable ESS and the E-BFMI of nutpie's energy (``benchmarks/rater_effects_real.py``):
+above in ``tests/inference/test_model_rater_effects.py``). Each choice removes a slow
+direction that was measured, per variable, with
+:func:`ambppl.inference.convergence.check_convergence`, the per-variable ESS and the E-BFMI
+of nutpie's energy (``benchmarks/rater_effects_real.py``):
 
 1. *Zero-sum coordinates.* With ``Q`` an orthonormal basis of the zero-sum vectors (``K x
    (K - 1)``, Helmert contrasts; dim ``contrast``), ``w_i = Q' eta_i ~ N(Q' mu, Sigma_item)``
@@ -132,9 +133,9 @@ which is not the average rater: averaging over rater biases flattens ``q_i``, so
 ``amb >= amb_typical`` for most items.
 
 Approximation error of ``q`` (measured against 2^17 Sobol nodes, 300 items with logits of sd
-2, ``tests/inference/test_model_rater_effects.py``): with ``S = 256`` the largest absolute error of any
-``q_ik`` is about 0.0015 for ``sigma_rater`` near 0.5, 0.003 near 1 and 0.01 near 2 (plain
-Monte Carlo with 256 nodes: 0.01, 0.02, 0.04). That is far below the posterior sd of
+2, ``tests/inference/test_model_rater_effects.py``): with ``S = 256`` the largest absolute
+error of any ``q_ik`` is about 0.0015 for ``sigma_rater`` near 0.5, 0.003 near 1 and 0.01
+near 2 (plain Monte Carlo with 256 nodes: 0.01, 0.02, 0.04). That is far below the posterior sd of
 ``q_ik`` with 20 answers per item (0.05-0.1).
 
 Unbalanced designs

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import ambppl
 
 HEAVY = ("pymc", "pytensor", "arviz", "arviz_base", "arviz_stats", "matplotlib", "pandas")
@@ -47,3 +49,27 @@ def test_all_public_names_resolve():
 
 def test_py_typed_marker():
     assert (Path(ambppl.__file__).parent / "py.typed").is_file()
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(ambppl.MOVED_MODULES.items()))
+def test_old_module_paths_still_import_with_a_deprecation_warning(old: str, new: str) -> None:
+    """Issue 23: the flat layout's module paths (``ambppl.measures``) keep working: a stand-in
+    module that reads every attribute from the new one, after a DeprecationWarning naming it."""
+    import importlib
+    import sys
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=f"{old} moved to {new}"):
+        stand_in = importlib.import_module(old)
+    real = importlib.import_module(new)
+    names = list(getattr(real, "__all__", [])) or [n for n in dir(real) if not n.startswith("_")]
+    assert names and all(getattr(stand_in, n) is getattr(real, n) for n in names)
+    sys.modules.pop(old, None)
+
+
+def test_the_function_fit_is_not_shadowed_by_an_old_module_path() -> None:
+    assert "ambppl.fit" not in ambppl.MOVED_MODULES and callable(ambppl.fit)
+    import importlib
+
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("ambppl.fit")  # the flat layout's module; the function stays

@@ -13,6 +13,7 @@ from ambppl.analysis.planning import (
     expected_posterior_sd,
     expected_posterior_var,
     next_batch,
+    plan,
 )
 from ambppl.analysis.scoring import (
     MCSE_TARGET,
@@ -45,6 +46,7 @@ __all__ = [
     "hyperprior_sensitivity",
     "loo",
     "next_batch",
+    "plan",
     "prior_sensitivity",
     "rank",
     "score",

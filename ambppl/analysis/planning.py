@@ -21,6 +21,7 @@ Under ``Dirichlet(a)``, ``X = 1 - q_cs ~ Beta(b, a_cs)`` is independent of
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ from ambppl.analysis.posterior_sd import (
     expected_posterior_sd,
     expected_posterior_var,
 )
+from ambppl.data.contract import as_counts
 from ambppl.internal.checks import (
     check_positive_scalar,
     check_prob,
@@ -42,31 +44,14 @@ from ambppl.internal.limits import as_count, option
 from ambppl.internal.work import WORK as _WORK
 from ambppl.internal.work import guard as _guard
 
-__all__ = ["answers_needed", "expected_posterior_sd", "expected_posterior_var", "next_batch"]
+__all__ = [
+    "answers_needed",
+    "expected_posterior_sd",
+    "expected_posterior_var",
+    "next_batch",
+    "plan",
+]
 
-#: Measures with a closed-form expected posterior variance.
-_SUPPORTED = ("amb", "modified")
-
-#: Elements per (items x (m + 1)) block of the can't-solve sum: 2^17 doubles = 1 MiB.
-_BLOCK_ELEMENTS = 1 << 17
-
-#: (item, hyperparameter draw) pairs per call of the formula under a learned prior.
-_HYPER_ELEMENTS = 1 << 18
-
-#: Can't-solve sums of at least this many terms (m + 1) are first tried in closed form.
-_CLOSED_MIN_TERMS = 1 << 10
-
-#: The closed form of the can't-solve sum replaces the sum where its error bound is at most
-#: this share of the value (the order of the sum's own rounding error at m = 10^5).
-_CLOSED_RTOL = 1e-11
-
-#: Terms of the inverse factorial series bracketing ``E 1/(N + b + 1)`` (:func:`_cs_closed`).
-_SERIES_TERMS = 8
-
-#: Seconds per term of the can't-solve sum (about 0.1-0.25 us per term measured on one core
-#: of the development machine); with :data:`ambppl.internal.limits.TIME_GUARD_S` it bounds the terms
-#: one request may sum.
-_SECONDS_PER_TERM = 1e-7
 
 #: Points per item evaluated one by one (every m) by :func:`next_batch` before the curve is
 #: searched (bisection on the marginal gain) instead.
@@ -75,10 +60,6 @@ _DENSE_POINTS = 256
 #: :func:`next_batch` takes every open tail step's gain once at most this many per row are
 #: left between the bracketing gains.
 _ENUMERATE_STEPS = 8
-
-#: Above this m the marginal gain of a curve is taken from its closed form (where accurate)
-#: instead of a difference of two values (which loses about eps * m relative).
-_ANALYTIC_GAIN_M = 1 << 20
 
 
 class _DecisionCurves:
@@ -725,3 +706,92 @@ def _allocate(
     before = np.cumsum(eq_items) - eq_items
     give = np.clip(left - before, 0.0, eq_items)
     return (above[row_of] + give).astype(np.int64)
+
+
+def plan(
+    counts: Any,
+    budget: int,
+    *,
+    objective: str = "variance",
+    threshold: float = 0.4,
+    measure: str = "amb",
+    prior: Any = 1.0,
+    progress: Callable[[str], None] | None = None,
+) -> Any:
+    """Where to spend ``budget`` further answers: one row per item, most extra answers first.
+
+    The table that ``ambppl plan`` writes: :func:`next_batch` allocates the budget under the
+    flat Dirichlet model (a fixed ``prior``, in closed form), and :func:`expected_posterior_sd`
+    gives each item's posterior sd of the measure now and after its extra answers.
+
+    Parameters
+    ----------
+    counts : xarray.DataArray, pandas.DataFrame or numpy.ndarray
+        Counts already read (:func:`ambppl.read_annotations`; an array or frame is read with
+        its defaults, :func:`ambppl.data.as_counts`). The can't-solve category is the one of
+        ``attrs["cant_solve"]`` (the last category), if any.
+    budget : int
+        Number of further answers to allocate (a whole number >= 0).
+    objective : {"variance", "decision"}, default "variance"
+        What to make small (:func:`next_batch`): the total expected posterior variance of the
+        measure, or the chance of getting "measure > threshold" wrong.
+    threshold : float, default 0.4
+        The threshold of ``objective="decision"``.
+    measure : {"amb", "modified"}, default "amb"
+        The ambiguity measure.
+    prior : float or array_like, default 1.0
+        The fixed Dirichlet prior: one positive number (symmetric) or one per category.
+    progress : callable, optional
+        Called with one line of text as the allocation starts (the command line prints it
+        on stderr).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``item``, columns ``n_answers`` (answers so far), ``extra`` (answers
+        allocated), ``sd_now`` and ``sd_after`` (the root of the expected posterior variance
+        after the extra answers); sorted by ``extra``, largest first (ties in item order).
+
+    Raises
+    ------
+    ValueError
+        For a bad budget, objective, threshold, measure or prior, or a request too large to
+        finish in time (as :func:`next_batch` and :func:`expected_posterior_sd`).
+    TypeError
+        For a path or reader options instead of counts already read.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ambppl
+    >>> from ambppl.analysis.planning import plan
+    >>> counts = np.array([[5, 0, 0], [2, 2, 1], [1, 1, 0]])
+    >>> counts = ambppl.read_annotations(counts, cant_solve=2)
+    >>> table = plan(counts, 4)
+    >>> table["extra"].tolist(), table.index.tolist()
+    ([3, 1, 0], [0, 2, 1])
+    """
+    import pandas as pd
+
+    counts = as_counts(counts)
+    values = np.asarray(counts.values)
+    cant_solve = -1 if counts.attrs.get("cant_solve") is not None else None
+    model = {"measure": measure, "prior": prior, "cant_solve": cant_solve}
+    if progress is not None:
+        progress(
+            f"allocating {budget} answers over {values.shape[0]} items (objective {objective})"
+        )
+    # one time guard for the allocation and the sd after it; refusals name the budget
+    with _guard("budget", "--budget", budget):
+        extra = next_batch(values, budget, objective=objective, threshold=threshold, **model)
+        extra = np.asarray(extra, dtype=np.int64)
+        table = pd.DataFrame(
+            {
+                "n_answers": values.sum(axis=1).astype(np.int64),
+                "extra": extra,
+                "sd_now": expected_posterior_sd(values, 0, **model),
+                "sd_after": expected_posterior_sd(values, extra, **model),
+            },
+            index=pd.Index(counts["item"].values, name="item"),
+        )
+    return table.sort_values("extra", ascending=False, kind="stable")

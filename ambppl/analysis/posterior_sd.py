@@ -26,6 +26,8 @@ from ambppl.internal.checks import (
     check_prior,
     resolve_cant_solve,
 )
+from ambppl.internal.work import WORK as _WORK
+from ambppl.internal.work import guard as _guard
 from ambppl.maths.measures import MEASURES, min_proper
 from ambppl.maths.moments import (
     category_total,
@@ -58,26 +60,10 @@ _CLOSED_RTOL = 1e-11
 #: Terms of the inverse factorial series bracketing ``E 1/(N + b + 1)`` (:func:`_cs_closed`).
 _SERIES_TERMS = 8
 
-#: Seconds per term of the can't-solve sum (about 0.1-0.25 us per term measured on one core
-#: of the development machine); with :data:`ambppl.internal.limits.TIME_GUARD_S` it bounds the terms
-#: one request may sum.
-_SECONDS_PER_TERM = 1e-7
-
-#: Points per item evaluated one by one (every m) by :func:`next_batch` before the curve is
-#: searched (bisection on the marginal gain) instead.
-_DENSE_POINTS = 256
-
-#: :func:`next_batch` takes every open tail step's gain once at most this many per row are
-#: left between the bracketing gains.
-_ENUMERATE_STEPS = 8
 
 #: Above this m the marginal gain of a curve is taken from its closed form (where accurate)
 #: instead of a difference of two values (which loses about eps * m relative).
 _ANALYTIC_GAIN_M = 1 << 20
-
-
-from ambppl.internal.work import WORK as _WORK  # noqa: E402
-from ambppl.internal.work import guard as _guard  # noqa: E402
 
 
 # --------------------------------------------------------------------------- argument checks

@@ -1,6 +1,5 @@
 """Prior sensitivity: each item's posterior under several priors, side by side
-(``prior_sensitivity``), and how much a learned prior's hyperparameters follow their own
-prior rather than the data (``hyperprior_sensitivity``)."""
+(``prior_sensitivity``; the hyperparameters' own sensitivity is ``ambppl.analysis.hyperprior``)."""
 
 from __future__ import annotations
 

@@ -14,11 +14,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import ambppl.maths.measures as measures
+from ambppl.analysis.distinct import (
+    _closed_forms,
+    _estimators,
+    conjugate_setup,
+    distinct_table,
+    seed_sequence,
+)
 from ambppl.analysis.hyperprior import hyperprior_sensitivity
 from ambppl.analysis.raters import summarize_raters
-from ambppl.data.contract import as_counts, refuse_read_options
+from ambppl.data.contract import refuse_read_options
+from ambppl.inference.catalog import get_model
 from ambppl.inference.diagnostics import diagnose
-from ambppl.inference.fitting import fit
 from ambppl.internal.checks import as_float_array, check_option, check_positive_int, check_prob
 from ambppl.internal.resultdata import (
     cant_solve_index,
@@ -26,9 +33,7 @@ from ambppl.internal.resultdata import (
     fixed_prior,
     observed_counts,
 )
-from ambppl.maths.estimators import estimate
 from ambppl.maths.measures import VARIABLES, measure_name
-from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 
 #: ``fit`` methods with independent draws (no ESS / R-hat columns); as ``ambppl.fit``.
 INDEPENDENT_METHODS = ("exact", "empirical_bayes")
@@ -271,57 +276,6 @@ def _check_nan_draws(draws: xr.DataArray, measure: str) -> np.ndarray:
     return isnan.any(_SAMPLE_DIMS).values
 
 
-def _estimators(values: np.ndarray, measure: str, cs: int | None) -> tuple[Any, Any]:
-    """Plug-in and less-biased estimates per item.
-
-    NaN for items without answers (no estimate exists) and for a measure an estimator does
-    not cover (``ambppl.estimate`` raises NotImplementedError, e.g. less_biased for entropy).
-    """
-
-    answered = values.sum(axis=1) > 0
-    out = []
-    for method in ("plugin", "less_biased"):
-        column = np.full(values.shape[0], np.nan)
-        if np.any(answered):
-            try:
-                column[answered] = estimate(
-                    values[answered], method=method, measure=measure, cant_solve=cs
-                )
-            except NotImplementedError:
-                pass
-        out.append(column)
-    return out[0], out[1]
-
-
-def _closed_forms(
-    values: np.ndarray, attrs: dict[str, Any], measure: str, cs: int | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Posterior mean and sd in closed form (NaN where not available).
-
-    They exist where the posterior of every ``q_i`` is ``Dirichlet(prior + counts_i)`` with
-    one fixed ``prior``: ``ambppl.fit`` records that prior in ``attrs["prior"]`` (fixed-prior
-    models, and empirical Bayes given its estimate), a fixed-prior model in
-    ``pm.Data("prior")``. Learned priors (a posterior over the hyperparameters) have none.
-    """
-    nan = np.full(values.shape[0], np.nan)
-    prior = attrs.get("prior")
-    if prior is None:
-        return nan, nan
-
-    alpha = values + np.asarray(prior, dtype=np.float64)
-    out = []
-    for func in (dirichlet_mean, dirichlet_var):
-        try:
-            out.append(np.asarray(func(alpha, measure=measure, cant_solve=cs), dtype=np.float64))
-        except NotImplementedError:  # no closed form for this measure (e.g. Var of entropy)
-            out.append(nan)
-    return out[0], np.sqrt(out[1])
-
-
-#: Bytes of stored draws per batch of distinct count vectors in :func:`summarize_counts`.
-BATCH_BYTES = 256 * 2**20
-
-
 def summarize_counts(
     data: Any,
     model: str = "dirichlet_categorical",
@@ -335,6 +289,12 @@ def summarize_counts(
     **kwargs: Any,
 ) -> pd.DataFrame:
     """The :func:`summarize` table straight from counts, sampling once per distinct count vector.
+
+    A thin wrapper of the machinery behind :func:`ambppl.score`
+    (:func:`ambppl.analysis.distinct.distinct_table`) with a fixed number of exact draws per
+    distinct count vector, and the columns and ``attrs`` of :func:`summarize` for an exact
+    fit. :func:`ambppl.score` is the per-item table to prefer: it draws as many as a bound on
+    the Monte Carlo error needs, and takes every model and method.
 
     Parameters
     ----------
@@ -364,14 +324,18 @@ def summarize_counts(
     pandas.DataFrame
         The columns of :func:`summarize` (method "exact"), one row per item in the order of
         the data; ``attrs`` as there plus ``draws`` and ``n_distinct`` (distinct count vectors).
+        ``mean`` and ``sd`` are the estimates from the draws (as :func:`summarize` reports a
+        fit), ``exact_mean`` and ``exact_sd`` the closed forms.
 
     Raises
     ------
     ValueError
-        As :func:`ambppl.fit` and :func:`summarize` do for bad arguments, including a model
-        without an exact sampler.
+        For a model without an exact sampler, bad parameters, ``draws`` not a positive
+        integer, an unknown measure, ``threshold`` or ``hdi_prob`` outside (0, 1), bad data,
+        or draws of one count vector that would not fit in memory.
     TypeError
-        For a path, reader options or any other keyword not in the signature.
+        For a path, reader options or any other keyword not in the signature, and a
+        ``random_seed`` that is no int, Generator or None.
 
     Notes
     -----
@@ -383,8 +347,10 @@ def summarize_counts(
     Each row's statistics are exact-sampler estimates of that item's marginal posterior;
     items with equal counts get identical rows (shared Monte Carlo error), which is why this
     is only offered for per-item summaries and never for stored draws (joint quantities across
-    items would be wrong). The distinct vectors are sampled in batches of about
-    :data:`BATCH_BYTES` of draws.
+    items would be wrong). The draws are those of :func:`ambppl.score` (in batches of about
+    :data:`ambppl.analysis.distinct.BATCH_BYTES` on the usable CPUs, each batch with its own
+    seed), so the table does not depend on the number of threads. The HDI is the shortest
+    interval holding ``ceil(hdi_prob * draws)`` of the sorted draws.
 
     References
     ----------
@@ -400,8 +366,7 @@ def summarize_counts(
     >>> table.attrs["n_distinct"], bool(table.iloc[0].equals(table.iloc[2]))
     (2, True)
     """
-    import pandas as pd
-    import xarray as xr
+    import arviz_base
 
     measure = measure_name(measure)
     refuse_read_options(kwargs, "summarize_counts")
@@ -411,33 +376,27 @@ def summarize_counts(
             "keywords are model, measure, prior, draws, hdi_prob, threshold and random_seed"
         )
     draws = check_positive_int(draws, "draws")
-    counts = as_counts(data)
-    distinct, inverse = np.unique(counts.values, axis=0, return_inverse=True)
-    rng = np.random.default_rng(random_seed)
-    batch = max(1, BATCH_BYTES // (8 * draws))
-    parts = []
-    for start in range(0, len(distinct), batch):
-        rows = distinct[start : start + batch]
-        part = xr.DataArray(
-            rows,
-            dims=("item", "category"),
-            coords={"item": np.arange(start, start + len(rows)), "category": counts["category"]},
-            attrs=counts.attrs,
-        )
-        result = fit(
-            part,
-            model,
-            method="exact",
-            prior=prior,
-            draws=draws,
-            chains=1,
-            random_seed=rng,
-            var_names=[VARIABLES[measure]],
-        )
-        parts.append(summarize(result, measure=measure, hdi_prob=hdi_prob, threshold=threshold))
-    table = pd.concat(parts).iloc[inverse.reshape(-1)]
-    table.index = pd.Index(counts["item"].values, name="item")
-    table.attrs = {**parts[0].attrs, "draws": draws, "n_distinct": len(distinct)}
+    threshold = check_prob(threshold, "threshold")
+    if hdi_prob is None:
+        hdi_prob = float(arviz_base.rcParams["stats.ci_prob"])
+    hdi_prob = check_prob(hdi_prob, "hdi_prob")
+    seed = seed_sequence(random_seed)
+    counts, conc, method = conjugate_setup(
+        model, "exact", data, {"prior": prior}, "summarize_counts"
+    )
+    settings = {"measure": measure, "threshold": threshold, "hdi_prob": hdi_prob, "mcse": None}
+    # exactly `draws` exact draws per distinct vector, mean and sd from them (as summarize)
+    table = distinct_table(counts, conc, COLUMNS, settings, seed, draws=draws, closed=False)
+    table["measure"] = table["measure"].astype(object)
+    table.attrs = {
+        "measure": measure,
+        "threshold": threshold,
+        "hdi_prob": hdi_prob,
+        "method": method,
+        "model": get_model(model).name,
+        "draws": draws,
+        "n_distinct": table.attrs["n_distinct"],
+    }
     return table
 
 

@@ -17,6 +17,8 @@ Only this subpackage reads files or tells formats; everything else takes what it
 * ``lazy`` and ``chunked``: counts too large for memory (:class:`LazyCounts`), opened lazily
   from zarr or Parquet (:func:`open_counts_in_chunks`), and long answers files counted with
   dask block by block (:func:`count_long_in_chunks`); :func:`read_in_chunks` picks one.
+* ``inputs``: :func:`read_input`, one path read as an estimator needs it (the ``ambppl``
+  command's one reader): counts, answers, counts opened lazily or answers counted in chunks.
 * ``examples``: the bundled data sets (:func:`example_path`).
 """
 
@@ -27,7 +29,13 @@ from ambppl.data.chunked import (
     open_counts_in_chunks,
     read_in_chunks,
 )
-from ambppl.data.contract import READ_OPTIONS, as_answers, as_counts, refuse_read_options
+from ambppl.data.contract import (
+    READ_OPTIONS,
+    as_answers,
+    as_counts,
+    count_values,
+    refuse_read_options,
+)
 from ambppl.data.examples import example_path
 from ambppl.data.formats import (
     COUNT_TYPES,
@@ -37,6 +45,7 @@ from ambppl.data.formats import (
     is_zarr_store,
     opens_in_chunks,
 )
+from ambppl.data.inputs import read_input
 from ambppl.data.lazy import LazyCounts, from_dataarray
 from ambppl.data.readers import command_line_messages, read_annotations, read_long
 
@@ -50,6 +59,7 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, as in ambppl.__all__
     "SUFFIXES",
     "as_answers",
     "as_counts",
+    "count_values",
     "command_line_messages",
     "count_long_in_chunks",
     "example_path",
@@ -60,6 +70,7 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, as in ambppl.__all__
     "opens_in_chunks",
     "read_annotations",
     "read_in_chunks",
+    "read_input",
     "read_long",
     "refuse_read_options",
 ]

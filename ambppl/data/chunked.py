@@ -7,7 +7,8 @@ cut into chunks of whole row groups, each read and checked only when dask comput
 long answers file too large for memory is counted with dask block by block
 (:func:`count_long_in_chunks`): only the item x category counts are held, with the checks and
 conventions of :func:`ambppl.read_annotations`. :func:`read_in_chunks` picks one of the two
-for a path and the reader options, as ``ambppl.score(path, chunk_items=...)`` does.
+for a path and the reader options; ``ambppl.score(read_in_chunks(path, chunk_items=...))``
+scores what it returns.
 """
 
 from __future__ import annotations

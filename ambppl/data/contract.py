@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ambppl.data.readers import read_annotations, read_long
-from ambppl.internal.checks import check_counts
+from ambppl.internal.checks import cant_solve_position, check_counts
 
 if TYPE_CHECKING:
     import pandas as pd
     import xarray as xr
 
-__all__ = ["READ_OPTIONS", "as_answers", "as_counts", "refuse_read_options"]
+__all__ = ["READ_OPTIONS", "as_answers", "as_counts", "count_values", "refuse_read_options"]
 
 #: Keywords of the readers; an estimator given one says to read the data first.
 READ_OPTIONS = ("item", "rater", "label", "cant_solve", "categories", "format", "na_values")
@@ -212,3 +212,54 @@ def _answers_to_counts(answers: pd.DataFrame) -> xr.DataArray:
     for key in ("source", "n_dropped", "n_raters", "format"):
         counts.attrs[key] = answers.attrs.get(key)
     return counts
+
+
+def count_values(counts: Any) -> tuple[np.ndarray, int | None]:
+    """Check a count DataArray and return its values and the can't-solve position.
+
+    Parameters
+    ----------
+    counts : xarray.DataArray
+        Counts with dims ``("item", "category")`` and ``attrs["cant_solve"]`` (a category
+        label or None), as :func:`ambppl.read_annotations` returns.
+
+    Returns
+    -------
+    values : numpy.ndarray of int64, shape (items, K)
+    cant_solve : int or None
+        Position of the can't-solve category.
+
+    Raises
+    ------
+    TypeError
+        If ``counts`` is not a DataArray.
+    ValueError
+        For other dims, counts that are not non-negative whole numbers, or a can't-solve
+        label that is not a category.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> c = xr.DataArray(np.array([[1, 2]]), dims=("item", "category"),
+    ...                  coords={"category": ["x", "?"]}, attrs={"cant_solve": "?"})
+    >>> count_values(c)[1]
+    1
+    """
+    import xarray as xr
+
+    if not isinstance(counts, xr.DataArray):
+        raise TypeError(
+            "counts must be an xarray.DataArray with dims ('item', 'category') (see "
+            f"ambppl.read_annotations), but got {type(counts).__name__}"
+        )
+    if tuple(counts.dims) != ("item", "category"):
+        raise ValueError(
+            f"counts must have dims ('item', 'category'), but got {tuple(counts.dims)}"
+        )
+    values = check_counts(counts.values)
+    labels = (
+        counts.coords["category"].values.tolist()
+        if "category" in counts.coords
+        else list(range(counts.sizes["category"]))
+    )
+    return values, cant_solve_position(counts.attrs.get("cant_solve"), labels)

@@ -1,44 +1,22 @@
-"""Counts too large for memory (:class:`LazyCounts`) and the two dask passes that score them.
+"""Counts too large for memory: :class:`LazyCounts`, the data contract of counts read in chunks.
 
-:class:`LazyCounts` is the data contract of counts read in chunks: a dask array (items x
-categories) chunked along items, with the item and category labels and the can't-solve label
-(:func:`ambppl.data.open_counts_in_chunks` opens a zarr store or a Parquet file as one,
-:func:`from_dataarray` wraps a dask-backed DataArray). Two passes over its chunks, both dask
-graphs (threads, processes or a ``dask.distributed`` cluster, whichever scheduler is active):
-
-1. every chunk's distinct count vectors with their frequencies, merged by a tree reduction
-   (``dask.delayed``) into the data set's distinct vectors, which are few (at most
-   ``C(n + K - 1, K - 1)`` for n answers over K categories) and summarized in memory by
-   :func:`ambppl.analysis.scoring.summarize_distinct`;
-2. every chunk's rows looked up in that summary (one integer key per count vector, binary
-   search), giving a lazy :class:`dask.dataframe.DataFrame` that is written chunk by chunk
-   (``to_parquet``) without ever holding all items.
+:class:`LazyCounts` holds a dask array (items x categories) chunked along items, with the item
+and category labels and the can't-solve label (:func:`ambppl.data.open_counts_in_chunks` opens
+a zarr store or a Parquet file as one, :func:`from_dataarray` wraps a dask-backed DataArray);
+:func:`checked_block` checks one chunk of counts as it is read. Nothing here scores: the dask
+passes that score counts read in chunks are :mod:`ambppl.analysis.lazy_score`, and the
+distinct count vectors are summarized in memory by
+:func:`ambppl.analysis.distinct.distinct_columns`.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ambppl.internal.checks import MAX_COUNT, check_counts
-
-if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
-
-#: Distinct count vectors merged per node of the reduction tree.
-SPLIT_EVERY = 8
-
-
-def radix(maxima: np.ndarray) -> np.ndarray | None:
-    """Multipliers that turn a count vector into one int64 key (mixed radix), or None when
-    the key space ``prod(max_k + 1)`` does not fit in an int64."""
-    bases = [int(m) + 1 for m in maxima]
-    if math.prod(bases) >= 2**63:
-        return None
-    return np.cumprod([1, *bases[:-1]]).astype(np.int64)
 
 
 def checked_block(
@@ -52,141 +30,6 @@ def checked_block(
         if block.sum(axis=1, dtype=np.float64).max() <= MAX_COUNT:
             return block
     return check_counts(block, name, categories=categories, first_row=first_row)
-
-
-def unique_rows(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of a count block and how often each occurs."""
-    block = np.asarray(block)
-    if block.shape[0] == 0:
-        return np.empty((0, block.shape[1]), dtype=np.int64), np.empty(0, dtype=np.int64)
-    block = checked_block(block, "counts (rows counted within a chunk of items)")
-    mult = radix(block.max(axis=0))
-    if mult is None:  # a huge key space: numpy's row-wise unique (slower, any size)
-        rows, freq = np.unique(block, axis=0, return_counts=True)
-        return rows, freq.astype(np.int64)
-    _, first, freq = np.unique(block @ mult, return_index=True, return_counts=True)
-    return block[first], freq.astype(np.int64)
-
-
-def merge_unique(*parts: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Merge (rows, frequencies) pairs of several chunks into one, frequencies summed."""
-    rows = np.concatenate([p[0] for p in parts])
-    freq = np.concatenate([p[1] for p in parts])
-    if rows.shape[0] == 0:
-        return rows, freq
-    mult = radix(rows.max(axis=0))
-    if mult is None:
-        out, inverse = np.unique(rows, axis=0, return_inverse=True)
-    else:
-        _, first, inverse = np.unique(rows @ mult, return_index=True, return_inverse=True)
-        out = rows[first]
-    return out, np.bincount(inverse.reshape(-1), weights=freq).astype(np.int64)
-
-
-def distinct_vectors(blocks: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-    """Pass 1: the distinct count vectors of all ``blocks`` (delayed arrays) and their
-    frequencies, by a tree reduction on the active dask scheduler."""
-    import dask
-
-    level = [dask.delayed(unique_rows)(b) for b in blocks]
-    while len(level) > 1:
-        level = [
-            dask.delayed(merge_unique)(*level[i : i + SPLIT_EVERY])
-            for i in range(0, len(level), SPLIT_EVERY)
-        ]
-    ((rows, freq),) = dask.compute(level[0])
-    order = np.lexsort(rows.T[::-1])  # rows in numpy.unique(axis=0)'s order, as in memory
-    return rows[order], freq[order]
-
-
-class Lookup:
-    """The per-distinct-vector score columns and the keys that find a count vector's row."""
-
-    def __init__(self, distinct: np.ndarray, columns: dict[str, np.ndarray]) -> None:
-        self.distinct = distinct
-        self.columns = columns
-        self.mult = radix(distinct.max(axis=0)) if len(distinct) else None
-        if self.mult is not None:
-            keys = distinct @ self.mult
-            self.order = np.argsort(keys)
-            self.keys = keys[self.order]
-
-    def rows(self, block: np.ndarray) -> np.ndarray:
-        """Row of the summary of each count vector in ``block``."""
-        block = np.asarray(block).astype(np.int64, copy=False)
-        if self.mult is not None:
-            pos = np.searchsorted(self.keys, block @ self.mult)
-            return self.order[np.minimum(pos, len(self.keys) - 1)]
-        import pandas as pd
-
-        index = pd.MultiIndex.from_arrays(self.distinct.T)
-        return index.get_indexer(pd.MultiIndex.from_arrays(block.T))
-
-    def table(self, block: np.ndarray, items: np.ndarray, names: tuple[str, ...]) -> pd.DataFrame:
-        """The score rows of one chunk of items."""
-        import pandas as pd
-
-        rows = self.rows(block)
-        data = {}
-        for name in names:
-            column = self.columns[name]
-            if isinstance(column, pd.Categorical):
-                data[name] = pd.Categorical.from_codes(column.codes[rows], dtype=column.dtype)
-            else:
-                data[name] = column[rows]
-        return pd.DataFrame(data, index=pd.Index(items, name="item"))
-
-
-def lazy_table(
-    blocks: list[Any], item_blocks: list[Any], lookup: Lookup, names: tuple[str, ...]
-) -> Any:
-    """Pass 2: a lazy dask DataFrame of the score rows, one partition per chunk."""
-    import dask
-    import dask.dataframe as dd
-
-    meta = lookup.table(lookup.distinct[:0], np.empty(0, dtype=np.int64), names)
-    parts = [
-        dask.delayed(lookup.table)(b, i, names) for b, i in zip(blocks, item_blocks, strict=True)
-    ]
-    return dd.from_delayed(parts, meta=meta, verify_meta=False)
-
-
-def arrow_schema(lookup: Lookup, names: tuple[str, ...], item_example: np.ndarray) -> Any:
-    """The Parquet schema of the score parts (with pandas' metadata: index ``item``)."""
-    import pyarrow as pa
-
-    example = lookup.table(lookup.distinct[:1], np.asarray(item_example)[:1], names)
-    return pa.Schema.from_pandas(example, preserve_index=True)
-
-
-def write_part(
-    block: np.ndarray,
-    items: np.ndarray,
-    lookup: Lookup,
-    names: tuple[str, ...],
-    schema: Any,
-    file: str,
-) -> int:
-    """Write the score rows of one chunk of items as a Parquet file (straight from the
-    per-vector columns to Arrow, no pandas frame); returns the number of rows."""
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    rows = lookup.rows(block)
-    arrays = []
-    for field in schema:
-        if field.name == "item":
-            arrays.append(pa.array(np.asarray(items), type=field.type))
-            continue
-        column = lookup.columns[field.name]
-        if isinstance(column, pd.Categorical):
-            codes = pa.array(column.codes[rows], type=field.type.index_type)
-            arrays.append(pa.DictionaryArray.from_arrays(codes, pa.array(column.categories)))
-        else:
-            arrays.append(pa.array(column[rows], type=field.type))
-    pq.write_table(pa.Table.from_arrays(arrays, schema=schema), file)
-    return len(rows)
 
 
 @dataclass

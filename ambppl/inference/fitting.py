@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import ambppl
-from ambppl.data.contract import as_answers, as_counts, refuse_read_options
+from ambppl.data.contract import as_answers, as_counts, count_values, refuse_read_options
 from ambppl.inference.catalog import ModelEntry, get_model, model_parameters
 from ambppl.inference.convergence import CONVERGENCE, ConvergenceWarning, check_convergence
-from ambppl.inference.modeling import count_values, log_likelihood
+from ambppl.inference.modeling import log_likelihood
 from ambppl.internal.checks import check_option, check_positive_int
 from ambppl.internal.limits import MEMORY_FRACTION, on_command_line, size
 from ambppl.internal.limits import available_memory as available

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from ambppl.data.contract import count_values
 from ambppl.internal.checks import cant_solve_position, check_counts, check_prior
 from ambppl.maths import measures
 from ambppl.maths.measures import VARIABLES, measures_for
@@ -61,53 +62,6 @@ __all__ = [
     "model_coords",
     "prior_concentration",
 ]
-
-
-def count_values(counts: Any) -> tuple[np.ndarray, int | None]:
-    """Check a count DataArray and return its values and the can't-solve position.
-
-    Parameters
-    ----------
-    counts : xarray.DataArray
-        Counts with dims ``("item", "category")`` and ``attrs["cant_solve"]`` (a category
-        label or None), as :func:`ambppl.read_annotations` returns.
-
-    Returns
-    -------
-    values : numpy.ndarray of int64, shape (items, K)
-    cant_solve : int or None
-        Position of the can't-solve category.
-
-    Raises
-    ------
-    TypeError
-        If ``counts`` is not a DataArray.
-    ValueError
-        For other dims, counts that are not non-negative whole numbers, or a can't-solve
-        label that is not a category.
-
-    Examples
-    --------
-    >>> import numpy as np, xarray as xr
-    >>> c = xr.DataArray(np.array([[1, 2]]), dims=("item", "category"),
-    ...                  coords={"category": ["x", "?"]}, attrs={"cant_solve": "?"})
-    >>> count_values(c)[1]
-    1
-    """
-    import xarray as xr
-
-    if not isinstance(counts, xr.DataArray):
-        raise TypeError(
-            "counts must be an xarray.DataArray with dims ('item', 'category') (see "
-            f"ambppl.read_annotations), but got {type(counts).__name__}"
-        )
-    if tuple(counts.dims) != ("item", "category"):
-        raise ValueError(
-            f"counts must have dims ('item', 'category'), but got {tuple(counts.dims)}"
-        )
-    values = check_counts(counts.values)
-    labels = model_coords(counts)["category"]
-    return values, cant_solve_position(counts.attrs.get("cant_solve"), labels)
 
 
 def model_coords(counts: Any) -> dict[str, list]:

@@ -2,7 +2,9 @@
 
 ``render_report(result, ...)`` returns one self-contained HTML page of a fit;
 ``score_report(data, ...)`` the same page for ``dirichlet_categorical`` without per-item
-draws (distinct count vectors); ``ambppl report`` writes it to a file. The page renders
+draws (distinct count vectors); ``build_report(data, model, ...)`` the page of annotations
+already read, by the route that fits (one of those two), which ``ambppl report`` writes to
+a file. The page renders
 what public functions computed (:func:`ambppl.summarize`, :func:`ambppl.prior_sensitivity`,
 :func:`ambppl.validation.check_moments`, :func:`ambppl.validation.check_density`, ...).
 
@@ -15,6 +17,7 @@ Each of its figures is a public function of :mod:`ambppl.report.figures` that re
 imports neither matplotlib nor jinja2; the functions import them when they run.
 """
 
+from ambppl.report.build import build_report
 from ambppl.report.figures import (
     figure_to_data_uri,
     plot_ambiguity_histogram,
@@ -36,6 +39,7 @@ __all__ = [
     "CHECK_VECTORS",
     "SENSITIVITY_PRIORS",
     "TABLE_ROWS",
+    "build_report",
     "figure_to_data_uri",
     "plot_ambiguity_histogram",
     "plot_answers_per_item",

@@ -27,6 +27,7 @@ from ambppl import __version__
 from ambppl.analysis.raters import summarize_raters
 from ambppl.analysis.sensitivity import prior_sensitivity
 from ambppl.analysis.summary import rank, summarize, summarize_counts
+from ambppl.data.contract import count_values
 from ambppl.inference.catalog import get_model
 from ambppl.inference.convergence import (
     CONVERGENCE,
@@ -37,7 +38,6 @@ from ambppl.inference.convergence import (
 )
 from ambppl.inference.diagnostics import diagnose
 from ambppl.inference.fitting import VARIABLES
-from ambppl.inference.modeling import count_values
 from ambppl.internal.checks import check_positive_int
 from ambppl.internal.resultdata import cant_solve_index, observed_counts
 from ambppl.maths import measures

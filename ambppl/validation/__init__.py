@@ -13,6 +13,8 @@ Every check returns a :class:`ValidationResult` (``.passed``, ``.statistic``, ``
 - :func:`check_fit`: every check that applies to one fit, one verdict (a :class:`FitCheck`),
   each predictive statistic in words and the catalog model that addresses a failure (what
   ``ambppl validate FILE`` prints);
+- :func:`validate`: :func:`ambppl.fit` of annotations already read, then :func:`check_fit`
+  (the one call of ``ambppl validate FILE``);
 - :func:`wrong_posterior`: deliberately wrong posteriors, to see the checks fail.
 
 Importing this package needs numpy only; pandas, scipy, ArviZ and PyMC are imported by the
@@ -21,6 +23,7 @@ checks that use them.
 
 from ambppl.validation._result import ValidationResult
 from ambppl.validation.closed_form import check_moments
+from ambppl.validation.data_check import validate
 from ambppl.validation.density import check_density
 from ambppl.validation.faults import FAULTS, wrong_posterior
 from ambppl.validation.fit_check import FitCheck, check_fit
@@ -48,5 +51,6 @@ __all__ = [
     "posterior_predictive",
     "run_reference_cases",
     "sbc",
+    "validate",
     "wrong_posterior",
 ]

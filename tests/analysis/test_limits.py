@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from scipy.stats import betabinom
 
 import ambppl
-from ambppl.analysis import planning, posterior_sd
+from ambppl.analysis import posterior_sd
 from ambppl.analysis._decision import expected_correct_decision
 from ambppl.analysis.planning import (
     answers_needed,
@@ -122,7 +122,7 @@ def test_huge_extra_is_computed_not_refused():
     assert np.all(np.isfinite(sd)) and np.all(sd > 0)
     closed = expected_posterior_var(ANSWERED, 10**6)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(planning, "_CLOSED_RTOL", -1.0)  # never accurate enough: sum every row
+        mp.setattr(posterior_sd, "_CLOSED_RTOL", -1.0)  # never accurate enough: sum every row
         summed = expected_posterior_var(ANSWERED, 10**6)
     np.testing.assert_allclose(closed, summed, rtol=1e-10)
     # f falls like 1/m: the sd ratio between 10^9 and 10^12 more answers is sqrt(1000)

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import mpmath as mp
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 from scipy.stats import dirichlet_multinomial, norm
 
+import ambppl
 from ambppl import dirichlet_var
 from ambppl.analysis.planning import (
     answers_needed,
     expected_posterior_sd,
     expected_posterior_var,
     next_batch,
+    plan,
 )
+from ambppl.cli import main
 
 ENUM_REL_TOL = 1e-12
 
@@ -803,3 +808,39 @@ def test_next_batch_decision_with_repeated_count_vectors():
     gap = float(np.sum(table[rows, got] - hulls[rows, got]))
     best = brute_force(table, 6)
     assert got.sum() == 6 and best - 1e-12 <= table[rows, got].sum() <= best + gap + 1e-12
+
+
+@pytest.mark.parametrize("objective", ["variance", "decision"])
+def test_plan_is_the_table_the_command_writes(tmp_path: Path, objective: str) -> None:
+    """``plan`` returns the table ``ambppl plan`` writes: next_batch's allocation and the
+    expected posterior sd now and after, most extra answers first."""
+    rng = np.random.default_rng(8)
+    counts = rng.multinomial(5, [0.5, 0.3, 0.2], size=30)
+    source = tmp_path / "counts.npy"
+    np.save(source, counts)
+    out = tmp_path / "plan.csv"
+    options = [
+        "--budget",
+        "40",
+        "--objective",
+        objective,
+        "--prior",
+        "0.5",
+        "--measure",
+        "modified",
+    ]
+    assert main(["plan", str(source), *options, "-q", "-o", str(out)]) == 0
+    data = ambppl.read_annotations(source)
+    seen: list[str] = []
+    table = plan(data, 40, objective=objective, measure="modified", prior=0.5, progress=seen.append)
+    written = pd.read_csv(out, index_col="item")
+    pd.testing.assert_frame_equal(written, table, check_index_type=False, rtol=1e-12)
+    assert list(table.columns) == ["n_answers", "extra", "sd_now", "sd_after"]
+    assert table["extra"].sum() == 40 and table["extra"].is_monotonic_decreasing
+    values = np.asarray(data.values)
+    extra = next_batch(
+        values, 40, objective=objective, measure="modified", prior=0.5, cant_solve=None
+    )
+    in_order = table["extra"].reindex(data["item"].values).to_numpy()
+    np.testing.assert_array_equal(in_order, extra)
+    assert seen == [f"allocating 40 answers over 30 items (objective {objective})"]

@@ -1,8 +1,8 @@
-"""``ambppl.score``: the per-item table from distinct count vectors, without per-item draws."""
+"""``ambppl.score``: the one per-item table. Conjugate models from distinct count vectors,
+without per-item draws; every other model and method through ``fit`` and ``summarize``."""
 
 from __future__ import annotations
 
-import importlib
 import math
 
 import numpy as np
@@ -11,8 +11,12 @@ import pytest
 import xarray as xr
 
 import ambppl
+import ambppl.analysis.distinct as distinct_module
 import ambppl.analysis.scoring as scoring
-from ambppl.analysis.scoring import SCORE_COLUMNS, draws_needed
+from ambppl.analysis.distinct import draws_needed
+from ambppl.analysis.scoring import SCORE_COLUMNS
+from ambppl.analysis.summary import COLUMNS
+from ambppl.data import read_in_chunks
 
 
 def _counts(values: np.ndarray, categories=("yes", "no", "cs")) -> xr.DataArray:
@@ -125,9 +129,7 @@ def test_draws_needed_meets_the_bound_for_the_pilot_value(p):
 def test_same_seed_same_table_whatever_the_threads(three_class, monkeypatch):
     counts, _, _ = three_class
     one = ambppl.score(counts, random_seed=9)
-    monkeypatch.setattr(
-        importlib.import_module("ambppl.inference.fitting"), "usable_cpus", lambda: 1
-    )
+    monkeypatch.setattr(distinct_module, "usable_cpus", lambda: 1)  # the name the scorer calls
     pd.testing.assert_frame_equal(ambppl.score(counts, random_seed=9), one)
     assert not ambppl.score(counts, random_seed=10).equals(one)
 
@@ -158,14 +160,15 @@ def test_reads_annotations_like_fit():
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"model": "rater_effects"}, ValueError, "one row per answer|fixed concentration"),
-        ({"method": "nuts"}, ValueError, "method must give every item"),
-        ({"model": "hierarchical_dirichlet"}, ValueError, "method='empirical_bayes'"),
+        ({"model": "rater_effects"}, TypeError, "counts hold no rater ids"),
+        ({"method": "gibbs"}, ValueError, "method must be one of"),
+        ({"model": "no_such_model"}, ValueError, "no_such_model"),
         ({"mcse": 0}, ValueError, "mcse"),
         ({"mcse": 0.6}, ValueError, "mcse must be below 0.5"),
         ({"threshold": 1.5}, ValueError, "threshold"),
         ({"measure": "gini"}, ValueError, "measure"),
         ({"random_seed": "seven"}, TypeError, "random_seed"),
+        ({"unused": "warn"}, ValueError, "unused must be one of 'raise', 'ignore'"),
     ],
 )
 def test_bad_arguments(kwargs, error, match, three_class):
@@ -209,11 +212,11 @@ def test_zarr_and_parquet_read_in_chunks(big_counts, tmp_path):
     frame = pd.DataFrame(big_counts.values.astype(np.uint8), columns=["x", "y", "cs"])
     frame.insert(0, "item", big_counts["item"].values)
     frame.to_parquet(tmp_path / "c.parquet", row_group_size=500)
-    from_zarr = ambppl.score(tmp_path / "c.zarr", random_seed=4, chunk_items=800)
+    from_zarr = ambppl.score(read_in_chunks(tmp_path / "c.zarr", chunk_items=800), random_seed=4)
     assert from_zarr.table.npartitions == 3  # the store's own chunks of 1000 items
     pd.testing.assert_frame_equal(from_zarr.compute(), eager, check_names=False)
     from_parquet = ambppl.score(
-        tmp_path / "c.parquet", random_seed=4, chunk_items=800, cant_solve="cs"
+        read_in_chunks(tmp_path / "c.parquet", chunk_items=800, cant_solve="cs"), random_seed=4
     )
     assert from_parquet.table.npartitions == 3  # whole row groups of 500, >= 800 items each
     pd.testing.assert_frame_equal(from_parquet.compute(), eager, check_names=False)
@@ -228,12 +231,12 @@ def test_lazy_route_refuses_what_it_cannot_do(big_counts, tmp_path):
     with pytest.raises(ValueError, match=r"empirical_bayes.* method='exact'"):
         ambppl.score(chunked, "hierarchical_dirichlet", method="empirical_bayes")
     with pytest.raises(ValueError, match=r"chunk_items reads .* must be its path"):
-        ambppl.score(big_counts.values, chunk_items=10)
+        read_in_chunks(big_counts.values, chunk_items=10)
     pd.DataFrame({"task": ["a"], "label": ["x"]}).to_csv(tmp_path / "a.csv", index=False)
     with pytest.raises(ValueError, match="zarr store or a Parquet file"):
-        ambppl.score(tmp_path / "a.csv", chunk_items=10)
+        read_in_chunks(tmp_path / "a.csv", chunk_items=10)
     with pytest.raises(ValueError, match="chunk_items must be"):
-        ambppl.score(tmp_path / "a.csv", chunk_items=0)
+        read_in_chunks(tmp_path / "a.csv", chunk_items=0)
     with pytest.raises(ValueError, match="categories must name the 3 count columns"):
         ambppl.score(chunked, categories=["a", "b"])
     empty = big_counts.copy(data=np.where(np.arange(3000)[:, None] == 5, 0, big_counts.values))
@@ -242,7 +245,7 @@ def test_lazy_route_refuses_what_it_cannot_do(big_counts, tmp_path):
 
 
 def test_unique_rows_merge_and_keys_against_numpy():
-    from ambppl.data.lazy import Lookup, merge_unique, radix, unique_rows
+    from ambppl.analysis.lazy_score import Lookup, merge_unique, radix, unique_rows
 
     rng = np.random.default_rng(8)
     blocks = [rng.integers(0, 4, size=(500, 4)) for _ in range(3)]
@@ -316,28 +319,42 @@ def test_long_answers_counted_with_dask(tmp_path, suffix):
     else:
         answers.to_csv(path, index=False)
     in_memory = ambppl.score(ambppl.read_annotations(path, cant_solve="skip"), random_seed=2)
-    chunked = ambppl.score(path, format="long", chunk_items=300, cant_solve="skip", random_seed=2)
+    counted = read_in_chunks(path, format="long", chunk_items=300, cant_solve="skip")
+    chunked = ambppl.score(counted, random_seed=2)
     assert isinstance(chunked, pd.DataFrame)  # only the counts were held: scored in memory
     pd.testing.assert_frame_equal(chunked.sort_index(), in_memory.sort_index(), check_names=False)
     with pytest.raises(ValueError, match="not in 'a"):
-        ambppl.score(path, format="long", chunk_items=300, item="tweet")
+        read_in_chunks(path, format="long", chunk_items=300, item="tweet")
 
 
 # ------------------------------------------------------------------------------------------
 # in memory, score takes annotations already read: a path or a reader option names the reader
 
 
-def test_in_memory_score_refuses_a_path_naming_the_reader(tmp_path):
+def test_score_refuses_a_path_naming_the_readers(tmp_path):
     path = tmp_path / "a.csv"
     pd.DataFrame({"task": ["a", "a"], "worker": ["w1", "w2"], "label": ["x", "y"]}).to_csv(
         path, index=False
     )
-    with pytest.raises(
-        TypeError,
-        match=r"^data must be annotations already read .* but got the path '.*a\.csv'; read it "
-        r"first: ambppl\.read_annotations\('.*a\.csv', \.\.\.\)$",
-    ):
-        ambppl.score(path)
+    quoted = repr(str(path))
+    for data in (path, str(path)):
+        with pytest.raises(TypeError) as err:
+            ambppl.score(data)
+        assert str(err.value) == (
+            f"score takes annotations already read, not a path, but got {quoted}; read it "
+            f"first: ambppl.score(ambppl.read_annotations({quoted}, ...), ...), or for a file "
+            f"too large for memory ambppl.score(ambppl.data.read_in_chunks({quoted}, "
+            "chunk_items=...), ...)"
+        )
+    with pytest.raises(TypeError, match=r"read_long\('.*a\.csv', \.\.\.\), 'rater_effects'"):
+        ambppl.score(path, "rater_effects")
+
+
+def test_score_refuses_chunk_items_naming_read_in_chunks(big_counts, tmp_path):
+    big_counts.chunk({"item": 1000}).to_zarr(tmp_path / "c.zarr", consolidated=False)
+    for data in (tmp_path / "c.zarr", big_counts):
+        with pytest.raises(TypeError, match=r"read_in_chunks\((path|'.*c\.zarr'), chunk_items="):
+            ambppl.score(data, chunk_items=800)
 
 
 @pytest.mark.parametrize("option", ["cant_solve", "categories", "item", "format"])
@@ -365,3 +382,138 @@ def test_counts_opened_by_the_data_layer_are_scored_lazily(big_counts, tmp_path)
     relabelled = ambppl.score(counts, categories=["a", "b", "c"], cant_solve="c", random_seed=4)
     assert relabelled.attrs["n_distinct"] == eager.attrs["n_distinct"]
     assert counts.categories == ["x", "y", "cs"]  # the opened counts are left as they were
+
+
+# ------------------------------------------------------------------------------------------
+# one function, two routes: score decides, and refuses the keywords of the other route
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"draws": 100}, r"^draws= applies to the route through ambppl\.fit"),
+        ({"chains": 2, "var_names": ["amb"]}, r"^chains=, var_names= apply to the route"),
+        ({"progressbar": True}, r"^progressbar= applies"),
+        ({"method": "exact", "sampler": "pymc"}, r"^sampler= applies"),
+        ({"method": "exact", "sample_kwargs": {"tune": 5}}, r"^sample_kwargs= applies"),
+        ({"method": "nuts", "mcse": 0.01}, r"^mcse= applies to the conjugate route"),
+        ({"method": "nuts", "approximate": False}, r"^approximate= applies to the conjugate"),
+    ],
+)
+def test_keywords_of_the_other_route_are_refused(three_class, kwargs, match):
+    counts, _, _ = three_class
+    with pytest.raises(ValueError, match=match):
+        ambppl.score(counts, **kwargs)
+
+
+def test_unused_ignore_leaves_the_other_route_keywords_unused(three_class):
+    counts, _, _ = three_class
+    plain = ambppl.score(counts, random_seed=5)
+    settings = {"draws": 100, "chains": 2, "progressbar": True, "sample_kwargs": {"tune": 5}}
+    settings["method"] = "exact"  # without it, sample_kwargs would pick the NUTS method
+    pd.testing.assert_frame_equal(
+        ambppl.score(counts, random_seed=5, unused="ignore", **settings), plain
+    )
+
+
+@pytest.fixture
+def fit_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """Stub the fit that score calls with a quick exact fit of the flat model, recording the
+    arguments (the route, not NUTS, is under test here)."""
+    calls: list[dict] = []
+    real = ambppl.fit
+
+    def stub(data, model, **kwargs):
+        calls.append({"data": data, "model": model, **kwargs})
+        return real(
+            data,
+            method="exact",
+            draws=kwargs["draws"] or 100,
+            chains=kwargs["chains"] or 1,
+            random_seed=1,
+            var_names=kwargs["var_names"],
+        )
+
+    monkeypatch.setattr(scoring, "fit", stub)  # the name score calls
+    return calls
+
+
+def test_other_methods_are_fitted_and_summarized(three_class, fit_calls):
+    counts, _, _ = three_class
+    lines: list[str] = []
+    table = ambppl.score(
+        counts,
+        method="nuts",
+        draws=60,
+        chains=2,
+        sample_kwargs={"tune": 10},
+        threshold=0.3,
+        hdi_prob=0.8,
+        random_seed=3,
+        progress=lines.append,
+    )
+    (call,) = fit_calls
+    assert call["model"] == "dirichlet_categorical" and call["method"] == "nuts"
+    assert call["draws"] == 60 and call["chains"] == 2 and call["random_seed"] == 3
+    assert call["sample_kwargs"] == {"tune": 10}
+    assert call["var_names"] is None  # full NUTS stores every variable: all are checked
+    expected = ambppl.summarize(
+        ambppl.fit(counts, draws=60, chains=2, random_seed=1), threshold=0.3, hdi_prob=0.8
+    )
+    pd.testing.assert_frame_equal(table, expected)
+    assert list(table.columns) == list(COLUMNS)
+    assert (
+        lines[0] == "fitting dirichlet_categorical (nuts, 2 x 60 draws) to 60 items x 3 categories"
+    )
+    assert lines[1].startswith("fitted in ")
+    # a learned prior's default method (collapsed): only the summarized measure is stored
+    ambppl.score(counts, "hierarchical_dirichlet", measure="modified", kappa_sd=1.0)
+    assert fit_calls[1]["method"] == "collapsed" and fit_calls[1]["var_names"] == ["amb_modified"]
+    assert fit_calls[1]["kappa_sd"] == 1.0 and fit_calls[1]["draws"] is None
+    # a sampler alone picks the model's NUTS method
+    ambppl.score(counts, sampler="pymc")
+    assert fit_calls[2]["method"] == "nuts" and fit_calls[2]["sampler"] == "pymc"
+
+
+def test_models_of_answers_get_the_answers(fit_calls):
+    from ambppl.data import read_long
+
+    frame = pd.DataFrame(
+        {"task": [1, 1, 2, 2], "worker": ["a", "b", "a", "b"], "label": ["x", "y", "x", "x"]}
+    )
+    answers = read_long(frame)
+    with pytest.raises(TypeError, match=r"score\(ambppl\.data\.read_long\(data, cant_solve="):
+        ambppl.score(answers, "rater_effects", cant_solve="x")
+    assert fit_calls == []
+    with pytest.raises(ValueError, match=r"^mcse= applies to the conjugate route"):
+        ambppl.score(answers, "rater_effects", mcse=0.01)
+
+
+def test_counts_in_chunks_are_computed_for_a_fit(big_counts, tmp_path, fit_calls):
+    from ambppl.data import open_counts_in_chunks
+
+    frame = pd.DataFrame(big_counts.values, columns=["x", "y", "cs"])
+    frame.insert(0, "item", big_counts["item"].values)
+    frame.to_parquet(tmp_path / "c.parquet", row_group_size=500)
+    counts = open_counts_in_chunks(tmp_path / "c.parquet", chunk_items=1000)
+    table = ambppl.score(counts, method="nuts", cant_solve="cs", draws=20, chains=1)
+    data = fit_calls[0]["data"]
+    assert isinstance(data, xr.DataArray) and data.attrs["cant_solve"] == "cs"
+    np.testing.assert_array_equal(data.values, big_counts.values)
+    np.testing.assert_array_equal(data["item"].values, big_counts["item"].values)
+    assert isinstance(table, pd.DataFrame) and len(table) == 3000
+
+
+def test_progress_lines_of_the_conjugate_routes(three_class, big_counts):
+    counts, _, _ = three_class
+    lines: list[str] = []
+    ambppl.score(counts, random_seed=1, progress=lines.append)
+    assert lines[0] == (
+        "scoring 60 items x 3 categories with dirichlet_categorical (exact; exact draws per "
+        "distinct count vector, MCSE <= 0.005)"
+    )
+    assert lines[1].startswith("scored 60 items (6 distinct count vectors) in ")
+    lines.clear()
+    ambppl.score(big_counts.chunk({"item": 1000}), random_seed=1, progress=lines.append)
+    assert lines[0].startswith("scoring 3 chunks of counts with dirichlet_categorical")
+    assert lines[1].startswith("3000 items, ") and "distinct count vectors summarized" in lines[1]

@@ -331,17 +331,33 @@ def test_summarize_counts_shares_draws_between_equal_count_vectors(small_counts,
     pd.testing.assert_series_equal(table.loc["u"], table.loc["z"], check_names=False)
     se = table["sd"] / np.sqrt(6000)  # independent exact draws
     assert np.all(np.abs(table["mean"] - table["exact_mean"]) <= 5 * se)
-    # Same seed, same table; several batches (one distinct vector each) give the same rows
-    # up to Monte Carlo error and the same layout.
+    # Same seed, same table; several batches (one distinct vector each: the batches of the
+    # machinery behind score) give the same rows up to Monte Carlo error and the same layout.
     again = ambppl.summarize_counts(counts, draws=6000, random_seed=3)
     pd.testing.assert_frame_equal(table, again)
-    monkeypatch.setattr(importlib.import_module("ambppl.analysis.summary"), "BATCH_BYTES", 1)
+    monkeypatch.setattr(importlib.import_module("ambppl.analysis.distinct"), "BATCH_BYTES", 1)
     batched = ambppl.summarize_counts(counts, draws=6000, random_seed=4)
     assert batched.index.tolist() == list("uvwxyz")
     assert np.all(
         np.abs(batched["mean"] - batched["exact_mean"]) <= 5 * batched["sd"] / np.sqrt(6000)
     )
     pd.testing.assert_series_equal(batched.loc["v"], batched.loc["x"], check_names=False)
+
+
+def test_summarize_counts_is_the_machinery_of_score_with_fixed_draws(small_counts):
+    """summarize_counts wraps the distinct-vector machinery of ambppl.score: the same count
+    columns and closed forms (reference: score's closed-form mean and sd, paper eqs.
+    expr_amb_final and expr_amb_var_final), ``draws`` exact draws per vector (no
+    approximation), and mean / sd estimated from them as summarize does for a fit."""
+    counts = small_counts
+    table = ambppl.summarize_counts(counts, draws=500, random_seed=2)
+    scored = ambppl.score(counts, random_seed=2)
+    for column in ("n_answers", "cs_share", "plugin", "less_biased"):
+        np.testing.assert_array_equal(table[column], scored[column])
+    np.testing.assert_allclose(table["exact_mean"], scored["mean"], rtol=1e-12)
+    np.testing.assert_allclose(table["exact_sd"], scored["sd"], rtol=1e-12)
+    assert not np.allclose(table["mean"], table["exact_mean"], rtol=1e-9, atol=0)  # draws
+    assert table.attrs["draws"] == 500 and table["measure"].dtype == object
 
 
 def test_summarize_counts_takes_annotations_already_read(small_counts, tmp_path):

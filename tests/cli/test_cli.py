@@ -1,4 +1,4 @@
-"""Tests of the ``ambppl`` command (ambppl/cli.py, ambppl/__main__.py)."""
+"""Tests of the ``ambppl`` command (ambppl/cli/, ambppl/__main__.py)."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ from ambppl.analysis.summary import COLUMNS
 from ambppl.cli import main
 
 #: Columns of the table that ``ambppl score`` writes for a conjugate model: score's columns
-#: (summarize's, pinned in tests/analysis/test_summary.py, with their MCSE; tests/analysis/test_scoring.py)
-#: plus the rank.
+#: (summarize's, pinned in tests/analysis/test_summary.py, with their MCSE;
+#: tests/analysis/test_scoring.py) plus the rank.
 SUMMARY_COLUMNS = [*SCORE_COLUMNS, "rank"]
 
 #: Small fit settings: the exact sampler with few draws keeps every CLI call well under 1 s.
@@ -99,7 +99,7 @@ def test_registry_adds_a_subcommand(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A new subcommand is one registered function; the parser picks it up unchanged."""
-    monkeypatch.setattr(cli, "SUBCOMMANDS", dict(cli.SUBCOMMANDS))
+    monkeypatch.setattr(cli.common, "SUBCOMMANDS", dict(cli.SUBCOMMANDS))
 
     @cli.subcommand("hello")
     def _add(subparsers):
@@ -280,8 +280,9 @@ def test_score_hierarchical_on_the_example(
 @pytest.fixture
 def score_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     """Record the model and keyword arguments of every ambppl.score call the command makes
-    (``ambppl score`` of a conjugate model: no per-item draws)."""
+    (``ambppl score`` makes one, whatever the route)."""
     import ambppl.analysis.scoring
+    import ambppl.cli.score
 
     calls: list[dict] = []
     real = ambppl.analysis.scoring.score
@@ -290,7 +291,7 @@ def score_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
         calls.append({"model": model, **kwargs})
         return real(data, model, **kwargs)
 
-    monkeypatch.setattr(ambppl.cli, "score", spy)  # the name the command calls
+    monkeypatch.setattr(ambppl.cli.score, "score", spy)  # the name the command calls
     return calls
 
 
@@ -503,12 +504,13 @@ def test_library_warnings_are_one_line_without_source(
         warnings.warn("two\nlines", UserWarning, stacklevel=1)
         return 0
 
-    monkeypatch.setattr(cli, "_run_models", warn)
+    monkeypatch.setattr(cli.models, "_run_models", warn)
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         assert main(["models"]) == 0
     assert capsys.readouterr().err == "warning: two lines\n"
-    assert warnings.showwarning is not None and warnings.showwarning.__module__ != "ambppl.cli"
+    shown = warnings.showwarning
+    assert shown is not None and not shown.__module__.startswith("ambppl.cli")
 
 
 def test_report_route_of_render_report_warns_in_one_line(
@@ -524,10 +526,10 @@ def test_report_route_of_render_report_warns_in_one_line(
         {"task": [1, 1, 2, 2, 3], "worker": list("ababa"), "label": ["猫", "犬", "猫", "🐶", "猫"]}
     ).to_csv(path, index=False)
 
-    def exact_fit(args, counts, method, params):
+    def exact_fit(counts, **kwargs):
         return ambppl.fit(counts, method="exact", draws=100, chains=2, random_seed=1)
 
-    monkeypatch.setattr(cli, "_fit", exact_fit)
+    monkeypatch.setattr("ambppl.report.build.fit", exact_fit)  # the name the report calls
     out = tmp_path / "r.html"
     assert main(["report", str(path), "--method", "nuts", "-q", "--top", "2", "-o", str(out)]) == 0
     err = capsys.readouterr().err
@@ -609,7 +611,7 @@ def test_interrupted_write_keeps_old_file(
         Path(path).write_text("half a tab")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "write_text_table", half_write)
+    monkeypatch.setattr(cli.output, "write_text_table", half_write)  # the writer's lookup
     argv = ["score", str(answers_csv), "--cant-solve", "skip", "-o", str(out), "--force", *FAST]
     assert main(argv) == 130
     assert "interrupted" in capsys.readouterr().err
@@ -1148,9 +1150,9 @@ def test_wrong_scheduler_address_is_one_line_within_seconds(
     EiB. Now one line naming --scheduler within 15 s; the silent listener waits the default
     SCHEDULER_TIMEOUT (the worst case), the HTTP server a shorter one to keep CI quick."""
     pytest.importorskip("distributed")
-    assert cli.SCHEDULER_TIMEOUT == 8.0
+    assert cli.scheduler.SCHEDULER_TIMEOUT == 8.0
     if kind == "http":
-        monkeypatch.setattr(cli, "SCHEDULER_TIMEOUT", 3.0)
+        monkeypatch.setattr(cli.scheduler, "SCHEDULER_TIMEOUT", 3.0)
     out = tmp_path / "s.csv"
     argv = ["score", str(answers_csv), "--cant-solve", "skip", "-q", "-o", str(out)]
     with _wrong_server(kind) as address:
@@ -1162,7 +1164,7 @@ def test_wrong_scheduler_address_is_one_line_within_seconds(
         f"ambppl: error: --scheduler: cannot reach a dask scheduler at '{address}': "
     )
     assert reason in line
-    assert elapsed < min(15.0, cli.SCHEDULER_TIMEOUT + 5.0)
+    assert elapsed < min(15.0, cli.scheduler.SCHEDULER_TIMEOUT + 5.0)
     assert not out.exists()
 
 

@@ -21,6 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ambppl.cli as cli
+import ambppl.cli.inputs
+import ambppl.cli.output
 from ambppl.cli import main
 
 #: Small fit settings: exact draws, few of them.
@@ -69,7 +71,7 @@ def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
     def read(*args: object, **kwargs: object) -> None:
         raise AssertionError("the input was read before the output was checked")
 
-    monkeypatch.setattr(cli, "_read", read)
+    monkeypatch.setattr(ambppl.cli.inputs, "read_input", read)  # every subcommand reads so
 
 
 def _files(folder: Path) -> list[str]:
@@ -139,7 +141,7 @@ def test_failed_write_is_one_line_and_leaves_nothing(
         Path(path).write_text("half a tab")
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(cli, "write_text_table", full_disk)
+    monkeypatch.setattr(ambppl.cli.output, "write_text_table", full_disk)
     assert main(_argv("score", answers_csv, out, "--force")) == 2
     line = _error_line(capsys)
     assert f"cannot write output '{out}' (No space left on device)" in line
@@ -208,8 +210,8 @@ def test_parquet_input_is_not_replaced_by_a_dataset(tmp_path: Path, capsys) -> N
     # inside a zarr store (the input is a folder)
     store = tmp_path / "c.zarr"
     store.mkdir()
-    assert cli._overlaps(store / "scores.csv", store)
-    assert not cli._overlaps(tmp_path / "scores.csv", store)
+    assert ambppl.cli.output._overlaps(store / "scores.csv", store)
+    assert not ambppl.cli.output._overlaps(tmp_path / "scores.csv", store)
 
 
 @pytest.fixture(scope="module")
@@ -235,12 +237,12 @@ def test_any_spelling_of_the_input_is_refused(
     folder = spelled_tree / "a" / "b"
     spelled = Path(f"{folder}/{''.join(detours)}{target}")
     source = folder / "in.csv"
-    assert cli._overlaps(spelled, source) == (target == "in.csv")
+    assert ambppl.cli.output._overlaps(spelled, source) == (target == "in.csv")
     if target == "in.csv":
         with pytest.raises(cli.UsageError, match="is the input"):
-            cli._check_output(spelled, True, source=source)
+            ambppl.cli.output._check_output(spelled, True, source=source)
     else:
-        cli._check_output(spelled, True, source=source)
+        ambppl.cli.output._check_output(spelled, True, source=source)
 
 
 # ------------------------------------------------------------------ read-only and file modes
@@ -291,11 +293,12 @@ def test_force_keeps_the_mode_of_a_replaced_dataset(tmp_path: Path) -> None:
 SLOW_WRITER = """
 import os, sys, time
 from pathlib import Path
-import ambppl.data.lazy as streaming
+import ambppl.analysis.lazy_score as lazy_score
 import ambppl.analysis.scoring as scoring
 import ambppl.cli as cli
+import ambppl.cli.output as cli_output
 
-write_part = streaming.write_part
+write_part = lazy_score.write_part
 
 def slow_table(table, path, sep):
     Path(path).write_text("half a table")
@@ -308,9 +311,8 @@ def slow_part(*args):
     time.sleep(2)
     return rows
 
-cli.write_text_table = slow_table
-streaming.write_part = slow_part
-scoring.write_part = slow_part  # the name the scorer calls
+cli_output.write_text_table = slow_table  # the name the table writer calls
+scoring.write_part = slow_part  # LazyScore.to_parquet looks the name up in scoring
 sys.exit(cli.main(sys.argv[1:]))
 """
 

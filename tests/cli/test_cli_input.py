@@ -1,6 +1,7 @@
-"""The input options of the ``ambppl`` command (ambppl/cli.py): ``--format``, ``--sep``,
-``--comment``, ``--no-header``, ``--no-rater``; every mistake answered in one line that names
-the option that fixes it (never a Python keyword), exit status 2."""
+"""The input options of the ``ambppl`` command (ambppl/cli/options.py, ambppl/cli/inputs.py):
+``--format``, ``--sep``, ``--comment``, ``--no-header``, ``--no-rater``; every mistake
+answered in one line that names the option that fixes it (never a Python keyword), exit
+status 2."""
 
 from __future__ import annotations
 

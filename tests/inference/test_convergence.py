@@ -231,7 +231,8 @@ def test_command_line_tune_and_target_accept_reach_the_sampler(
         raise ValueError("stopped after recording the arguments")
 
     monkeypatch.setattr(fit_module, "fit", fake_fit)
-    monkeypatch.setattr(cli, "fit", fake_fit)  # the name the command calls
+    # the name that ambppl.score, the one call of ``ambppl score``, calls for a NUTS method
+    monkeypatch.setattr(importlib.import_module("ambppl.analysis.scoring"), "fit", fake_fit)
     data = tmp_path / "answers.csv"
     data.write_text("task,worker,label\na,w1,yes\na,w2,no\nb,w1,yes\n")
     argv = ["score", str(data), "-q", "-o", str(tmp_path / "s.csv")]

@@ -1001,10 +1001,13 @@ def test_command_line_report_names_the_file_and_prints_progress(
     """A model fitted to the rows of a file (its counts say "DataFrame"): the report's title
     names the file; the long steps print progress lines, which -q silences."""
     from ambppl import cli
+    from ambppl.cli import report as report_command
+    from ambppl.report import build
 
     result["observed_data"]["counts"].attrs["source"] = "DataFrame"
-    monkeypatch.setattr(cli, "_fit", lambda args, data, method, params: result)
-    monkeypatch.setattr(cli, "_model_settings", lambda args: ("nuts", {}))
+    # the names ``ambppl report`` calls (ambppl/cli/report.py, ambppl/report/build.py)
+    monkeypatch.setattr(build, "fit", lambda data, **kwargs: result)
+    monkeypatch.setattr(report_command, "_model_settings", lambda args: ("nuts", {}))
     data = tmp_path / "answers.csv"
     data.write_text("task,worker,label\na,w1,yes\na,w2,no\nb,w1,yes\n")
     out = tmp_path / "r.html"

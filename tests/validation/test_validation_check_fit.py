@@ -14,7 +14,7 @@ import xarray as xr
 import ambppl
 from ambppl.cli import main
 from ambppl.data.readers import example_path, read_long
-from ambppl.validation import FitCheck, check_fit, check_predictive
+from ambppl.validation import FitCheck, check_fit, check_predictive, validate
 from ambppl.validation._result import holm
 from ambppl.validation.fit_check import MEANINGS, _holm_levels
 
@@ -181,6 +181,34 @@ def test_the_command_line_prints_check_fit(
     # answers far clearer than Dirichlet(1) items: the flat prior fails and the learned
     # prior is suggested
     assert not check.passed and "hierarchical_dirichlet" in out
+
+
+def test_validate_is_what_the_command_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``validate`` (read data -> fit -> check_fit) returns what ``ambppl validate FILE``
+    prints, and reports its steps."""
+    path = tmp_path / "answers.csv"
+    rng = np.random.default_rng(4)
+    rows = [
+        {"task": f"t{i}", "worker": f"w{j}", "label": lab}
+        for i, q in enumerate(rng.dirichlet([1.0, 1.0, 1.0], size=40))
+        for j, lab in enumerate(rng.choice(["a", "b", "c"], size=6, p=q))
+    ]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    options = ["--draws", "200", "--chains", "2", "--seed", "9", "--prior", "0.5", "-q"]
+    code = main(["validate", str(path), *options])
+    out = capsys.readouterr().out
+    seen: list[str] = []
+    data = ambppl.read_annotations(path)
+    check = validate(data, draws=200, chains=2, random_seed=9, prior=0.5, progress=seen.append)
+    assert isinstance(check, FitCheck) and check.method == "exact"
+    assert out.startswith(check.text(command_line=True))
+    assert code == (0 if check.passed else 1)
+    assert (
+        seen[0] == "fitting dirichlet_categorical (exact, 2 x 200 draws) to 40 items x 3 categories"
+    )
+    assert "checking the fit" in seen
 
 
 # --------------------------------------------------------------------------------- compare

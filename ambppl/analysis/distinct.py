@@ -1,0 +1,792 @@
+"""Per-item tables from distinct count vectors: the conjugate machinery of ``score``.
+
+Under a model whose every item has the posterior ``Dirichlet(a + counts_i)`` with one fixed
+concentration ``a`` (``dirichlet_categorical``; ``hierarchical_dirichlet`` with
+``method="empirical_bayes"``), an item's posterior depends on its data only through its count
+vector. A count vector of ``n`` answers over ``K`` categories takes at most
+``C(n + K - 1, K - 1)`` values (10,626 for n = 20, K = 5), however many items there are.
+:func:`distinct_table` therefore finds the distinct count vectors, summarizes each once
+(:func:`summarize_distinct`: closed forms for mean and sd, exact draws for the HDI and
+P(measure > t), as many as the requested Monte Carlo error needs, or a fixed number) and
+broadcasts the rows back to the items. No draw is stored per item. :func:`ambppl.score` and
+:func:`ambppl.summarize_counts` are built on it; the per-item estimators and closed forms
+(:func:`_estimators`, :func:`_closed_forms`) are shared with :func:`ambppl.summarize`.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ambppl.data.contract import as_counts, count_values
+from ambppl.inference.catalog import get_model, model_parameters
+from ambppl.inference.fitting import choose_method, usable_cpus
+from ambppl.internal.limits import as_count, check_memory, check_time, option
+from ambppl.maths.approx import accuracy_map, approximate_distribution
+from ambppl.maths.draws import dirichlet_draws
+from ambppl.maths.estimators import estimate
+from ambppl.maths.measures import measure_numpy
+from ambppl.maths.moments import dirichlet_mean, dirichlet_var
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = [
+    "CONJUGATE_METHODS",
+    "conjugate_setup",
+    "distinct_columns",
+    "distinct_table",
+    "draws_needed",
+    "seed_sequence",
+    "summarize_distinct",
+]
+
+
+def _estimators(values: np.ndarray, measure: str, cs: int | None) -> tuple[Any, Any]:
+    """Plug-in and less-biased estimates per item.
+
+    NaN for items without answers (no estimate exists) and for a measure an estimator does
+    not cover (``ambppl.estimate`` raises NotImplementedError, e.g. less_biased for entropy).
+    """
+
+    answered = values.sum(axis=1) > 0
+    out = []
+    for method in ("plugin", "less_biased"):
+        column = np.full(values.shape[0], np.nan)
+        if np.any(answered):
+            try:
+                column[answered] = estimate(
+                    values[answered], method=method, measure=measure, cant_solve=cs
+                )
+            except NotImplementedError:
+                pass
+        out.append(column)
+    return out[0], out[1]
+
+
+def _closed_forms(
+    values: np.ndarray, attrs: dict[str, Any], measure: str, cs: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mean and sd in closed form (NaN where not available).
+
+    They exist where the posterior of every ``q_i`` is ``Dirichlet(prior + counts_i)`` with
+    one fixed ``prior``: ``ambppl.fit`` records that prior in ``attrs["prior"]`` (fixed-prior
+    models, and empirical Bayes given its estimate), a fixed-prior model in
+    ``pm.Data("prior")``. Learned priors (a posterior over the hyperparameters) have none.
+    """
+    nan = np.full(values.shape[0], np.nan)
+    prior = attrs.get("prior")
+    if prior is None:
+        return nan, nan
+
+    alpha = values + np.asarray(prior, dtype=np.float64)
+    out = []
+    for func in (dirichlet_mean, dirichlet_var):
+        try:
+            out.append(np.asarray(func(alpha, measure=measure, cant_solve=cs), dtype=np.float64))
+        except NotImplementedError:  # no closed form for this measure (e.g. Var of entropy)
+            out.append(nan)
+    return out[0], np.sqrt(out[1])
+
+
+#: Methods whose posterior of every q_i is Dirichlet(one fixed concentration + counts_i).
+CONJUGATE_METHODS = ("exact", "empirical_bayes")
+
+#: Draws per distinct count vector in the first, pilot round.
+PILOT_DRAWS = 1000
+
+#: Bytes of gamma variates generated at a time per thread (bounds temporary memory).
+BATCH_BYTES = 48 * 2**20
+
+
+def _pilot_draws(n_max: int) -> int:
+    return min(n_max, PILOT_DRAWS)
+
+
+def draws_needed(p_hat: np.ndarray, n_pilot: int, mcse: float) -> np.ndarray:
+    """Draws that bring the MCSE of a probability estimate below ``mcse``.
+
+    The pilot estimate ``p_hat`` (from ``n_pilot`` draws) is widened by three of its standard
+    errors towards 1/2 (the variance ``p (1 - p)`` is largest there), so that the final
+    estimate meets the bound unless the pilot was off by more than that; never more than
+    ``ceil(0.25 / mcse**2)``, which meets it whatever ``p`` is.
+
+    Parameters
+    ----------
+    p_hat : numpy.ndarray
+        Pilot estimates of the probability.
+    n_pilot : int
+        The pilot's draws.
+    mcse : float
+        The bound on the Monte Carlo standard error.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 draws per estimate, from 1 to ``ceil(0.25 / mcse**2)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> draws_needed(np.array([0.0, 0.5]), 1000, 0.005).tolist()
+    [120, 10000]
+    """
+    se = np.sqrt((p_hat * (1.0 - p_hat) + 1.0 / n_pilot) / n_pilot)
+    p_near_half = np.clip(0.5, p_hat - 3.0 * se, p_hat + 3.0 * se)
+    n_max = math.ceil(0.25 / mcse**2)
+    need = np.ceil(p_near_half * (1.0 - p_near_half) / mcse**2)
+    return np.clip(need, 1, n_max).astype(np.int64)
+
+
+def _order_stat_se(s: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Standard error of the sample quantile at rank ``j`` of sorted rows ``s``.
+
+    The rank of a quantile of ``n`` independent draws has binomial spread
+    ``sqrt(n p (1 - p))``; half the distance between the order statistics one such spread
+    below and above ``j`` estimates the standard error of the value (the order-statistic
+    interval behind ArviZ's quantile MCSE for independent draws).
+    """
+    n = s.shape[1]
+    p = (j + 0.5) / n
+    d = np.ceil(np.sqrt(n * p * (1.0 - p))).astype(np.int64)
+    hi = np.minimum(j + d, n - 1)[:, None]
+    lo = np.maximum(j - d, 0)[:, None]
+    return 0.5 * (np.take_along_axis(s, hi, 1) - np.take_along_axis(s, lo, 1))[:, 0]
+
+
+def _summaries_of_draws(x: np.ndarray, threshold: float, hdi_prob: float) -> dict[str, np.ndarray]:
+    """Row-wise statistics of independent draws ``x`` (rows, n)."""
+    n = x.shape[1]
+    s = np.sort(x, axis=1)
+    k = max(1, min(n, math.ceil(hdi_prob * n)))
+    width = s[:, k - 1 :] - s[:, : n - k + 1]
+    j = np.argmin(width, axis=1)
+    rows = np.arange(s.shape[0])
+    mean = s.mean(axis=1)
+    centred = s - mean[:, None]
+    m2 = np.mean(centred**2, axis=1)
+    m4 = np.mean(centred**4, axis=1)
+    sd = np.sqrt(m2 * n / max(n - 1, 1))
+    p = np.mean(s > threshold, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sd_mcse = np.where(m2 > 0, np.sqrt(np.maximum(m4 - m2**2, 0.0) / (4.0 * m2 * n)), 0.0)
+    return {
+        "mc_mean": mean,
+        "mc_sd": sd,
+        "mc_mean_mcse": sd / math.sqrt(n),
+        "mc_sd_mcse": sd_mcse,
+        "hdi_lower": s[rows, j],
+        "hdi_upper": s[rows, j + k - 1],
+        "hdi_lower_mcse": _order_stat_se(s, j),
+        "hdi_upper_mcse": _order_stat_se(s, j + k - 1),
+        "p_above": p,
+        "p_above_mcse": np.sqrt(p * (1.0 - p) / n),
+    }
+
+
+def _draw_block(
+    seed: np.random.SeedSequence,
+    alpha: np.ndarray,
+    n: int,
+    settings: tuple[str, int | None, float, float],
+    prefix: np.ndarray | None,
+    keep: bool,
+) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    """Statistics of ``n`` new draws per row of ``alpha`` (after the draws ``prefix``)."""
+
+    measure, cs, threshold, hdi_prob = settings
+    rng = np.random.default_rng(seed)
+    q = dirichlet_draws(rng, alpha, n)  # (n, rows, K)
+    x = np.ascontiguousarray(measure_numpy(measure, q, cs, -1, check=False).T)  # (rows, n)
+    del q
+    if prefix is not None:
+        x = np.concatenate([prefix, x], axis=1)
+    return _summaries_of_draws(x, threshold, hdi_prob), (x if keep else None)
+
+
+def _sample_rows(
+    alpha: np.ndarray,
+    n: int,
+    seed: np.random.SeedSequence,
+    settings: tuple[str, int | None, float, float],
+    pool: ThreadPoolExecutor,
+    *,
+    prefix: np.ndarray | None = None,
+    keep: bool = False,
+) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    """Statistics of ``n`` new draws (after ``prefix``, the draws a row has already) for every
+    row of ``alpha``, in batches run on ``pool``; the draws too with ``keep``."""
+    width = n + (0 if prefix is None else prefix.shape[1])
+    per_batch = max(1, BATCH_BYTES // (8 * width * alpha.shape[1]))
+    starts = list(range(0, len(alpha), per_batch))
+    seeds = seed.spawn(len(starts))
+    futures = [
+        pool.submit(
+            _draw_block,
+            sq,
+            alpha[a : a + per_batch],
+            n,
+            settings,
+            None if prefix is None else prefix[a : a + per_batch],
+            keep,
+        )
+        for sq, a in zip(seeds, starts, strict=True)
+    ]
+    parts = [f.result() for f in futures]
+    stats = {key: np.concatenate([p[0][key] for p in parts]) for key in parts[0][0]}
+    return stats, (np.concatenate([p[1] for p in parts]) if keep else None)
+
+
+#: Seconds per gamma variate of the exact draws (one per category and draw), with the
+#: measure and the summaries (measured on one core of the shared development machine:
+#: 100-150 ns for 2000-5 categories).
+SECONDS_PER_VARIATE = 1e-7
+
+#: Doubles held per draw of one row while its block is summarized: its Dirichlet draws (one
+#: per category) and about six copies of the measure's draws (kept, new, joined, sorted,
+#: centred, powers).
+_DOUBLES_PER_DRAW = 6
+
+
+def _check_draws(
+    n_rows: int,
+    n_cat: int,
+    n_pilot: int,
+    n_max: int,
+    mcse: float,
+    workers: int,
+    need: np.ndarray | None = None,
+) -> None:
+    """Refuse up front exact draws beyond the memory or time guard (:mod:`ambppl.internal.limits`).
+
+    Before the pilot (``need`` None): the kept pilot draws plus, per thread, one block of
+    the largest size a row may get (``ceil(0.25 / mcse**2)`` draws), and the pilot's time;
+    after it: the time of the draws the pilot says each row needs.
+    """
+
+    name = option("mcse", "--mcse")
+    said = f"{name} {mcse:g}" if name.startswith("--") else f"{name}={mcse:g}"
+    if need is None:
+        block = max(BATCH_BYTES * 3.0, 8.0 * n_max * (n_cat + _DOUBLES_PER_DRAW))
+        check_memory(
+            8.0 * n_rows * n_pilot + workers * block,
+            f"{said} (up to ceil(0.25 / mcse**2) = {as_count(n_max)} exact draws of a count "
+            f"vector over {n_cat} categories)",
+            f"pass a larger {name} (0.005: at most 10000 draws per count vector)",
+        )
+        variates = float(n_rows) * n_pilot * n_cat
+        if n_cat > _MANY_CATEGORIES:
+            label = option("label=", "--label")
+            fix = (
+                f"{n_cat} categories usually mean that the label column holds free text or "
+                f"ids rather than labels: check {label}, or merge rare labels into fewer "
+                "categories"
+            )
+        else:
+            fix = (
+                f"score fewer items at a time, or pass a larger {name} (above 0.0158 the "
+                "pilot has fewer than 1000 draws)"
+            )
+        check_time(
+            variates * SECONDS_PER_VARIATE / workers,
+            f"scoring {n_rows} distinct count vectors over {n_cat} categories (at least "
+            f"{n_pilot} exact draws per vector to estimate P(measure > threshold), one gamma "
+            f"variate per category and draw: {variates:.3g} variates)",
+            fix,
+        )
+        return
+    more = np.minimum(np.maximum(need, n_pilot), max(n_max, n_pilot)) - n_pilot
+    variates = float(more.sum()) * n_cat
+    check_time(
+        variates * SECONDS_PER_VARIATE / workers,
+        f"{said} (the pilot draws ask for {variates / n_cat:.3g} more exact draws over "
+        f"{n_rows} distinct count vectors of {n_cat} categories)",
+        f"pass a larger {name}",
+    )
+
+
+#: Above this many categories a refusal of the exact draws' time suspects the label column.
+_MANY_CATEGORIES = 200
+
+
+def _sampled_stats(
+    alpha: np.ndarray,
+    draw_settings: tuple[str, int | None, float, float],
+    mcse: float,
+    seed: np.random.SeedSequence,
+    workers: int,
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Statistics of exact draws per row of ``alpha``, as many as ``mcse`` needs (pilot,
+    then the remaining draws, then a fresh top-up where the pilot misjudged ``p``)."""
+    n_rows = alpha.shape[0]
+    pilot_seed, final_seed, top_seed = seed.spawn(3)
+    n_max = math.ceil(0.25 / mcse**2)
+    n_pilot = _pilot_draws(n_max)
+    _check_draws(n_rows, alpha.shape[1], n_pilot, n_max, mcse, workers)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pilot, kept = _sample_rows(alpha, n_pilot, pilot_seed, draw_settings, pool, keep=True)
+        need = draws_needed(pilot["p_above"], n_pilot, mcse)
+        _check_draws(n_rows, alpha.shape[1], n_pilot, n_max, mcse, workers, need)
+        # draws rounded up to a multiple of the pilot size: a handful of groups, each
+        # sampled as one block after the pilot draws, which are kept
+        groups = np.maximum(np.ceil(need / n_pilot).astype(np.int64) * n_pilot, n_pilot)
+        groups = np.minimum(groups, max(n_max, n_pilot))
+        stats = {key: np.empty(n_rows) for key in pilot}
+        drawn = np.empty(n_rows, dtype=np.int64)
+        sizes = np.unique(groups)
+        for size, sq in zip(sizes, final_seed.spawn(len(sizes)), strict=True):
+            rows = np.flatnonzero(groups == size)
+            if size == n_pilot:  # the pilot is already the final sample of these rows
+                part = {key: val[rows] for key, val in pilot.items()}
+            else:
+                part, _ = _sample_rows(
+                    alpha[rows], int(size) - n_pilot, sq, draw_settings, pool, prefix=kept[rows]
+                )
+            for key, val in part.items():
+                stats[key][rows] = val
+            drawn[rows] = size
+        del kept
+        # a pilot that was off by more than three standard errors: redraw afresh at the size
+        # that meets the bound for every p
+        over = np.flatnonzero(stats["p_above_mcse"] > mcse)
+        if len(over):
+            part, _ = _sample_rows(alpha[over], n_max, top_seed, draw_settings, pool)
+            for key, val in part.items():
+                stats[key][over] = val
+            drawn[over] = n_max
+    return stats, drawn
+
+
+def _mapped(n_cat: int) -> bool:
+    """Whether the accuracy map of :mod:`ambppl.maths.approx` covers ``n_cat`` categories (beyond
+    it no row is trusted, and the moments of many categories take long to compute)."""
+
+    return n_cat <= max(accuracy_map()["K"])
+
+
+def _stats(
+    alpha: np.ndarray,
+    exact_mean: np.ndarray,
+    exact_sd: np.ndarray,
+    cs: int | None,
+    draw_settings: tuple[str, int | None, float, float],
+    mcse: float,
+    seed: np.random.SeedSequence,
+    workers: int,
+    approximate: bool,
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Statistics per row: from the moment-matched approximation where the accuracy map
+    trusts it to ``mcse`` (``ambppl.maths.approx``), from exact draws elsewhere."""
+    measure, _, threshold, hdi_prob = draw_settings
+    n_rows = alpha.shape[0]
+    trusted = np.zeros(n_rows, dtype=bool)
+    approx_error = np.zeros(n_rows)
+    if approximate and measure in ("amb", "modified") and _mapped(alpha.shape[1]):
+        try:
+            approx = approximate_distribution(alpha, measure, cant_solve=cs, bound=mcse)
+        except ValueError:  # outside what the approximation takes (e.g. K < 3)
+            approx = None
+        if approx is not None:
+            trusted = np.asarray(approx.accurate, dtype=bool).reshape(n_rows)
+    keys = (
+        "mc_mean",
+        "mc_sd",
+        "mc_mean_mcse",
+        "mc_sd_mcse",
+        "hdi_lower",
+        "hdi_upper",
+        "hdi_lower_mcse",
+        "hdi_upper_mcse",
+        "p_above",
+        "p_above_mcse",
+    )
+    stats = {key: np.zeros(n_rows) for key in keys}
+    drawn = np.zeros(n_rows, dtype=np.int64)
+    if trusted.any():
+        rows = np.flatnonzero(trusted)
+        sub = approximate_distribution(alpha[rows], measure, cant_solve=cs, bound=mcse)
+        stats["mc_mean"][rows] = exact_mean[rows]
+        stats["mc_sd"][rows] = exact_sd[rows]
+        stats["p_above"][rows] = sub.sf(np.full(len(rows), threshold))
+        lo, hi = sub.hdi(hdi_prob)
+        stats["hdi_lower"][rows], stats["hdi_upper"][rows] = lo, hi
+        approx_error[rows] = np.asarray(sub.max_error).reshape(-1)
+    rows = np.flatnonzero(~trusted)
+    if len(rows):
+        part, n = _sampled_stats(alpha[rows], draw_settings, mcse, seed, workers)
+        for key in keys:
+            stats[key][rows] = part[key]
+        drawn[rows] = n
+    return stats, drawn, approx_error
+
+
+def _fixed_stats(
+    alpha: np.ndarray,
+    draw_settings: tuple[str, int | None, float, float],
+    draws: int,
+    seed: np.random.SeedSequence,
+    workers: int,
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Statistics of exactly ``draws`` exact draws per row of ``alpha`` (no approximation),
+    refused up front where one block of them per thread would not fit in memory."""
+    n_rows, n_cat = alpha.shape
+    name = option("draws", "--draws")
+    check_memory(
+        workers * max(BATCH_BYTES * 3.0, 8.0 * draws * (n_cat + _DOUBLES_PER_DRAW)),
+        f"{name} {as_count(draws)} (exact draws of a count vector over {n_cat} categories)",
+        f"pass a smaller {name}",
+    )
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        stats, _ = _sample_rows(alpha, draws, seed, draw_settings, pool)
+    return stats, np.full(n_rows, draws, dtype=np.int64), np.zeros(n_rows)
+
+
+def summarize_distinct(
+    values: np.ndarray,
+    concentration: np.ndarray,
+    *,
+    measure: str,
+    cs: int | None,
+    threshold: float,
+    hdi_prob: float,
+    mcse: float | None,
+    seed: np.random.SeedSequence,
+    workers: int,
+    approximate: bool = True,
+    draws: int | None = None,
+    closed: bool = True,
+) -> dict[str, np.ndarray]:
+    """The per-item columns of each distinct count vector under ``Dirichlet(a + counts)``.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        Distinct count vectors, shape (D, K), int64.
+    concentration : numpy.ndarray
+        The fixed concentration ``a`` (K,).
+    measure : str
+        A measure name (:func:`ambppl.maths.measures.measure_name`).
+    cs : int or None
+        The can't-solve column, or None.
+    threshold, hdi_prob : float
+        ``p_above`` is P(measure > threshold); the HDI holds ``hdi_prob`` of the mass.
+    mcse : float or None
+        Bound on the Monte Carlo standard error of ``p_above`` (each row gets the exact draws
+        it needs); unused with ``draws``.
+    seed : numpy.random.SeedSequence
+        The seed of every draw (the rows do not depend on ``workers``).
+    workers : int
+        Threads that draw.
+    approximate : bool, default True
+        Take ``p_above`` and the HDI from the moment-matched approximation where its accuracy
+        map bounds the CDF error by ``mcse`` (not with ``draws``).
+    draws : int, optional
+        Exactly this many exact draws per row instead of as many as ``mcse`` needs.
+    closed : bool, default True
+        ``mean`` and ``sd``: the closed forms where they exist (True) or the estimates from
+        the draws (False, as :func:`ambppl.summarize` reports a fit).
+
+    Returns
+    -------
+    dict of numpy.ndarray
+        The columns of :data:`ambppl.analysis.scoring.SCORE_COLUMNS` but ``measure`` and
+        ``threshold``, one value per row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cols = summarize_distinct(np.array([[5, 0, 0]]), np.ones(3), measure="amb", cs=2,
+    ...                           threshold=0.4, hdi_prob=0.9, mcse=None, draws=7,
+    ...                           seed=np.random.SeedSequence(1), workers=1)
+    >>> float(cols["mean"][0]), int(cols["draws"][0])  # E[amb] under Dirichlet(6, 1, 1)
+    (0.3125, 7)
+    """
+
+    n_rows = values.shape[0]
+    n = values.sum(axis=1)
+    out: dict[str, np.ndarray] = {"n_answers": n.astype(np.int64)}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = values[:, cs] / n if cs is not None else np.zeros(n_rows)
+    out["cs_share"] = np.where(n > 0, share, np.nan)
+    out["plugin"], out["less_biased"] = _estimators(values, measure, cs)
+    exact_mean, exact_sd = _closed_forms(values, {"prior": concentration}, measure, cs)
+    alpha = values + concentration
+    draw_settings = (measure, cs, threshold, hdi_prob)
+    if draws is None:
+        stats, drawn, approx_error = _stats(
+            alpha, exact_mean, exact_sd, cs, draw_settings, mcse, seed, workers, approximate
+        )
+    else:
+        stats, drawn, approx_error = _fixed_stats(alpha, draw_settings, draws, seed, workers)
+    closed_mean = np.isfinite(exact_mean) & closed
+    closed_sd = np.isfinite(exact_sd) & closed
+    out["mean"] = np.where(closed_mean, exact_mean, stats["mc_mean"])
+    out["sd"] = np.where(closed_sd, exact_sd, stats["mc_sd"])
+    out["exact_mean"], out["exact_sd"] = exact_mean, exact_sd
+    for key in ("hdi_lower", "hdi_upper", "p_above"):
+        out[key] = stats[key]
+    out["mean_mcse"] = np.where(closed_mean, 0.0, stats["mc_mean_mcse"])
+    out["sd_mcse"] = np.where(closed_sd, 0.0, stats["mc_sd_mcse"])
+    for key in ("hdi_lower_mcse", "hdi_upper_mcse", "p_above_mcse"):
+        out[key] = stats[key]
+    out["approx_error"] = approx_error
+    out["draws"] = drawn
+    return out
+
+
+def _conjugate_entry(model: str, method: str | None) -> tuple[Any, str]:
+    """The catalog entry and its method, checked to be conjugate and to fit counts."""
+
+    entry = get_model(model)
+    method = choose_method(entry, method, None, None)
+    if method not in CONJUGATE_METHODS:
+        conjugate = [m for m in entry.info["methods"] if m in CONJUGATE_METHODS]
+        hint = (
+            f"use method={conjugate[0]!r}"
+            if conjugate
+            else "fit it with ambppl.fit and summarize the draws with ambppl.summarize"
+        )
+        raise ValueError(
+            f"method must give every item a Dirichlet posterior with one fixed concentration "
+            f"({', '.join(CONJUGATE_METHODS)}) to score without per-item draws, but model "
+            f"{entry.name!r} runs {method!r}; {hint}"
+        )
+    if entry.info.get("data", "counts") != "counts":
+        raise ValueError(
+            f"model must fit counts to score without per-item draws, but {entry.name!r} fits "
+            "one row per answer; fit it with ambppl.fit"
+        )
+    return entry, method
+
+
+def _concentration(entry: Any, method: str, counts: Any, params: dict, n_categories: int) -> Any:
+    hyper = None
+    if method == "empirical_bayes":
+        if counts is None:
+            raise ValueError(
+                "method='empirical_bayes' estimates the prior from every item's counts in "
+                "memory; counts read in chunks (ambppl.data.read_in_chunks, a dask-backed "
+                "DataArray) take method='exact' with a fixed prior"
+            )
+        hyper = {
+            k: np.asarray(v, dtype=np.float64)
+            for k, v in entry.module.empirical_bayes(counts, **params).items()
+        }
+    return np.asarray(
+        entry.module.concentration(hyper, n_categories=n_categories, **params), dtype=np.float64
+    )
+
+
+def conjugate_setup(
+    model: str, method: str | None, data: Any, kwargs: dict[str, Any], caller: str = "score"
+) -> tuple[Any, np.ndarray, str]:
+    """Counts (in memory), the fixed concentration and the method of a conjugate model.
+
+    Parameters
+    ----------
+    model : str
+        A catalog model that fits counts.
+    method : str or None
+        One of :data:`CONJUGATE_METHODS` that the model offers; None: its first method.
+    data : xarray.DataArray, pandas.DataFrame or numpy.ndarray
+        Counts already read (:func:`ambppl.data.as_counts`).
+    kwargs : dict
+        The model's parameters.
+    caller : str, default "score"
+        The estimator's name, for the messages.
+
+    Returns
+    -------
+    counts : xarray.DataArray
+        The counts of the data contract.
+    concentration : numpy.ndarray
+        The fixed Dirichlet concentration of every item's prior (K,).
+    method : str
+        The method.
+
+    Raises
+    ------
+    ValueError
+        For a method that gives no fixed concentration or a model of answers.
+    TypeError
+        For a path or reader options (the message names the reader).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counts, conc, method = conjugate_setup(
+    ...     "dirichlet_categorical", None, np.array([[3, 1], [0, 2]]), {"prior": 0.5})
+    >>> conc.tolist(), method, counts.sizes["item"]
+    ([0.5, 0.5], 'exact', 2)
+    """
+
+    entry, method = _conjugate_entry(model, method)
+    params = model_parameters(entry, kwargs, caller)  # reader options: TypeError
+    counts = as_counts(data)  # a path: TypeError naming the reader
+    conc = _concentration(entry, method, counts, params, counts.sizes["category"])
+    return counts, conc, method
+
+
+def seed_sequence(random_seed: Any) -> np.random.SeedSequence:
+    """The :class:`numpy.random.SeedSequence` of a ``random_seed`` argument.
+
+    Parameters
+    ----------
+    random_seed : int, numpy.random.Generator, numpy.random.SeedSequence or None
+        The seed; a Generator gives one draw of its stream.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        The same seed gives the same sequence.
+
+    Raises
+    ------
+    TypeError
+        For any other type.
+
+    Examples
+    --------
+    >>> seed_sequence(7).entropy, seed_sequence(None).entropy > 0
+    (7, True)
+    """
+    if isinstance(random_seed, np.random.Generator):
+        return np.random.SeedSequence(int(random_seed.integers(2**63)))
+    if isinstance(random_seed, np.random.SeedSequence):
+        return random_seed
+    if random_seed is not None and not isinstance(random_seed, int | np.integer):
+        raise TypeError(
+            "random_seed must be an int, a numpy.random.Generator or None, but got "
+            f"{type(random_seed).__name__}"
+        )
+    return np.random.SeedSequence(random_seed)
+
+
+def distinct_columns(
+    distinct: np.ndarray,
+    conc: np.ndarray,
+    cs: int | None,
+    settings: dict[str, Any],
+    seed: np.random.SeedSequence,
+    approximate: bool = True,
+    draws: int | None = None,
+    closed: bool = True,
+) -> dict[str, Any]:
+    """Every per-item column for each distinct count vector: :func:`summarize_distinct` on
+    the usable CPUs, with ``measure`` (categorical) and ``threshold``.
+
+    Parameters
+    ----------
+    distinct : numpy.ndarray
+        Distinct count vectors (D, K).
+    conc : numpy.ndarray
+        The fixed Dirichlet concentration (K,).
+    cs : int or None
+        The can't-solve column.
+    settings : dict
+        ``measure``, ``threshold``, ``hdi_prob`` and ``mcse`` (None with ``draws``).
+    seed : numpy.random.SeedSequence
+        The seed of every draw.
+    approximate, draws, closed
+        As for :func:`summarize_distinct`.
+
+    Returns
+    -------
+    dict
+        One array per column of :data:`ambppl.analysis.scoring.SCORE_COLUMNS`, D values each.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> settings = {"measure": "amb", "threshold": 0.4, "hdi_prob": 0.9, "mcse": 0.01}
+    >>> cols = distinct_columns(np.array([[5, 0], [2, 3]]), np.ones(2), None, settings,
+    ...                         np.random.SeedSequence(1))
+    >>> cols["n_answers"].tolist(), list(cols["measure"])
+    ([5, 5], ['amb', 'amb'])
+    """
+    import pandas as pd
+
+    columns = summarize_distinct(
+        distinct,
+        conc,
+        cs=cs,
+        seed=seed,
+        workers=usable_cpus(),
+        approximate=approximate,
+        draws=draws,
+        closed=closed,
+        **settings,
+    )
+    columns["measure"] = pd.Categorical([settings["measure"]] * len(distinct))
+    columns["threshold"] = np.full(len(distinct), settings["threshold"])
+    return columns
+
+
+def distinct_table(
+    counts: Any,
+    concentration: np.ndarray,
+    names: tuple[str, ...] | list[str],
+    settings: dict[str, Any],
+    seed: np.random.SeedSequence,
+    *,
+    approximate: bool = True,
+    draws: int | None = None,
+    closed: bool = True,
+) -> pd.DataFrame:
+    """One row per item from the rows of its distinct count vector, broadcast back.
+
+    Parameters
+    ----------
+    counts : xarray.DataArray
+        Counts of the data contract (:func:`ambppl.data.as_counts`).
+    concentration : numpy.ndarray
+        The fixed Dirichlet concentration of every item's prior (K,).
+    names : sequence of str
+        The columns wanted (of :data:`ambppl.analysis.scoring.SCORE_COLUMNS`), in order.
+    settings : dict
+        ``measure``, ``threshold``, ``hdi_prob`` and ``mcse`` (None with ``draws``).
+    seed : numpy.random.SeedSequence
+        The seed of every draw.
+    approximate, draws, closed
+        As for :func:`summarize_distinct`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``item`` (the data's order), the columns ``names``; ``attrs["n_distinct"]``.
+
+    Notes
+    -----
+    Items with equal count vectors share one row of statistics
+    (``numpy.unique(..., axis=0, return_inverse=True)``): the cost grows with the number of
+    distinct vectors, not of items, and the rows of items with equal counts are identical
+    (shared Monte Carlo error).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ambppl.data import as_counts
+    >>> counts = as_counts(np.array([[5, 0], [2, 3], [5, 0]]))
+    >>> settings = {"measure": "amb", "threshold": 0.4, "hdi_prob": 0.9, "mcse": None}
+    >>> table = distinct_table(counts, np.ones(2), ["n_answers", "draws"], settings,
+    ...                        np.random.SeedSequence(1), draws=10)
+    >>> table["draws"].tolist(), table.attrs["n_distinct"]
+    ([10, 10, 10], 2)
+    """
+    import pandas as pd
+
+    values, cs = count_values(counts)
+    distinct, inverse = np.unique(values, axis=0, return_inverse=True)
+    columns = distinct_columns(
+        distinct, concentration, cs, settings, seed, approximate, draws, closed
+    )
+    inverse = inverse.reshape(-1)
+    table = pd.DataFrame(
+        {name: columns[name][inverse] for name in names},
+        index=pd.Index(counts["item"].values, name="item"),
+    )
+    table.attrs["n_distinct"] = len(distinct)
+    return table

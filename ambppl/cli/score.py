@@ -1,0 +1,167 @@
+"""``ambppl score``: the per-item ambiguity table of any model, from one call of
+:func:`ambppl.score`, which picks the route (distinct count vectors, in memory or in chunks
+with dask, or a fit and its summary); written ranked, or for counts read in chunks part by
+part in the data's order."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ambppl.analysis.scoring import LazyScore, score
+from ambppl.analysis.summary import rank
+from ambppl.cli.common import UsageError, _one_line, _progress, _reporter, subcommand
+from ambppl.cli.inputs import _format, _input_path, _read, _reads_answers
+from ambppl.cli.options import (
+    _add_input_options,
+    _add_model_options,
+    _add_output_options,
+    _add_summary_options,
+    _open_prob,
+    _positive_int,
+)
+from ambppl.cli.output import PARQUET_SUFFIXES, _emit, _table_output, atomic_output
+from ambppl.cli.scheduler import _scheduler
+from ambppl.cli.settings import _model_settings, _nuts_options
+from ambppl.cli.signals import _warnings_as_lines
+from ambppl.data import command_line_messages, opens_in_chunks
+
+#: Items per chunk when ``ambppl score`` reads counts from zarr or Parquet in chunks.
+CHUNK_ITEMS = 1_000_000
+
+
+@subcommand("score")
+def _add_score(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "score",
+        help="per-item ambiguity table (CSV, TSV, Parquet or on screen)",
+        description="Fit the model and write one row per item, most ambiguous first: number "
+        "of answers, can't-solve share, plug-in and less-biased estimates, posterior mean, "
+        "sd, closed-form mean and sd, HDI and P(measure > threshold).",
+        epilog="examples:\n"
+        '  ambppl score answers.csv --cant-solve "I can\'t tell"\n'
+        "  ambppl score answers.csv --item tweet_id --rater worker_id --label emotion \\\n"
+        '      --cant-solve "I can\'t tell" -o scores.parquet\n'
+        "  ambppl score answers.tsv --prior 0.5 --threshold 0.3 -o - | head\n"
+        "  ambppl score answers.csv --model hierarchical_dirichlet --param kappa_scale=0.5\n"
+        "  ambppl score counts.npy --draws 200 -o scores.csv",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_input_options(parser)
+    _add_model_options(parser)
+    _add_summary_options(parser)
+    _add_scale_options(parser)
+    parser.add_argument_group("summary").add_argument(
+        "--mcse",
+        type=_open_prob,
+        default=0.005,
+        help="conjugate models (dirichlet_categorical; hierarchical_dirichlet with --method "
+        "empirical_bayes): bound on the Monte Carlo standard error of P(measure > threshold); "
+        "each distinct count vector gets the exact draws it needs and no per-item draws are "
+        "stored (--draws and --chains then do not apply; default: %(default)s)",
+    )
+    _add_output_options(
+        parser,
+        "output file; its suffix picks the format (.csv, .tsv, .parquet/.pq); '-' writes "
+        "CSV to stdout; default: a readable table on screen",
+        None,
+    )
+    parser.set_defaults(handler=_run_score)
+    return parser
+
+
+def _add_scale_options(parser: argparse.ArgumentParser) -> None:
+    """The scale group: chunks of items and the dask scheduler that runs them."""
+    scale = parser.add_argument_group("scale")
+    scale.add_argument(
+        "--chunk-items",
+        type=_positive_int,
+        default=None,
+        help="counts in a zarr store or a Parquet file are read and scored in chunks of about "
+        "this many items with dask, written part by part (-o x.parquet: a Parquet dataset "
+        "folder; .csv/.tsv: one file; items in the data's order, no rank column; default "
+        f"{CHUNK_ITEMS}); with --layout long, a long answers file too large for memory is "
+        "counted with dask block by block (default: read into memory)",
+    )
+    scale.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run the chunks on a dask.distributed cluster: the scheduler's address (e.g. "
+        "tcp://10.0.0.5:8786), or threads, processes or synchronous for a local dask "
+        "scheduler (default: dask's threads)",
+    )
+
+
+def _run_score(args: argparse.Namespace) -> int:
+    """Check the command line and the output, read the input (:func:`ambppl.data.read_input`
+    through :func:`_read`), call :func:`ambppl.score` once, write."""
+    path = _input_path(args.annotations)
+    method, params = _model_settings(args)
+    answers = _reads_answers(args)
+    # fail before the expensive part; a Parquet output of counts read in chunks is a folder
+    dataset = (
+        not answers
+        and Path(args.output or "").suffix.lower() in PARQUET_SUFFIXES
+        and opens_in_chunks(path, _format(args), item=args.item)
+    )
+    output, write = _table_output(args, path, folder=dataset)
+    with _scheduler(args):
+        data = _read(
+            args,
+            answers=answers,
+            lazy=args.chunk_items or CHUNK_ITEMS,
+            chunk_items=args.chunk_items,
+        )
+        try:
+            with command_line_messages(), _warnings_as_lines():
+                table = score(data, args.model, **_score_keywords(args, method), **params)
+        except ImportError as err:  # e.g. dask or a NUTS sampler not installed
+            raise UsageError(_one_line(str(err))) from err
+        if isinstance(table, LazyScore):
+            return _write_lazy(args, output, table)
+        return _emit(args, output, write, rank(table))
+
+
+def _score_keywords(args: argparse.Namespace, method: str) -> dict[str, Any]:
+    """The keywords of :func:`ambppl.score` that the command line sets, for every route
+    (``unused="ignore"``: --draws and --chains do not apply to the conjugate route, --mcse
+    not to a fit)."""
+    return {
+        "method": method,
+        "measure": args.measure,
+        "threshold": args.threshold,
+        "hdi_prob": args.hdi_prob,
+        "mcse": args.mcse,
+        "draws": args.draws,
+        "chains": args.chains,
+        "sample_kwargs": _nuts_options(args) or None,
+        "progressbar": not args.quiet and sys.stderr.isatty(),
+        "random_seed": args.seed,
+        "progress": _reporter(args),
+        "unused": "ignore",
+    }
+
+
+def _write_lazy(args: argparse.Namespace, output: Path | None, lazy: LazyScore) -> int:
+    """Write the score of counts read in chunks part by part (Parquet: a dataset folder;
+    CSV/TSV: one file) without holding every item; on screen / stdout the table is
+    collected (and ranked) first."""
+    if output is None:
+        return _emit(args, None, None, rank(lazy.compute()))
+    start = time.perf_counter()
+    suffix = output.suffix.lower()
+    with atomic_output(output, force=args.force, folder=suffix in PARQUET_SUFFIXES) as tmp:
+        if suffix in PARQUET_SUFFIXES:
+            lazy.to_parquet(tmp)
+        else:
+            lazy.table.to_csv(tmp, single_file=True, sep="\t" if suffix == ".tsv" else ",")
+    _progress(
+        args,
+        f"wrote {lazy.attrs['n_items']} items to {output} in "
+        f"{time.perf_counter() - start:.1f} s (items in the data's order, no rank column)",
+    )
+    return 0

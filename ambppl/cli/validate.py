@@ -1,0 +1,149 @@
+"""``ambppl validate``: posteriors checked against closed forms, exact laws and the data: the
+stored reference cases, or one fit of an annotations file (:func:`ambppl.validation.validate`);
+exit status 1 when a check fails."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from ambppl import validation
+from ambppl.cli.common import UsageError, _progress, _reporter, subcommand
+from ambppl.cli.inputs import _input_path, _names_raters, _read, _reads_answers
+from ambppl.cli.options import _add_input_options, _add_model_options, _open_prob
+from ambppl.cli.settings import _model_settings, _nuts_options
+from ambppl.cli.signals import _warnings_as_lines
+from ambppl.data import command_line_messages
+
+
+@subcommand("validate")
+def _add_validate(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "validate",
+        help="check posteriors against closed forms, exact laws and the data",
+        description="Without a file: fit every stored reference case (models/reference) and "
+        "check the draws against its reference posterior, the closed-form moments, the exact "
+        "two-class law and posterior predictive replications. With an annotations file: fit "
+        "it (same options as 'score') and run the closed-form, exact-density, predictive and "
+        "(after NUTS) convergence checks that apply to the model: one verdict line per check, "
+        "then each predictive statistic (observed, predicted interval, verdict), what a "
+        "failure means and the catalog model that addresses it (--compare fits those). Exit "
+        "status 0 when every check passes, 1 when one fails, 2 for bad input.",
+        epilog="examples:\n"
+        "  ambppl validate\n"
+        "  ambppl validate --method nuts --draws 500\n"
+        '  ambppl validate answers.csv --cant-solve "I can\'t tell"\n'
+        '  ambppl validate answers.csv --cant-solve "I can\'t tell" --model '
+        "hierarchical_dirichlet\n"
+        '  ambppl validate answers.csv --cant-solve "I can\'t tell" --compare',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_input_options(parser, optional=True)
+    _add_model_options(parser)
+    checks = parser.add_argument_group("checks")
+    checks.add_argument(
+        "--alpha",
+        type=_open_prob,
+        default=0.01,
+        help="family-wise false-alarm rate of each check (default: %(default)s)",
+    )
+    checks.add_argument(
+        "--compare",
+        action="store_true",
+        help="with a file: also fit each model suggested for a failed check (with its "
+        "defaults and --draws/--chains/--seed), check it the same way and print a table of "
+        "which pass; the exit status stays that of --model's fit",
+    )
+    group = parser.add_argument_group("output")
+    group.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
+    parser.set_defaults(handler=_run_validate, measure=None)
+    return parser
+
+
+def _run_validate(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    start = time.perf_counter()
+    if args.annotations is not None:
+        return _validate_file(args, start)
+    if args.compare:
+        raise UsageError(
+            "--compare fits other models to an annotations file: give the file, or leave "
+            "--compare out to run the reference cases"
+        )
+    if args.model != "dirichlet_categorical" or args.param or args.prior is not None:
+        raise UsageError(
+            "the reference cases carry their own model and prior: give an annotations "
+            "file to validate --model/--param/--prior, or leave them out"
+        )
+    _progress(args, "fitting the reference cases")
+    cases = validation.run_reference_cases(
+        method=args.method or "exact",
+        draws=args.draws,
+        chains=args.chains,
+        random_seed=args.seed,
+        alpha=args.alpha,
+    )
+    rows = cases.table
+    verdict = pd.DataFrame(
+        {
+            "case": rows["case"],
+            "check": rows["check"],
+            "verdict": [
+                ("pass" if ok else "FAIL") + ("" if decided else " *")
+                for ok, decided in zip(rows["passed"], rows["in_decision"], strict=True)
+            ],
+            "statistic": rows["statistic"],
+            "p_value": rows["p_value"],
+            "flagged": rows["n_flagged"],
+        }
+    )
+    passed = cases.passed
+    with pd.option_context("display.max_rows", None, "display.width", 200):
+        shown = verdict.astype(object).map(
+            lambda x: f"{x:.3g}" if isinstance(x, float) and x == x else "" if x != x else x
+        )
+        print(shown.to_string(index=False))
+    print(
+        "* not part of the verdict: the predictive check tests whether the model fits "
+        "the data, and the reference cases are edge cases chosen to be unlike it"
+    )
+    word = "all checks passed" if passed else "a check FAILED"
+    print(f"{word} (level {args.alpha:g} each; {time.perf_counter() - start:.1f} s)")
+    return 0 if passed else 1
+
+
+def _validate_file(args: argparse.Namespace, start: float) -> int:
+    """``validate FILE``: read, call :func:`ambppl.validation.validate` once, print its text."""
+
+    _input_path(args.annotations)
+    method, params = _model_settings(args)
+    data = _read(args, answers=_reads_answers(args))
+    answers = None
+    if args.compare and hasattr(data, "sizes") and _names_raters(args):
+        try:  # rater_effects, if suggested, fits the answers with their rater ids
+            answers = _read(args, answers=True)
+        except UsageError:
+            answers = None
+    with command_line_messages(), _warnings_as_lines():
+        check = validation.validate(
+            data,
+            args.model,
+            method=method,
+            answers=answers,
+            alpha=args.alpha,
+            compare=args.compare,
+            draws=args.draws,
+            chains=args.chains,
+            sample_kwargs=_nuts_options(args) or None,
+            random_seed=args.seed,
+            progressbar=not args.quiet and sys.stderr.isatty(),
+            progress=_reporter(args),
+            **params,
+        )
+    print(check.text(command_line=True))
+    word = "all checks passed" if check.passed else "a check FAILED"
+    print(f"{word} (level {args.alpha:g} each; {time.perf_counter() - start:.1f} s)")
+    return 0 if check.passed else 1

@@ -1,0 +1,210 @@
+"""``build_report``: the HTML report of annotations already read, by the route that fits.
+
+The exact fixed-prior model (``dirichlet_categorical`` with ``method="exact"``) is reported
+without per-item draws (:func:`ambppl.report.score_report`); every other model and method is
+fitted (:func:`ambppl.fit`) and rendered (:func:`ambppl.report.render_report`). ``ambppl
+report`` writes what :func:`build_report` returns.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ambppl.inference.catalog import get_model
+from ambppl.inference.fitting import SUMMARY_COPIES, VARIABLES, after_fit, fit
+from ambppl.report.scored import MODEL as SCORE_REPORT_MODEL
+from ambppl.report.scored import score_report
+from ambppl.report.writer import render_report
+
+__all__ = ["build_report"]
+
+
+def build_report(
+    data: Any,
+    model: str = "dirichlet_categorical",
+    *,
+    method: str | None = None,
+    measure: str = "amb",
+    hdi_prob: float | None = None,
+    threshold: float = 0.4,
+    top: int = 15,
+    mcse: float = 0.005,
+    draws: int = 1000,
+    chains: int = 4,
+    sample_kwargs: dict[str, Any] | None = None,
+    random_seed: Any = None,
+    command: str | None = None,
+    source: str | None = None,
+    progressbar: bool = False,
+    progress: Callable[[str], None] | None = None,
+    **params: Any,
+) -> str:
+    """Render the HTML diagnostics report of annotations already read, choosing the route.
+
+    ``dirichlet_categorical`` with exact draws is reported without per-item draws
+    (:func:`ambppl.report.score_report`: memory and time grow with the distinct count
+    vectors); any other model or method is fitted with :func:`ambppl.fit` and rendered with
+    :func:`ambppl.report.render_report`. This is what ``ambppl report`` writes.
+
+    Parameters
+    ----------
+    data : xarray.DataArray, pandas.DataFrame or numpy.ndarray
+        Annotations already read, as for :func:`ambppl.fit` (counts; the answers table of
+        :func:`ambppl.read_long` for models of answers such as ``rater_effects``).
+    model : str, default "dirichlet_categorical"
+        Catalog model (:func:`ambppl.list_models`).
+    method : str, optional
+        One of the model's methods (default: its first, ``"exact"`` for the default model).
+    measure : str, default "amb"
+        The ambiguity measure reported (one of :data:`ambppl.MEASURES`).
+    hdi_prob : float, optional
+        Mass of the highest-density intervals (default: :func:`ambppl.summarize`'s).
+    threshold : float, default 0.4
+        The item table shows P(measure > threshold).
+    top : int, default 15
+        Items listed with their answer counts and refitted in the prior-sensitivity section.
+    mcse : float, default 0.005
+        Route without per-item draws only: bound on the Monte Carlo standard error of
+        P(measure > threshold) in the item table.
+    draws, chains : int, default 1000, 4
+        Draws per chain and chains of the fit (route without per-item draws: of each
+        checked item).
+    sample_kwargs : dict, optional
+        Keywords of ``pymc.sample`` for a method that runs NUTS (e.g. ``tune``,
+        ``target_accept``).
+    random_seed : int, numpy.random.Generator or None
+        Seed of the fit and of the report's own draws.
+    command : str, optional
+        The command line that produced the report, shown in its header.
+    source : str, optional
+        Fitted route: the name of the data in the title and the overview (default: the
+        counts' ``attrs["source"]``).
+    progressbar : bool, default False
+        Fitted route: show the sampler's progress bar.
+    progress : callable, optional
+        Called with one line of text as each long step starts and ends (the command line
+        prints them on stderr).
+    **params
+        The model's parameters (e.g. ``prior``; :func:`ambppl.list_models`).
+
+    Returns
+    -------
+    str
+        One self-contained HTML document.
+
+    Raises
+    ------
+    ValueError
+        For an unknown model or method, ``sample_kwargs`` with a method without NUTS, or
+        bad data or settings (as :func:`ambppl.fit`, :func:`ambppl.report.score_report`
+        and :func:`ambppl.report.render_report`).
+    TypeError
+        For a path or reader options instead of data already read.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ambppl
+    >>> from ambppl.report import build_report
+    >>> counts = np.random.default_rng(0).multinomial(10, [0.5, 0.3, 0.2], size=50)
+    >>> counts = ambppl.read_annotations(counts, cant_solve=2)
+    >>> page = build_report(counts, top=2, draws=100, chains=2, random_seed=1)
+    >>> page.startswith("<!DOCTYPE html>"), 'id="scored-statement"' in page
+    (True, True)
+    """
+    say = progress or (lambda message: None)
+    method = method or next(iter(get_model(model).info["methods"]))
+    settings: dict[str, Any] = {
+        "measure": measure,
+        "hdi_prob": hdi_prob,
+        "threshold": threshold,
+        "top": top,
+        "random_seed": random_seed,
+        "command": command,
+    }
+    start = time.perf_counter()
+    if model == SCORE_REPORT_MODEL and method == "exact":
+        if sample_kwargs:
+            raise ValueError(
+                f"sample_kwargs tune NUTS, but method {method!r} of model {model!r} draws "
+                "without it; leave sample_kwargs out"
+            )
+        say(
+            f"scoring {model} (exact; draws per distinct count vector, MCSE <= {mcse}) "
+            f"on {_describe(data)}, checking {chains} x {draws} exact draws of the distinct "
+            "vectors"
+        )
+        page = score_report(data, mcse=mcse, draws=draws, chains=chains, **settings, **params)
+        say(f"scored, checked and drawn in {time.perf_counter() - start:.1f} s")
+        return page
+    result = _fit(
+        data,
+        model,
+        method,
+        draws,
+        chains,
+        measure,
+        sample_kwargs,
+        progressbar,
+        say,
+        random_seed=random_seed,
+        **params,
+    )
+    start = time.perf_counter()
+
+    def step(message: str) -> None:  # the report's long steps, with the time so far
+        say(f"report: {message} ({time.perf_counter() - start:.0f} s)")
+
+    page = render_report(result, source=source, progress=step, **settings)
+    say(f"report drawn in {time.perf_counter() - start:.1f} s")
+    return page
+
+
+def _describe(data: Any) -> str:
+    """The size of the data, for the progress lines."""
+    if hasattr(data, "sizes"):
+        return f"{data.sizes['item']} items x {data.sizes['category']} categories"
+    if hasattr(data, "columns") and {"item", "rater"} <= set(data.columns):  # answers
+        return (
+            f"{len(data)} answers on {data['item'].nunique()} items by "
+            f"{data['rater'].nunique()} raters"
+        )
+    shape = getattr(data, "shape", (len(data),))
+    return f"{shape[0]} items x {shape[-1]} categories"
+
+
+def _fit(
+    data: Any,
+    model: str,
+    method: str,
+    draws: int,
+    chains: int,
+    measure: str,
+    sample_kwargs: dict[str, Any] | None,
+    progressbar: bool,
+    say: Callable[[str], None],
+    **kwargs: Any,
+) -> Any:
+    """The fit that the report renders, with a progress line before and after."""
+    # Exact draws given the hyperparameters: store only the reported measure (q costs K
+    # times as much memory; the hyperparameters are always stored). Full NUTS keeps every
+    # variable: its convergence record covers all of them.
+    variable = VARIABLES.get(measure) if method != "nuts" else None
+    say(f"fitting {model} ({method}, {chains} x {draws} draws) to {_describe(data)}")
+    start = time.perf_counter()
+    with after_fit(SUMMARY_COPIES):  # the memory check counts the summary made next
+        result = fit(
+            data,
+            model=model,
+            method=method,
+            draws=draws,
+            chains=chains,
+            var_names=None if variable is None else [variable],
+            progressbar=progressbar,
+            **({"sample_kwargs": sample_kwargs} if sample_kwargs else {}),
+            **kwargs,
+        )
+    say(f"fitted in {time.perf_counter() - start:.1f} s")
+    return result

@@ -1,0 +1,144 @@
+"""``validate``: fit annotations already read and run every check that applies to the fit.
+
+``ambppl validate FILE`` prints what :func:`validate` returns: :func:`ambppl.fit` followed
+by :func:`ambppl.validation.check_fit` (with ``compare=True``, the suggested models fitted and
+checked too).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ambppl.inference.catalog import get_model
+from ambppl.inference.fitting import SUMMARY_COPIES, after_fit, fit
+from ambppl.validation.fit_check import FitCheck, check_fit
+
+__all__ = ["validate"]
+
+#: The columns of an answers table (:func:`ambppl.read_long`): one row per answer.
+ANSWER_COLUMNS = frozenset({"item", "rater", "label"})
+
+
+def validate(
+    data: Any,
+    model: str = "dirichlet_categorical",
+    *,
+    method: str | None = None,
+    answers: Any = None,
+    alpha: float = 0.01,
+    compare: bool = False,
+    draws: int = 1000,
+    chains: int = 4,
+    sample_kwargs: dict[str, Any] | None = None,
+    random_seed: Any = None,
+    progressbar: bool = False,
+    progress: Callable[[str], None] | None = None,
+    **params: Any,
+) -> FitCheck:
+    """Fit a model to annotations already read and check the fit (what ``ambppl validate
+    FILE`` prints).
+
+    One call of :func:`ambppl.fit` and one of :func:`ambppl.validation.check_fit` with the
+    same seed; with ``compare=True`` the models suggested for a failed check are fitted with
+    the same ``draws`` and ``chains`` and checked the same way.
+
+    Parameters
+    ----------
+    data : xarray.DataArray, pandas.DataFrame or numpy.ndarray
+        Annotations already read, as for :func:`ambppl.fit` (counts; the answers table of
+        :func:`ambppl.read_long` for models of answers such as ``rater_effects``).
+    model : str, default "dirichlet_categorical"
+        Catalog model (:func:`ambppl.list_models`).
+    method : str, optional
+        One of the model's methods (default: its first).
+    answers : pandas.DataFrame, optional
+        The answers with rater ids, for ``compare=True`` to fit ``rater_effects`` (see
+        :func:`ambppl.validation.check_fit`); default ``data`` itself when it is an answers
+        table (columns ``item``, ``rater``, ``label``).
+    alpha : float, default 0.01
+        False-alarm rate of each check.
+    compare : bool, default False
+        Also fit and check each model suggested for a failed check.
+    draws, chains : int, default 1000, 4
+        Draws per chain and chains of the fit and of the compared fits.
+    sample_kwargs : dict, optional
+        Keywords of ``pymc.sample`` for a method that runs NUTS (e.g. ``tune``,
+        ``target_accept``).
+    random_seed : int, numpy.random.Generator or None
+        Seed of the fit and of the checks.
+    progressbar : bool, default False
+        Show the sampler's progress bar.
+    progress : callable, optional
+        Called with one line of text as the fit starts and ends and before each check and
+        each compared fit (the command line prints them on stderr).
+    **params
+        The model's parameters (e.g. ``prior``; :func:`ambppl.list_models`).
+
+    Returns
+    -------
+    FitCheck
+        As :func:`ambppl.validation.check_fit` returns it: ``passed``, the checks, the
+        predictive table, the suggestions and, with ``compare=True``, ``comparison``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown model or method, bad data or settings (as :func:`ambppl.fit` and
+        :func:`ambppl.validation.check_fit`).
+    TypeError
+        For a path or reader options instead of data already read, or ``answers`` that is
+        not a DataFrame.
+
+    Examples
+    --------
+    >>> import numpy as np, ambppl
+    >>> from ambppl.validation import validate
+    >>> rng = np.random.default_rng(0)
+    >>> counts = rng.multinomial(10, rng.dirichlet(np.ones(3), size=100))
+    >>> counts = ambppl.read_annotations(counts, cant_solve="2")
+    >>> check = validate(counts, draws=200, chains=2, random_seed=1)
+    >>> check.passed, check.model, check.method
+    (True, 'dirichlet_categorical', 'exact')
+    """
+    say = progress or (lambda message: None)
+    method = method or next(iter(get_model(model).info["methods"]))
+    columns = getattr(data, "columns", None)
+    if answers is None and columns is not None and ANSWER_COLUMNS <= set(columns):
+        answers = data
+    if hasattr(data, "sizes"):
+        shape = f"{data.sizes['item']} items x {data.sizes['category']} categories"
+    elif answers is data:
+        shape = (
+            f"{len(data)} answers on {data['item'].nunique()} items by "
+            f"{data['rater'].nunique()} raters"
+        )
+    else:
+        shape = f"{len(data)} items"
+    say(f"fitting {model} ({method}, {chains} x {draws} draws) to {shape}")
+    start = time.perf_counter()
+    with after_fit(SUMMARY_COPIES):  # the memory check of the command's fits
+        result = fit(
+            data,
+            model=model,
+            method=method,
+            draws=draws,
+            chains=chains,
+            random_seed=random_seed,
+            progressbar=progressbar,
+            **({"sample_kwargs": sample_kwargs} if sample_kwargs else {}),
+            **params,
+        )
+    say(f"fitted in {time.perf_counter() - start:.1f} s")
+    say("checking the fit")
+    return check_fit(
+        result,
+        answers=answers,
+        alpha=alpha,
+        random_seed=random_seed,
+        compare=compare,
+        draws=draws,
+        chains=chains,
+        progress=progress,
+    )
