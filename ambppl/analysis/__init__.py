@@ -8,6 +8,7 @@ from ambppl.analysis.comparison import (
     compare,
     loo,
 )
+from ambppl.analysis.hyperprior import implied_prior
 from ambppl.analysis.planning import (
     answers_needed,
     expected_posterior_sd,
@@ -44,6 +45,7 @@ __all__ = [
     "expected_posterior_sd",
     "expected_posterior_var",
     "hyperprior_sensitivity",
+    "implied_prior",
     "loo",
     "next_batch",
     "plan",

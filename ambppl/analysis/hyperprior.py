@@ -1,16 +1,21 @@
 """How much a learned prior's hyperparameters follow their own prior rather than the data
-(``hyperprior_sensitivity``, power-scaling of the prior)."""
+(``hyperprior_sensitivity``, power-scaling of the prior), and what prior of the measure they
+imply (``implied_prior``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ambppl.internal.checks import check_prob
+from ambppl.data.contract import count_values
+from ambppl.internal.checks import check_positive_int, check_prob
+from ambppl.maths import measures
+from ambppl.maths.draws import dirichlet_draws
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["PSENSE_THRESHOLD", "hyperprior_sensitivity"]
+__all__ = ["PSENSE_THRESHOLD", "hyperprior_sensitivity", "implied_prior"]
 
 #: Power-scaling sensitivity at or above which a quantity counts as sensitive (Kallioinen et
 #: al. 2024, section 4: 0.05).
@@ -137,3 +142,160 @@ def _scalar_labels(values: Any) -> list[str]:
         return [str(values.name)]
     coords = [[str(c) for c in values[dim].values] for dim in values.dims]
     return [f"{values.name}[{','.join(key)}]" for key in itertools.product(*coords)]
+
+
+def implied_prior(
+    result: Any,
+    *,
+    measure: str = "amb",
+    hdi_prob: float | None = None,
+    comparison: Sequence[float] = (0.5, 1.0),
+    draws: int = 4000,
+    random_seed: Any = None,
+) -> dict[str, Any]:
+    """The learned prior of a fit: its hyperparameters and the prior of a measure they imply.
+
+    For a fit with hyperparameters ``mu`` and ``kappa`` (``hierarchical_dirichlet``): their
+    posterior means and HDIs, the symmetric ``beta = kappa / K`` they correspond to, and
+    ``draws`` draws of the measure under the learned prior, ``q ~ Dirichlet(kappa * mu)``
+    with ``(mu, kappa)`` resampled from the posterior, next to ``draws`` draws under each
+    symmetric prior ``q ~ Dirichlet(beta * ones)`` of ``comparison``.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fit whose posterior has ``mu`` (over ``category``) and ``kappa``.
+    measure : {"amb", "modified", "old", "entropy"}, default "amb"
+        The measure whose implied prior is drawn.
+    hdi_prob : float, optional
+        Probability of the HDIs (:func:`arviz.hdi`); default arviz's ``stats.ci_prob``.
+    comparison : sequence of float, default (0.5, 1.0)
+        Symmetric Dirichlet concentrations the learned prior is compared with.
+    draws : int, default 4000
+        Draws of q from each prior.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws; a Generator is used (and advanced) as it is.
+
+    Returns
+    -------
+    dict
+        ``measure``, ``hdi_prob``, ``n_items``, ``n_categories``, ``uniform`` (1 / K),
+        ``point_estimate`` (True when ``mu`` and ``kappa`` do not vary over the draws, as in
+        empirical Bayes); ``mu``: one dict per category with ``label``, ``mean``, ``lower``,
+        ``upper`` and ``is_cs`` (the can't-solve category); ``kappa`` and ``beta``: dicts with
+        ``mean``, ``lower`` and ``upper``; ``implied``: one dict per prior (the learned first,
+        then ``comparison``) with ``label`` (``"learned prior"``, ``"beta = 0.5"``, ...) and
+        ``mean`` (of the measure's draws); ``samples``: the measure's draws per prior (arrays
+        of length ``draws``, keyed by a figure label, in the order of ``implied``);
+        ``n_prior_draws`` (``draws``).
+
+    Raises
+    ------
+    ValueError
+        If the posterior of ``result`` has no ``mu`` and ``kappa``, or ``measure`` is unknown.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> import ambppl
+    >>> counts = xr.DataArray(np.random.default_rng(1).multinomial(5, [0.3, 0.7], size=50),
+    ...                       dims=("item", "category"), coords={"category": ["yes", "no"]},
+    ...                       attrs={"cant_solve": None})
+    >>> fit = ambppl.fit(counts, "hierarchical_dirichlet", method="empirical_bayes",
+    ...                  draws=100, chains=1, random_seed=1)
+    >>> from ambppl.analysis import implied_prior
+    >>> prior = implied_prior(fit, draws=500, random_seed=1)
+    >>> [i["label"] for i in prior["implied"]], prior["point_estimate"]
+    (['learned prior', 'beta = 0.5', 'beta = 1'], True)
+    >>> bool(0 <= prior["implied"][0]["mean"] <= 1)
+    True
+    """
+    import arviz_base
+    import numpy as np
+
+    posterior = result["posterior"]
+    if "mu" not in posterior or "kappa" not in posterior:
+        raise ValueError(
+            "result has no learned prior: implied_prior needs a posterior with mu and kappa "
+            "(a fit of hierarchical_dirichlet)"
+        )
+    function = _MEASURES.get(measure)
+    if function is None:
+        raise ValueError(f"measure must be one of {sorted(_MEASURES)}, but got {measure!r}")
+    if hdi_prob is None:
+        hdi_prob = float(arviz_base.rcParams["stats.ci_prob"])
+    hdi_prob = check_prob(hdi_prob, "hdi_prob")
+    draws = check_positive_int(draws, "draws")
+    counts = result["observed_data"]["counts"]
+    _, cs = count_values(counts)
+    mu = posterior["mu"].transpose("chain", "draw", ...)
+    kappa = posterior["kappa"].transpose("chain", "draw", ...)
+    n_cat = int(mu.shape[-1])
+    labels = [str(c) for c in counts["category"].values]
+    mu_mean = mu.mean(("chain", "draw")).values
+    mu_hdi = _hdi(mu, hdi_prob)
+    kappa_hdi = _hdi(kappa, hdi_prob)
+    beta_hdi = _hdi(kappa / n_cat, hdi_prob)
+    kappa_mean = float(kappa.mean())
+    point = bool(np.ptp(kappa.values) == 0 and np.all(np.ptp(mu.values, axis=(0, 1)) == 0))
+
+    # q ~ Dirichlet(kappa * mu) for resampled posterior draws of (mu, kappa), against
+    # q ~ Dirichlet(beta * ones)
+    rng = np.random.default_rng(random_seed)
+    flat_mu = mu.values.reshape(-1, n_cat)
+    flat_kappa = kappa.values.reshape(-1)
+    pick = rng.integers(len(flat_kappa), size=draws)
+    alpha = (flat_kappa[pick, None] * flat_mu[pick])[:, None, :]
+    learned_q = dirichlet_draws(rng, alpha, draws)[:, 0, :]
+    samples = {"learned prior: Dirichlet(κ·μ)": function(learned_q, cant_solve=cs)}
+    implied = [{"label": "learned prior", "mean": float(np.mean(samples[next(iter(samples))]))}]
+    for beta in comparison:
+        q = dirichlet_draws(rng, np.full((1, n_cat), beta), draws)[:, 0, :]
+        values = function(q, cant_solve=cs)
+        samples[f"symmetric prior β = {beta:g}"] = values
+        implied.append({"label": f"beta = {beta:g}", "mean": float(np.mean(values))})
+    return {
+        "measure": measure,
+        "hdi_prob": hdi_prob,
+        "point_estimate": point,
+        "n_items": int(counts.sizes["item"]),
+        "n_categories": n_cat,
+        "mu": [
+            {
+                "label": lab,
+                "mean": float(mu_mean[k]),
+                "lower": float(mu_hdi[k, 0]),
+                "upper": float(mu_hdi[k, 1]),
+                "is_cs": cs is not None and k == cs,
+            }
+            for k, lab in enumerate(labels)
+        ],
+        "uniform": 1.0 / n_cat,
+        "kappa": {"mean": kappa_mean, "lower": float(kappa_hdi[0]), "upper": float(kappa_hdi[1])},
+        "beta": {
+            "mean": kappa_mean / n_cat,
+            "lower": float(beta_hdi[0]),
+            "upper": float(beta_hdi[1]),
+        },
+        "implied": implied,
+        "samples": samples,
+        "n_prior_draws": draws,
+    }
+
+
+#: The measure functions :func:`implied_prior` draws, by name.
+_MEASURES = {
+    "amb": measures.amb,
+    "modified": measures.amb_modified,
+    "old": measures.amb_old,
+    "entropy": measures.normalized_entropy,
+}
+
+
+def _hdi(draws: Any, hdi_prob: float) -> Any:
+    """HDI over (chain, draw) with :func:`arviz.hdi`: array (..., 2) of lower, upper."""
+    import arviz as az
+    import numpy as np
+
+    hdi = az.hdi(draws, prob=hdi_prob, dim=["chain", "draw"])
+    return np.stack([hdi.sel(ci_bound="lower").values, hdi.sel(ci_bound="upper").values], axis=-1)

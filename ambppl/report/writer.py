@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from ambppl import __version__
+from ambppl.analysis.hyperprior import implied_prior
 from ambppl.analysis.raters import summarize_raters
 from ambppl.analysis.sensitivity import prior_sensitivity
 from ambppl.analysis.summary import rank, summarize, summarize_counts
-from ambppl.data.contract import count_values
 from ambppl.inference.catalog import get_model
 from ambppl.inference.convergence import (
     CONVERGENCE,
@@ -40,8 +40,6 @@ from ambppl.inference.diagnostics import diagnose
 from ambppl.inference.fitting import VARIABLES
 from ambppl.internal.checks import check_positive_int
 from ambppl.internal.resultdata import cant_solve_index, observed_counts
-from ambppl.maths import measures
-from ambppl.maths.draws import dirichlet_draws
 from ambppl.report import figures
 from ambppl.report.figures import figure_to_data_uri
 from ambppl.validation import check_density, check_moments
@@ -787,25 +785,6 @@ def _sensitivity(
     }
 
 
-def _measure_function(measure: str) -> Any:
-    """The public function of a measure name (``"amb"`` -> :func:`ambppl.amb`, ...)."""
-
-    return {
-        "amb": measures.amb,
-        "modified": measures.amb_modified,
-        "old": measures.amb_old,
-        "entropy": measures.normalized_entropy,
-    }[measure]
-
-
-def _hdi(draws: Any, hdi_prob: float) -> np.ndarray:
-    """HDI over (chain, draw) with :func:`arviz.hdi`: array (..., 2) of lower, upper."""
-    import arviz as az
-
-    hdi = az.hdi(draws, prob=hdi_prob, dim=["chain", "draw"])
-    return np.stack([hdi.sel(ci_bound="lower").values, hdi.sel(ci_bound="upper").values], axis=-1)
-
-
 def _learned_prior(
     result: Any,
     table: Any,
@@ -823,36 +802,17 @@ def _learned_prior(
 
     if not _is_learned(result):
         return None
-    posterior = result["posterior"]
-    counts = result["observed_data"]["counts"]
-    _, cs = count_values(counts)
-    mu = posterior["mu"].transpose("chain", "draw", ...)
-    kappa = posterior["kappa"].transpose("chain", "draw", ...)
-    n_cat = int(mu.shape[-1])
-    labels = [str(c) for c in counts["category"].values]
-    mu_mean = mu.mean(("chain", "draw")).values
-    mu_hdi = _hdi(mu, hdi_prob)
-    kappa_hdi = _hdi(kappa, hdi_prob)
-    beta_hdi = _hdi(kappa / n_cat, hdi_prob)
-    kappa_mean = float(kappa.mean())
-    point = bool(np.ptp(kappa.values) == 0 and np.all(np.ptp(mu.values, axis=(0, 1)) == 0))
-
-    # implied prior of the measure: q ~ Dirichlet(kappa * mu) for posterior draws of
-    # (mu, kappa), against q ~ Dirichlet(beta * ones)
+    # one stream: the implied prior's draws, then the beta = 1 draws of the shrinkage
     rng = np.random.default_rng(random_seed)
-    flat_mu = mu.values.reshape(-1, n_cat)
-    flat_kappa = kappa.values.reshape(-1)
-    pick = rng.integers(len(flat_kappa), size=N_PRIOR_DRAWS)
-    alpha = (flat_kappa[pick, None] * flat_mu[pick])[:, None, :]
-    function = _measure_function(measure)
-    learned_q = dirichlet_draws(rng, alpha, N_PRIOR_DRAWS)[:, 0, :]
-    samples = {"learned prior: Dirichlet(κ·μ)": function(learned_q, cant_solve=cs)}
-    implied = [{"label": "learned prior", "mean": float(np.mean(samples[next(iter(samples))]))}]
-    for beta in LEARNED_COMPARISON:
-        q = dirichlet_draws(rng, np.full((1, n_cat), beta), N_PRIOR_DRAWS)[:, 0, :]
-        values = function(q, cant_solve=cs)
-        samples[f"symmetric prior β = {beta:g}"] = values
-        implied.append({"label": f"beta = {beta:g}", "mean": float(np.mean(values))})
+    learned = implied_prior(
+        result,
+        measure=measure,
+        hdi_prob=hdi_prob,
+        comparison=LEARNED_COMPARISON,
+        draws=N_PRIOR_DRAWS,
+        random_seed=rng,
+    )
+    counts = result["observed_data"]["counts"]
 
     # shrinkage: posterior means under beta = 1 (exact) against those under the learned prior
     flat = summarize_counts(
@@ -876,30 +836,11 @@ def _learned_prior(
             "flagged": [r["parameter"] for r in sensitivity["rows"] if not r["pinned_down"]],
         }
     return {
+        **learned,
         "sensitivity": sensitivity,
-        "point_estimate": point,
-        "n_items": int(counts.sizes["item"]),
-        "n_categories": n_cat,
-        "mu": [
-            {
-                "label": lab,
-                "mean": float(mu_mean[k]),
-                "lower": float(mu_hdi[k, 0]),
-                "upper": float(mu_hdi[k, 1]),
-                "is_cs": cs is not None and k == cs,
-            }
-            for k, lab in enumerate(labels)
-        ],
-        "uniform": 1.0 / n_cat,
-        "kappa": {"mean": kappa_mean, "lower": float(kappa_hdi[0]), "upper": float(kappa_hdi[1])},
-        "beta": {
-            "mean": kappa_mean / n_cat,
-            "lower": float(beta_hdi[0]),
-            "upper": float(beta_hdi[1]),
-        },
-        "implied": implied,
-        "n_prior_draws": N_PRIOR_DRAWS,
-        "fig_implied": figure_to_data_uri(figures.plot_implied_prior(samples, measure)),
+        "fig_implied": figure_to_data_uri(
+            figures.plot_implied_prior(learned["samples"], learned["measure"])
+        ),
         "shrinkage": {
             "median_abs_change": float(np.median(np.abs(change[finite])))
             if finite.any()
