@@ -42,7 +42,7 @@ from ambppl.analysis.summary import COLUMNS, summarize
 from ambppl.data.contract import READ_OPTIONS, refuse_read_options
 from ambppl.data.lazy import LazyCounts, from_dataarray
 from ambppl.inference.catalog import ModelEntry, get_model, model_parameters
-from ambppl.inference.fitting import SUMMARY_COPIES, after_fit, choose_method, fit
+from ambppl.inference.fitting import choose_method, fit_with_progress
 from ambppl.internal.checks import (
     cant_solve_position,
     check_cant_solve,
@@ -52,7 +52,7 @@ from ambppl.internal.checks import (
     check_prob,
 )
 from ambppl.internal.labels import is_dataarray
-from ambppl.maths.measures import VARIABLES, measure_name
+from ambppl.maths.measures import measure_name
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -443,49 +443,22 @@ def _score_by_fit(
     long = entry.info.get("data", "counts") == "long"
     reader = "ambppl.data.read_long" if long else "ambppl.read_annotations"
     refuse_read_options(kwargs, "score", reader)
-    var_names = options["var_names"]
-    if var_names is None and method != "nuts":  # full NUTS: the convergence check covers all
-        var_names = [VARIABLES[settings["measure"]]]
-    draws, chains = options["draws"], options["chains"]
-    if progress is not None:
-        sizes = f", {chains} x {draws} draws" if draws is not None and chains is not None else ""
-        progress(f"fitting {entry.name} ({method}{sizes}) to {_describe(data)}")
-    start = time.perf_counter()
-    with after_fit(SUMMARY_COPIES):  # the memory check counts the summary made next
-        result = fit(
-            data,
-            model=entry.name,
-            method=method,
-            draws=draws,
-            chains=chains,
-            random_seed=random_seed,
-            sampler=options["sampler"],
-            sample_kwargs=options["sample_kwargs"] or None,
-            var_names=var_names,
-            progressbar=bool(options["progressbar"]),
-            **kwargs,
-        )
-    if progress is not None:
-        progress(f"fitted in {time.perf_counter() - start:.1f} s")
+    result = fit_with_progress(
+        data,
+        entry.name,
+        method=method,
+        draws=options["draws"],
+        chains=options["chains"],
+        measure=settings["measure"],
+        progress=progress,
+        random_seed=random_seed,
+        sampler=options["sampler"],
+        sample_kwargs=options["sample_kwargs"] or None,
+        var_names=options["var_names"],
+        progressbar=bool(options["progressbar"]),
+        **kwargs,
+    )
     return summarize(result, **settings)
-
-
-def _describe(data: Any) -> str:
-    """The size of the data, for the progress line."""
-    sizes = getattr(data, "sizes", None)
-    if isinstance(sizes, dict) or hasattr(sizes, "keys"):
-        if "item" in sizes and "category" in sizes:
-            return f"{sizes['item']} items x {sizes['category']} categories"
-    columns = getattr(data, "columns", None)
-    if columns is not None and {"item", "rater"} <= set(columns):
-        return (
-            f"{len(data)} answers on {data['item'].nunique()} items by "
-            f"{data['rater'].nunique()} raters"
-        )
-    shape = getattr(data, "shape", None)
-    if shape is not None and len(shape) == 2:
-        return f"{shape[0]} items x {shape[1]} categories"
-    return f"the data ({type(data).__name__})"
 
 
 def _lazy_counts(data: Any) -> LazyCounts | None:

@@ -34,6 +34,7 @@ from ambppl.data.contract import (
     as_answers,
     as_counts,
     count_values,
+    describe,
     refuse_read_options,
 )
 from ambppl.data.examples import example_path
@@ -60,6 +61,7 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, as in ambppl.__all__
     "as_answers",
     "as_counts",
     "count_values",
+    "describe",
     "command_line_messages",
     "count_long_in_chunks",
     "example_path",

@@ -28,7 +28,14 @@ if TYPE_CHECKING:
     import pandas as pd
     import xarray as xr
 
-__all__ = ["READ_OPTIONS", "as_answers", "as_counts", "count_values", "refuse_read_options"]
+__all__ = [
+    "READ_OPTIONS",
+    "as_answers",
+    "as_counts",
+    "count_values",
+    "describe",
+    "refuse_read_options",
+]
 
 #: Keywords of the readers; an estimator given one says to read the data first.
 READ_OPTIONS = ("item", "rater", "label", "cant_solve", "categories", "format", "na_values")
@@ -263,3 +270,38 @@ def count_values(counts: Any) -> tuple[np.ndarray, int | None]:
         else list(range(counts.sizes["category"]))
     )
     return values, cant_solve_position(counts.attrs.get("cant_solve"), labels)
+
+
+def describe(data: Any) -> str:
+    """The size of annotations in words, for progress lines and messages.
+
+    Parameters
+    ----------
+    data : object
+        Counts (anything with ``sizes`` or a two-dimensional ``shape``) or an answers table
+        (columns ``item`` and ``rater``).
+
+    Returns
+    -------
+    str
+        ``"N items x K categories"``, ``"N answers on M items by R raters"``, or the type.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> describe(np.zeros((40, 3)))
+    '40 items x 3 categories'
+    """
+    sizes = getattr(data, "sizes", None)
+    if sizes is not None and "item" in sizes and "category" in sizes:
+        return f"{sizes['item']} items x {sizes['category']} categories"
+    columns = getattr(data, "columns", None)
+    if columns is not None and {"item", "rater"} <= set(columns):
+        return (
+            f"{len(data)} answers on {data['item'].nunique()} items by "
+            f"{data['rater'].nunique()} raters"
+        )
+    shape = getattr(data, "shape", None)
+    if shape is not None and len(shape) == 2:
+        return f"{shape[0]} items x {shape[1]} categories"
+    return f"the data ({type(data).__name__})"

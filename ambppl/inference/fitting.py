@@ -29,6 +29,7 @@ import datetime
 import importlib.util
 import json
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import ambppl
-from ambppl.data.contract import as_answers, as_counts, count_values, refuse_read_options
+from ambppl.data.contract import (
+    as_answers,
+    as_counts,
+    count_values,
+    describe,
+    refuse_read_options,
+)
 from ambppl.inference.catalog import ModelEntry, get_model, model_parameters
 from ambppl.inference.convergence import CONVERGENCE, ConvergenceWarning, check_convergence
 from ambppl.inference.modeling import log_likelihood
@@ -44,14 +51,14 @@ from ambppl.internal.checks import check_option, check_positive_int
 from ambppl.internal.limits import MEMORY_FRACTION, on_command_line, size
 from ambppl.internal.limits import available_memory as available
 from ambppl.maths.draws import dirichlet_draws
-from ambppl.maths.measures import VARIABLES, measures_for
+from ambppl.maths.measures import VARIABLES, measure_name, measures_for
 from ambppl.maths.measures import measure_numpy as _measure_numpy
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
 
-__all__ = ["CONVERGENCE", "ConvergenceWarning", "fit"]
+__all__ = ["CONVERGENCE", "ConvergenceWarning", "fit", "fit_with_progress"]
 
 #: ``method=`` values, in the order of preference when a model offers several.
 METHODS = ("exact", "collapsed", "empirical_bayes", "nuts")
@@ -678,6 +685,67 @@ def after_fit(copies: float) -> Iterator[None]:
         yield
     finally:
         _AFTER_FIT.reset(token)
+
+
+def fit_with_progress(
+    data: Any,
+    model: str,
+    *,
+    method: str,
+    draws: int | None = None,
+    chains: int | None = None,
+    measure: str | None = None,
+    progress: Callable[[str], Any] | None = None,
+    **fit_kwargs: Any,
+) -> xr.DataTree:
+    """:func:`fit` for a caller that summarizes the result next (``score``, the report,
+    ``validate``): progress lines before and after, and a memory check that counts the
+    summary (:func:`after_fit` with :data:`SUMMARY_COPIES`).
+
+    Parameters
+    ----------
+    data, model, method, draws, chains
+        As for :func:`fit`.
+    measure : str, optional
+        The one measure the caller summarizes: unless ``fit_kwargs`` name ``var_names``,
+        only its variable is stored (``q`` costs K times as much memory; hyperparameters
+        are always stored), except under ``method="nuts"``, whose convergence record covers
+        every variable.
+    progress : callable, optional
+        Called with ``"fitting <model> (<method>, C x D draws) to <size>"`` and
+        ``"fitted in T s"``.
+    **fit_kwargs
+        Passed to :func:`fit` (``random_seed``, ``sampler``, ``sample_kwargs``, model
+        parameters, ...).
+
+    Returns
+    -------
+    xarray.DataTree
+        The fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ambppl
+    >>> counts = ambppl.read_annotations(np.array([[3, 1, 0], [0, 4, 1]]), cant_solve=2)
+    >>> result = fit_with_progress(counts, "dirichlet_categorical", method="exact", draws=50,
+    ...                            chains=1, measure="amb", progress=print, random_seed=0)
+    ... # doctest: +ELLIPSIS
+    fitting dirichlet_categorical (exact, 1 x 50 draws) to 2 items x 3 categories
+    fitted in ... s
+    >>> sorted(result.posterior.data_vars)
+    ['amb']
+    """
+    if measure is not None and method != "nuts" and fit_kwargs.get("var_names") is None:
+        fit_kwargs["var_names"] = [VARIABLES[measure_name(measure)]]
+    say = progress or (lambda message: None)
+    sizes = f", {chains} x {draws} draws" if draws is not None and chains is not None else ""
+    say(f"fitting {model} ({method}{sizes}) to {describe(data)}")
+    start = time.perf_counter()
+    with after_fit(SUMMARY_COPIES):
+        result = fit(data, model=model, method=method, draws=draws, chains=chains, **fit_kwargs)
+    say(f"fitted in {time.perf_counter() - start:.1f} s")
+    return result
 
 
 def memory_needed(

@@ -12,8 +12,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ambppl.data.contract import describe
 from ambppl.inference.catalog import get_model
-from ambppl.inference.fitting import SUMMARY_COPIES, VARIABLES, after_fit, fit
+from ambppl.inference.fitting import fit_with_progress
 from ambppl.report.scored import MODEL as SCORE_REPORT_MODEL
 from ambppl.report.scored import score_report
 from ambppl.report.writer import render_report
@@ -133,23 +134,23 @@ def build_report(
             )
         say(
             f"scoring {model} (exact; draws per distinct count vector, MCSE <= {mcse}) "
-            f"on {_describe(data)}, checking {chains} x {draws} exact draws of the distinct "
+            f"on {describe(data)}, checking {chains} x {draws} exact draws of the distinct "
             "vectors"
         )
         page = score_report(data, mcse=mcse, draws=draws, chains=chains, **settings, **params)
         say(f"scored, checked and drawn in {time.perf_counter() - start:.1f} s")
         return page
-    result = _fit(
+    result = fit_with_progress(
         data,
         model,
-        method,
-        draws,
-        chains,
-        measure,
-        sample_kwargs,
-        progressbar,
-        say,
+        method=method,
+        draws=draws,
+        chains=chains,
+        measure=measure,
+        progress=say,
         random_seed=random_seed,
+        progressbar=progressbar,
+        **({"sample_kwargs": sample_kwargs} if sample_kwargs else {}),
         **params,
     )
     start = time.perf_counter()
@@ -160,51 +161,3 @@ def build_report(
     page = render_report(result, source=source, progress=step, **settings)
     say(f"report drawn in {time.perf_counter() - start:.1f} s")
     return page
-
-
-def _describe(data: Any) -> str:
-    """The size of the data, for the progress lines."""
-    if hasattr(data, "sizes"):
-        return f"{data.sizes['item']} items x {data.sizes['category']} categories"
-    if hasattr(data, "columns") and {"item", "rater"} <= set(data.columns):  # answers
-        return (
-            f"{len(data)} answers on {data['item'].nunique()} items by "
-            f"{data['rater'].nunique()} raters"
-        )
-    shape = getattr(data, "shape", (len(data),))
-    return f"{shape[0]} items x {shape[-1]} categories"
-
-
-def _fit(
-    data: Any,
-    model: str,
-    method: str,
-    draws: int,
-    chains: int,
-    measure: str,
-    sample_kwargs: dict[str, Any] | None,
-    progressbar: bool,
-    say: Callable[[str], None],
-    **kwargs: Any,
-) -> Any:
-    """The fit that the report renders, with a progress line before and after."""
-    # Exact draws given the hyperparameters: store only the reported measure (q costs K
-    # times as much memory; the hyperparameters are always stored). Full NUTS keeps every
-    # variable: its convergence record covers all of them.
-    variable = VARIABLES.get(measure) if method != "nuts" else None
-    say(f"fitting {model} ({method}, {chains} x {draws} draws) to {_describe(data)}")
-    start = time.perf_counter()
-    with after_fit(SUMMARY_COPIES):  # the memory check counts the summary made next
-        result = fit(
-            data,
-            model=model,
-            method=method,
-            draws=draws,
-            chains=chains,
-            var_names=None if variable is None else [variable],
-            progressbar=progressbar,
-            **({"sample_kwargs": sample_kwargs} if sample_kwargs else {}),
-            **kwargs,
-        )
-    say(f"fitted in {time.perf_counter() - start:.1f} s")
-    return result

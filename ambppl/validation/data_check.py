@@ -7,12 +7,11 @@ checked too).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 from ambppl.inference.catalog import get_model
-from ambppl.inference.fitting import SUMMARY_COPIES, after_fit, fit
+from ambppl.inference.fitting import fit_with_progress
 from ambppl.validation.fit_check import FitCheck, check_fit
 
 __all__ = ["validate"]
@@ -107,30 +106,18 @@ def validate(
     columns = getattr(data, "columns", None)
     if answers is None and columns is not None and ANSWER_COLUMNS <= set(columns):
         answers = data
-    if hasattr(data, "sizes"):
-        shape = f"{data.sizes['item']} items x {data.sizes['category']} categories"
-    elif answers is data:
-        shape = (
-            f"{len(data)} answers on {data['item'].nunique()} items by "
-            f"{data['rater'].nunique()} raters"
-        )
-    else:
-        shape = f"{len(data)} items"
-    say(f"fitting {model} ({method}, {chains} x {draws} draws) to {shape}")
-    start = time.perf_counter()
-    with after_fit(SUMMARY_COPIES):  # the memory check of the command's fits
-        result = fit(
-            data,
-            model=model,
-            method=method,
-            draws=draws,
-            chains=chains,
-            random_seed=random_seed,
-            progressbar=progressbar,
-            **({"sample_kwargs": sample_kwargs} if sample_kwargs else {}),
-            **params,
-        )
-    say(f"fitted in {time.perf_counter() - start:.1f} s")
+    result = fit_with_progress(
+        data,
+        model,
+        method=method,
+        draws=draws,
+        chains=chains,
+        progress=say,
+        random_seed=random_seed,
+        progressbar=progressbar,
+        **({"sample_kwargs": sample_kwargs} if sample_kwargs else {}),
+        **params,
+    )
     say("checking the fit")
     return check_fit(
         result,

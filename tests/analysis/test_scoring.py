@@ -434,7 +434,8 @@ def fit_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
             var_names=kwargs["var_names"],
         )
 
-    monkeypatch.setattr(scoring, "fit", stub)  # the name score calls
+    # the name score's fit route calls (through ambppl.inference.fitting.fit_with_progress)
+    monkeypatch.setattr("ambppl.inference.fitting.fit", stub)
     return calls
 
 

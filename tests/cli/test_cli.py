@@ -526,10 +526,13 @@ def test_report_route_of_render_report_warns_in_one_line(
         {"task": [1, 1, 2, 2, 3], "worker": list("ababa"), "label": ["猫", "犬", "猫", "🐶", "猫"]}
     ).to_csv(path, index=False)
 
-    def exact_fit(counts, **kwargs):
-        return ambppl.fit(counts, method="exact", draws=100, chains=2, random_seed=1)
+    real = ambppl.fit
 
-    monkeypatch.setattr("ambppl.report.build.fit", exact_fit)  # the name the report calls
+    def exact_fit(counts, **kwargs):
+        return real(counts, method="exact", draws=100, chains=2, random_seed=1)
+
+    # the name the report's fit calls (ambppl.inference.fitting.fit_with_progress)
+    monkeypatch.setattr("ambppl.inference.fitting.fit", exact_fit)
     out = tmp_path / "r.html"
     assert main(["report", str(path), "--method", "nuts", "-q", "--top", "2", "-o", str(out)]) == 0
     err = capsys.readouterr().err

@@ -230,9 +230,9 @@ def test_command_line_tune_and_target_accept_reach_the_sampler(
         seen.update(kwargs)
         raise ValueError("stopped after recording the arguments")
 
+    # the name that ambppl.score, the one call of ``ambppl score``, reaches for a NUTS method
+    # (through ambppl.inference.fitting.fit_with_progress)
     monkeypatch.setattr(fit_module, "fit", fake_fit)
-    # the name that ambppl.score, the one call of ``ambppl score``, calls for a NUTS method
-    monkeypatch.setattr(importlib.import_module("ambppl.analysis.scoring"), "fit", fake_fit)
     data = tmp_path / "answers.csv"
     data.write_text("task,worker,label\na,w1,yes\na,w2,no\nb,w1,yes\n")
     argv = ["score", str(data), "-q", "-o", str(tmp_path / "s.csv")]

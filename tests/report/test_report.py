@@ -1002,11 +1002,12 @@ def test_command_line_report_names_the_file_and_prints_progress(
     names the file; the long steps print progress lines, which -q silences."""
     from ambppl import cli
     from ambppl.cli import report as report_command
-    from ambppl.report import build
+    from ambppl.inference import fitting
 
     result["observed_data"]["counts"].attrs["source"] = "DataFrame"
-    # the names ``ambppl report`` calls (ambppl/cli/report.py, ambppl/report/build.py)
-    monkeypatch.setattr(build, "fit", lambda data, **kwargs: result)
+    # the names ``ambppl report`` calls (ambppl/cli/report.py; the report's fit goes through
+    # ambppl.inference.fitting.fit_with_progress)
+    monkeypatch.setattr(fitting, "fit", lambda data, **kwargs: result)
     monkeypatch.setattr(report_command, "_model_settings", lambda args: ("nuts", {}))
     data = tmp_path / "answers.csv"
     data.write_text("task,worker,label\na,w1,yes\na,w2,no\nb,w1,yes\n")
