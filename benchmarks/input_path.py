@@ -9,8 +9,13 @@ cli > report > validation > analysis > inference > data > maths > internal), whi
 acyclic, downward-only design never makes, and, more broadly, the number of files in which
 any function of ambppl ran during the command.
 
-Usage: ``python benchmarks/input_path.py [--counts]`` (``--counts``: a wide counts file
-instead of the long answers file).
+Usage: ``python benchmarks/input_path.py [-v]`` (``-v``: list the files of the broad count).
+``tests/test_architecture.py`` runs :func:`trace` and holds the target (at most 8 files, no
+climb back up).
+
+Returned values are tracked too, except ``True``/``False`` and ints: they are shared objects
+(one ``True``, cached small ints), so tracking their ids would make every later call that gets
+a flag or a count look like a visit.
 """
 
 from __future__ import annotations
@@ -30,7 +35,10 @@ def layer(path: str, root: str) -> int:
     return LAYERS.index(sub) if sub in LAYERS else len(LAYERS)
 
 
-def main() -> None:
+def trace() -> tuple[int, list[str], list[tuple[str, str]], set[str]]:
+    """Run the command under the profiler: its exit status, the files the input passes
+    through (in order of first visit), the climbs back up (caller, callee) and the files any
+    function of ambppl ran in."""
     import ambppl
     import ambppl.cli
     from ambppl.data import example_path
@@ -72,7 +80,12 @@ def main() -> None:
                 caller = frame.f_back.f_code.co_filename if frame.f_back else ""
                 if caller.startswith(root) and layer(caller, root) < layer(code.co_filename, root):
                     climbs.append((os.path.relpath(caller, root), rel))
-        elif event == "return" and pending.pop(id(frame), False) and arg is not None:
+        elif (
+            event == "return"
+            and pending.pop(id(frame), False)
+            and arg is not None
+            and not isinstance(arg, bool | int)  # singletons and cached small ints: an id
+        ):  # of True or 0 would make every later call given a flag or a count a "visit"
             tracked.add(id(arg))
             keep.append(arg)
 
@@ -85,7 +98,11 @@ def main() -> None:
             rc = ambppl.cli.main(argv)
         finally:
             sys.setprofile(None)
-    first = list(dict.fromkeys(visits))
+    return rc, list(dict.fromkeys(visits)), climbs, ran
+
+
+def main() -> None:
+    rc, first, climbs, ran = trace()
     print(f"exit status {rc}; files the input passes through ({len(first)}):")
     for f in first:
         print("  ", f)

@@ -101,3 +101,22 @@ def test_every_module_is_on_the_architecture_page() -> None:
         if str(path.relative_to(PACKAGE.parent)) not in page
     ]
     assert not missing, f"docs/architecture.md does not list {missing}"
+
+
+def test_the_score_commands_input_passes_through_at_most_eight_files() -> None:
+    # Issue 23's target, by data flow (benchmarks/input_path.py: the path string is tracked
+    # through every call of ambppl that receives it or what such a call returned): the input
+    # of `ambppl score` goes cli -> data -> analysis -> cli through at most 8 files, and no
+    # call goes from a lower layer up to a higher one.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "input_path", PACKAGE.parent / "benchmarks" / "input_path.py"
+    )
+    tracer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tracer)
+    status, files, climbs, _ = tracer.trace()
+    assert status == 0
+    assert len(files) <= 8, files
+    assert climbs == [], climbs
+    assert files[0] == "cli/app.py" and "analysis/scoring.py" in files, files

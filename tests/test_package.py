@@ -47,6 +47,29 @@ def test_all_public_names_resolve():
     assert ambppl.__version__
 
 
+def test_the_type_stub_names_what_the_package_loads():
+    # ambppl/__init__.pyi tells type checkers what each lazily loaded name is: its __all__ and
+    # its imports must be __init__.py's __all__ and _EXPORTS (name -> defining module), so
+    # that a name added to one and not the other fails here.
+    import ast
+
+    stub = ast.parse(Path(ambppl.__file__).with_suffix(".pyi").read_text(encoding="utf-8"))
+    imported = {
+        alias.name: node.module
+        for node in stub.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    (stub_all,) = [
+        node.value
+        for node in stub.body
+        if isinstance(node, ast.Assign) and node.targets[0].id == "__all__"
+    ]
+    assert ast.literal_eval(stub_all) == ambppl.__all__
+    assert imported == ambppl._EXPORTS
+    assert set(ambppl.__all__) == {*ambppl._EXPORTS, "__version__"}
+
+
 def test_py_typed_marker():
     assert (Path(ambppl.__file__).parent / "py.typed").is_file()
 

@@ -13,7 +13,6 @@ object and the settings; which route runs, and which keywords it takes, is decid
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import xarray as xr
 
 from ambppl.analysis.distinct import (
     CONJUGATE_METHODS,
@@ -39,7 +39,7 @@ from ambppl.analysis.lazy_score import (
     write_part,
 )
 from ambppl.analysis.summary import COLUMNS, summarize
-from ambppl.data.contract import READ_OPTIONS, refuse_read_options
+from ambppl.data.contract import READ_OPTIONS, refuse_path, refuse_read_options
 from ambppl.data.lazy import LazyCounts, from_dataarray
 from ambppl.inference.catalog import ModelEntry, get_model, model_parameters
 from ambppl.inference.fitting import choose_method, fit_with_progress
@@ -51,12 +51,10 @@ from ambppl.internal.checks import (
     check_positive_scalar,
     check_prob,
 )
-from ambppl.internal.labels import is_dataarray
 from ambppl.maths.measures import measure_name
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-    import xarray as xr
 
 __all__ = ["CONJUGATE_METHODS", "MCSE_TARGET", "SCORE_COLUMNS", "LazyScore", "score"]
 
@@ -270,7 +268,14 @@ def score(
     import arviz_base
 
     entry = get_model(model)
-    _refuse_path(data, entry.name if entry.info.get("data", "counts") == "long" else None)
+    if entry.info.get("data", "counts") == "long":
+        how = f"ambppl.score(ambppl.data.read_long({{path}}, ...), {entry.name!r}, ...)"
+    else:
+        how = (
+            "ambppl.score(ambppl.read_annotations({path}, ...), ...), or for a file too large "
+            "for memory ambppl.score(ambppl.data.read_in_chunks({path}, chunk_items=...), ...)"
+        )
+    refuse_path(data, how, "score")
     if "chunk_items" in kwargs:
         raise TypeError(
             "score takes counts already read in chunks, so chunk_items= does not go to it; "
@@ -308,46 +313,6 @@ def score(
     if lazy is not None:
         return _score_lazy(lazy, entry.name, method, kwargs, settings, seed, approximate, progress)
     return _score_in_memory(data, entry.name, method, kwargs, settings, seed, approximate, progress)
-
-
-def _refuse_path(data: Any, answers_model: str | None = None) -> None:
-    """Raise when ``data`` is a path: :func:`score` takes annotations already read.
-
-    Parameters
-    ----------
-    data : object
-        What :func:`score` was given.
-    answers_model : str, optional
-        The model, when it takes answers (the message then names
-        :func:`ambppl.data.read_long`).
-
-    Raises
-    ------
-    TypeError
-        For a ``str`` or ``os.PathLike``, naming the calls that read it: in memory, or in
-        chunks (:func:`ambppl.data.read_in_chunks`) for a file too large for memory.
-
-    Examples
-    --------
-    >>> _refuse_path([[3, 1]])
-    >>> _refuse_path("answers.csv", "rater_effects")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    TypeError: score takes annotations already read, ... ambppl.score(ambppl.data.read_long(...
-    """
-    if not isinstance(data, str | os.PathLike):
-        return
-    path = os.fspath(data)
-    if answers_model is not None:
-        how = f"ambppl.score(ambppl.data.read_long({path!r}, ...), {answers_model!r}, ...)"
-    else:
-        how = (
-            f"ambppl.score(ambppl.read_annotations({path!r}, ...), ...), or for a file too "
-            f"large for memory ambppl.score(ambppl.data.read_in_chunks({path!r}, "
-            "chunk_items=...), ...)"
-        )
-    raise TypeError(
-        f"score takes annotations already read, not a path, but got {path!r}; read it first: {how}"
-    )
 
 
 def _check_mcse(mcse: Any) -> float:
@@ -465,7 +430,7 @@ def _lazy_counts(data: Any) -> LazyCounts | None:
     """The counts read in chunks behind ``data`` (None for data in memory)."""
     if isinstance(data, LazyCounts):
         return data
-    if is_dataarray(data) and data.chunks:
+    if isinstance(data, xr.DataArray) and data.chunks:
         return from_dataarray(data)
     return None
 
@@ -495,7 +460,6 @@ def _lazy_options(
 def _computed(lazy: LazyCounts, cs: int | None) -> xr.DataArray:
     """Counts read in chunks, computed into memory (each chunk checked as it is read)."""
     import dask
-    import xarray as xr
 
     values, items = dask.compute(lazy.values, lazy.items)
     values = np.asarray(values)

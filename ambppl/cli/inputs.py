@@ -1,5 +1,5 @@
 """The input named on the command line, read with the data layer
-(:func:`ambppl.data.read_input`): the path checked, the column options as reader keywords,
+(:func:`ambppl.data.read_input`, which checks the path): the column options as reader keywords,
 mistakes reported with the option that fixes them (never a Python keyword)."""
 
 from __future__ import annotations
@@ -10,24 +10,8 @@ from typing import Any
 
 from ambppl.cli.common import UsageError, _one_line, _reporter
 from ambppl.cli.signals import _warnings_as_lines
-from ambppl.data import command_line_messages, holds_counts, is_zarr_store, read_input
+from ambppl.data import check_input_path, command_line_messages, holds_counts, read_input
 from ambppl.inference.catalog import get_model
-
-
-def _input_path(text: str) -> Path:
-    """Check that the input file exists and is a file (or a folder holding a zarr store)."""
-
-    path = Path(text)
-    if not path.exists():
-        raise UsageError(f"input file '{text}' does not exist; check the path")
-    if path.is_dir() and (path.suffix.lower() == ".zarr" or is_zarr_store(path)):
-        return path
-    if not path.is_file():
-        raise UsageError(
-            f"input '{text}' is not a file; give the path of an annotations file (a folder is "
-            "read only as a zarr store of counts, --format zarr)"
-        )
-    return path
 
 
 def _columns(args: argparse.Namespace) -> dict[str, Any]:
@@ -101,7 +85,7 @@ def _read(
     line.
     """
 
-    path = _input_path(args.annotations)
+    path = check_input_path(args.annotations)
     fmt = _format(args)
     if answers and holds_counts(path, fmt):
         raise UsageError(

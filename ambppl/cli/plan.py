@@ -8,7 +8,7 @@ from typing import Any
 
 from ambppl.analysis.planning import plan
 from ambppl.cli.common import _reporter, subcommand
-from ambppl.cli.inputs import _input_path, _read
+from ambppl.cli.inputs import _read
 from ambppl.cli.options import (
     _add_input_options,
     _add_output_options,
@@ -17,7 +17,7 @@ from ambppl.cli.options import (
     _prior,
 )
 from ambppl.cli.output import _emit, _table_output
-from ambppl.data import command_line_messages
+from ambppl.data import check_input_path, command_line_messages
 
 
 @subcommand("plan")
@@ -85,7 +85,7 @@ def _add_plan(subparsers: Any) -> argparse.ArgumentParser:
 def _run_plan(args: argparse.Namespace) -> int:
     """Check the input and the output, read the counts, call :func:`ambppl.analysis.plan`
     once, write."""
-    _input_path(args.annotations)
+    check_input_path(args.annotations)
     output, write = _table_output(args, args.annotations)  # before any work
     counts = _read(args)
     with command_line_messages():  # refusals name --budget

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ambppl.cli.common import UsageError, _progress, _reporter, subcommand
-from ambppl.cli.inputs import _input_path, _read, _reads_answers
+from ambppl.cli.inputs import _read, _reads_answers
 from ambppl.cli.options import (
     _add_input_options,
     _add_model_options,
@@ -22,7 +22,7 @@ from ambppl.cli.options import (
 from ambppl.cli.output import _check_output, atomic_output
 from ambppl.cli.settings import _model_settings, _nuts_options
 from ambppl.cli.signals import _warnings_as_lines
-from ambppl.data import command_line_messages
+from ambppl.data import check_input_path, command_line_messages
 from ambppl.report import build_report
 
 
@@ -80,7 +80,7 @@ def _add_report(subparsers: Any) -> argparse.ArgumentParser:
 def _run_report(args: argparse.Namespace) -> int:
     """Check the command line and the output, read the input, call
     :func:`ambppl.report.build_report` once (it picks the route), write."""
-    _input_path(args.annotations)
+    check_input_path(args.annotations)
     output = Path(args.output)
     if output.suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"the report is HTML: end the output name in .html, but got '{output}'")

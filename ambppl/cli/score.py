@@ -14,7 +14,7 @@ from typing import Any
 from ambppl.analysis.scoring import LazyScore, score
 from ambppl.analysis.summary import rank
 from ambppl.cli.common import UsageError, _one_line, _progress, _reporter, subcommand
-from ambppl.cli.inputs import _format, _input_path, _read, _reads_answers
+from ambppl.cli.inputs import _format, _read, _reads_answers
 from ambppl.cli.options import (
     _add_input_options,
     _add_model_options,
@@ -27,7 +27,7 @@ from ambppl.cli.output import PARQUET_SUFFIXES, _emit, _table_output, atomic_out
 from ambppl.cli.scheduler import _scheduler
 from ambppl.cli.settings import _model_settings, _nuts_options
 from ambppl.cli.signals import _warnings_as_lines
-from ambppl.data import command_line_messages, opens_in_chunks
+from ambppl.data import check_input_path, command_line_messages, opens_in_chunks
 
 #: Items per chunk when ``ambppl score`` reads counts from zarr or Parquet in chunks.
 CHUNK_ITEMS = 1_000_000
@@ -99,7 +99,7 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
 def _run_score(args: argparse.Namespace) -> int:
     """Check the command line and the output, read the input (:func:`ambppl.data.read_input`
     through :func:`_read`), call :func:`ambppl.score` once, write."""
-    path = _input_path(args.annotations)
+    path = check_input_path(args.annotations)
     method, params = _model_settings(args)
     answers = _reads_answers(args)
     # fail before the expensive part; a Parquet output of counts read in chunks is a folder

@@ -11,11 +11,11 @@ from typing import Any
 
 from ambppl import validation
 from ambppl.cli.common import UsageError, _progress, _reporter, subcommand
-from ambppl.cli.inputs import _input_path, _names_raters, _read, _reads_answers
+from ambppl.cli.inputs import _names_raters, _read, _reads_answers
 from ambppl.cli.options import _add_input_options, _add_model_options, _open_prob
 from ambppl.cli.settings import _model_settings, _nuts_options
 from ambppl.cli.signals import _warnings_as_lines
-from ambppl.data import command_line_messages
+from ambppl.data import check_input_path, command_line_messages
 
 
 @subcommand("validate")
@@ -118,7 +118,7 @@ def _run_validate(args: argparse.Namespace) -> int:
 def _validate_file(args: argparse.Namespace, start: float) -> int:
     """``validate FILE``: read, call :func:`ambppl.validation.validate` once, print its text."""
 
-    _input_path(args.annotations)
+    check_input_path(args.annotations)
     method, params = _model_settings(args)
     data = _read(args, answers=_reads_answers(args))
     answers = None

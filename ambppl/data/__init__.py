@@ -2,23 +2,22 @@
 
 Only this subpackage reads files or tells formats; everything else takes what it returns.
 
-* ``formats``: file types, layouts and suffixes (``format=``), compression and encoding told
-  by a file's first bytes, zarr stores; :func:`holds_counts` and :func:`opens_in_chunks` say
-  how a path will be read.
-* ``files``: one source read into a frame or an array (text with pandas, Parquet, ``.npy``,
-  zarr), with messages that say what went wrong.
+* ``files``: what a path holds (file types, layouts and suffixes of ``format=``, compression
+  and encoding told by a file's first bytes, zarr stores; :func:`holds_counts` and
+  :func:`opens_in_chunks` say how a path will be read) and one source read into a frame or an
+  array (text with pandas, Parquet, ``.npy``, zarr), with messages that say what went wrong.
 * ``labels``: cells as category labels and ids, ``na_values``, the category order.
 * ``tables``: tables of answers (long, wide) counted; ``matrices``: count matrices labelled.
 * ``readers``: :func:`read_annotations` (counts: item x category, labels as coordinates,
-  ``attrs`` naming the can't-solve label, the source and reading options) and
-  :func:`read_long` (an answers table: item, rater, label).
-* ``contract``: :func:`as_counts`, :func:`as_answers` and :func:`refuse_read_options`, the
-  conversion that estimators share.
+  ``attrs`` naming the can't-solve label, the source and reading options),
+  :func:`read_long` (an answers table: item, rater, label), and :func:`read_input`, one path
+  read as an estimator needs it (the ``ambppl`` command's one reader: counts, answers, counts
+  opened lazily or answers counted in chunks; :func:`check_input_path` first).
+* ``contract``: :func:`as_counts`, :func:`as_answers`, :func:`refuse_path` and
+  :func:`refuse_read_options`, the conversion and refusals that estimators share.
 * ``lazy`` and ``chunked``: counts too large for memory (:class:`LazyCounts`), opened lazily
   from zarr or Parquet (:func:`open_counts_in_chunks`), and long answers files counted with
   dask block by block (:func:`count_long_in_chunks`); :func:`read_in_chunks` picks one.
-* ``inputs``: :func:`read_input`, one path read as an estimator needs it (the ``ambppl``
-  command's one reader): counts, answers, counts opened lazily or answers counted in chunks.
 * ``examples``: the bundled data sets (:func:`example_path`).
 """
 
@@ -35,10 +34,11 @@ from ambppl.data.contract import (
     as_counts,
     count_values,
     describe,
+    refuse_path,
     refuse_read_options,
 )
 from ambppl.data.examples import example_path
-from ambppl.data.formats import (
+from ambppl.data.files import (
     COUNT_TYPES,
     FILE_TYPES,
     SUFFIXES,
@@ -46,9 +46,14 @@ from ambppl.data.formats import (
     is_zarr_store,
     opens_in_chunks,
 )
-from ambppl.data.inputs import read_input
 from ambppl.data.lazy import LazyCounts, from_dataarray
-from ambppl.data.readers import command_line_messages, read_annotations, read_long
+from ambppl.data.readers import (
+    check_input_path,
+    command_line_messages,
+    read_annotations,
+    read_input,
+    read_long,
+)
 
 __all__ = [  # noqa: RUF022 - plain sorted() order, as in ambppl.__all__
     "CHUNK_ITEMS",
@@ -60,6 +65,7 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, as in ambppl.__all__
     "SUFFIXES",
     "as_answers",
     "as_counts",
+    "check_input_path",
     "count_values",
     "describe",
     "command_line_messages",
@@ -74,5 +80,6 @@ __all__ = [  # noqa: RUF022 - plain sorted() order, as in ambppl.__all__
     "read_in_chunks",
     "read_input",
     "read_long",
+    "refuse_path",
     "refuse_read_options",
 ]

@@ -20,8 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl.data.contract import READ_OPTIONS
-from ambppl.data.formats import _file_type, _parse_format, _text_options, is_zarr_store
+from ambppl.data.files import (
+    READ_OPTIONS,
+    _file_type,
+    _parse_format,
+    _text_options,
+    is_zarr_store,
+)
 from ambppl.data.labels import (
     _check_na_values,
     _empty_items_error,

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ambppl.data.files import READ_OPTIONS
 from ambppl.data.readers import read_annotations, read_long
 from ambppl.internal.checks import cant_solve_position, check_counts
 
@@ -34,20 +35,46 @@ __all__ = [
     "as_counts",
     "count_values",
     "describe",
+    "refuse_path",
     "refuse_read_options",
 ]
 
-#: Keywords of the readers; an estimator given one says to read the data first.
-READ_OPTIONS = ("item", "rater", "label", "cant_solve", "categories", "format", "na_values")
 
+def refuse_path(data: Any, how: str, caller: str | None = None) -> None:
+    """Raise when ``data`` is a path: estimators take annotations already read.
 
-def _refuse_path(data: Any, reader: str) -> None:
-    if isinstance(data, str | os.PathLike):
-        raise TypeError(
-            f"data must be annotations already read (counts from ambppl.read_annotations, "
-            f"answers from ambppl.data.read_long, an array or a DataFrame), but got the path "
-            f"{os.fspath(data)!r}; read it first: {reader}({os.fspath(data)!r}, ...)"
+    Parameters
+    ----------
+    data : object
+        What the estimator was given.
+    how : str
+        The call (or calls) that read it, with ``{path}`` where the quoted path goes.
+    caller : str, optional
+        The estimator's name; without it the message speaks of ``data``.
+
+    Raises
+    ------
+    TypeError
+        For a ``str`` or ``os.PathLike``, naming the calls in ``how``.
+
+    Examples
+    --------
+    >>> refuse_path([[3, 1]], "ambppl.read_annotations({path}, ...)")
+    >>> refuse_path("a.csv", "ambppl.read_annotations({path}, ...)", "fit")
+    Traceback (most recent call last):
+    TypeError: fit takes annotations already read, not a path, but got 'a.csv'; read it first: ambppl.read_annotations('a.csv', ...)
+    """  # noqa: E501
+    if not isinstance(data, str | os.PathLike):
+        return
+    path = repr(os.fspath(data))
+    if caller is None:
+        what = (
+            "data must be annotations already read (counts from ambppl.read_annotations, "
+            "answers from ambppl.data.read_long, an array or a DataFrame), but got the path"
         )
+    else:
+        what = f"{caller} takes annotations already read, not a path, but got"
+    raise TypeError(f"{what} {path}; read it first: {how.format(path=path)}")
 
 
 def refuse_read_options(
@@ -125,7 +152,7 @@ def as_counts(data: Any) -> xr.DataArray:
     import pandas as pd
     import xarray as xr
 
-    _refuse_path(data, "ambppl.read_annotations")
+    refuse_path(data, "ambppl.read_annotations({path}, ...)")
     if isinstance(data, xr.DataArray):
         if tuple(data.dims) != ("item", "category"):
             raise ValueError(
@@ -184,7 +211,7 @@ def as_answers(data: Any) -> tuple[pd.DataFrame, xr.DataArray]:
     """
     import pandas as pd
 
-    _refuse_path(data, "ambppl.data.read_long")
+    refuse_path(data, "ambppl.data.read_long({path}, ...)")
     if not isinstance(data, pd.DataFrame):
         raise TypeError(
             "data must be answers, one row per answer with the rater's id (a DataFrame, as "

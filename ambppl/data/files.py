@@ -1,16 +1,26 @@
-"""Reading one source into a table or an array, with messages that say what went wrong.
+"""Files: what a path holds and reading it into a table or an array, with messages that say
+what went wrong. Nothing else in ambppl sniffs formats.
 
-A path is read by the reader of its file type (:mod:`ambppl.data.formats` tells which):
-text files by :func:`pandas.read_csv` with every cell as text (pyarrow's engine where the
-options allow), Parquet by :func:`pandas.read_parquet`, ``.npy`` by :func:`numpy.load`
-(no pickles) and zarr stores by zarr/xarray; frames and arrays pass through. What was seen of a
-text file (read as text, without a header line, repeated header cells) is noted in the
-frame's ``attrs`` for the checks of the table readers.
+*What a file is.* ``format=`` is parsed here (a layout, a file type, or both joined by ``+``);
+otherwise the file type comes from the suffix (also behind ``.gz``, ``.zip``, ...), a folder
+with zarr metadata is a zarr store, and a ``sep=`` makes any other suffix text. The first
+bytes of a text file tell its compression (gzip, bz2, xz, zip, zstd) and encoding (a
+byte-order mark, or the NUL bytes of UTF-16), and refuse what is not text (Parquet, ``.npy``,
+binary, JSON) with what it is; the first lines give hints (separator, comment lines, no
+header line) for error messages.
+
+*Reading it.* A path is read by the reader of its file type: text files by
+:func:`pandas.read_csv` with every cell as text (pyarrow's engine where the options allow),
+Parquet by :func:`pandas.read_parquet`, ``.npy`` by :func:`numpy.load` (no pickles) and zarr
+stores by zarr/xarray; frames and arrays pass through. What was seen of a text file (read as
+text, without a header line, repeated header cells) is noted in the frame's ``attrs`` for the
+checks of the table readers.
 """
 
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import warnings
 from collections import Counter
@@ -19,21 +29,406 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl.data.formats import (
-    COUNT_TYPES,
-    TEXT_TYPES,
-    _file_type,
-    _head_lines,
-    _not_encoded,
-    _parse_format,
-    _sniff_hint,
-    _text_options,
-)
 from ambppl.data.labels import _is_number_text, _label_str, _quote, _show
 from ambppl.internal.messages import say
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+
+#: Keywords of the readers; an estimator given one says to read the data first.
+READ_OPTIONS = ("item", "rater", "label", "cant_solve", "categories", "format", "na_values")
+
+#: Table layouts understood by ``format=``.
+LAYOUTS = ("long", "wide", "counts")
+#: File types understood by ``format=`` (otherwise taken from the file suffix).
+FILE_TYPES = ("csv", "tsv", "parquet", "npy", "zarr")
+#: File types read as text by :func:`pandas.read_csv`; only they take ``sep=``,
+#: ``comment=`` and ``header=``.
+TEXT_TYPES = ("csv", "tsv")
+#: File types that hold a count matrix (items x categories), not a table of answers.
+COUNT_TYPES = ("npy", "zarr")
+#: File suffixes (lower case) and the file type each means.
+SUFFIXES = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".npy": "npy",
+    ".zarr": "zarr",
+}
+#: Suffixes of compressed files: the file type is told by the suffix before them.
+_COMPRESSION = (".gz", ".bz2", ".zip", ".xz", ".zst")
+#: Compressed files, told by their first bytes (the suffix may say otherwise).
+_MAGIC = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"PK\x03\x04", "zip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+)
+#: Byte-order marks and the encoding they announce (UTF-32's before UTF-16's: same start).
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+
+
+def _parse_format(format: Any) -> tuple[str | None, str | None]:
+    """Split ``format=`` into (layout, file type); either part may be None."""
+    if format is None:
+        return None, None
+    valid = (*LAYOUTS, *FILE_TYPES)
+    if not isinstance(format, str):
+        raise TypeError(f"format must be a string such as 'csv' or 'wide+tsv', but got {format!r}")
+    parts = [p.strip().lower() for p in format.split("+")]
+    layout = [p for p in parts if p in LAYOUTS]
+    ftype = [p for p in parts if p in FILE_TYPES]
+    if len(layout) > 1 or len(ftype) > 1 or len(layout) + len(ftype) != len(parts):
+        raise ValueError(
+            f"format must be one of {', '.join(repr(v) for v in valid)} or a layout and a "
+            f"file type joined by '+' (e.g. 'wide+tsv'), but got {format!r}"
+        )
+    return (layout[0] if layout else None), (ftype[0] if ftype else None)
+
+
+def _file_type(path: Path, ftype: str | None, read_kwargs: dict[str, Any] | None = None) -> str:
+    if ftype is not None:
+        return ftype
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in _COMPRESSION:
+        suffixes = suffixes[:-1]
+    suffix = suffixes[-1] if suffixes else ""
+    if suffix not in SUFFIXES:
+        if read_kwargs and ("sep" in read_kwargs or "delimiter" in read_kwargs):
+            return "csv"  # a separator says: text (e.g. a tab-separated .txt)
+        if path.is_dir() and is_zarr_store(path):
+            return "zarr"
+        choices = say(
+            f"format= one of {', '.join(repr(v) for v in FILE_TYPES)}",
+            f"--format {'|'.join(FILE_TYPES)}",
+        )
+        raise ValueError(
+            f"format cannot be told from the file suffix {suffix or '(none)'!r} of "
+            f"{path.name!r}; name the file *.csv, *.tsv, *.parquet, *.npy or *.zarr, or pass "
+            f"{choices}{_sniff_hint(path)}"
+        )
+    return SUFFIXES[suffix]
+
+
+def is_zarr_store(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a folder with zarr metadata (zarr format 3 or 2).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A path; it need not exist.
+
+    Returns
+    -------
+    bool
+        True for a folder holding ``zarr.json``, ``.zgroup`` or ``.zarray``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     before = is_zarr_store(folder)
+    ...     _ = (Path(folder) / "zarr.json").write_text("{}")
+    ...     before, is_zarr_store(folder)
+    (False, True)
+    """
+    path = Path(path)
+    return any((path / name).is_file() for name in ("zarr.json", ".zgroup", ".zarray"))
+
+
+def _told_type(path: Path, format: Any) -> tuple[str | None, str | None]:
+    """(layout, file type) of ``path`` read with ``format=``; the file type None where
+    neither ``format`` nor the suffix (nor zarr metadata) tells it."""
+    layout, ftype = _parse_format(format)
+    try:
+        return layout, _file_type(path, ftype)
+    except ValueError:  # an unknown suffix: the reader's message says what to pass
+        return layout, None
+
+
+def holds_counts(path: str | os.PathLike[str], format: str | None = None) -> bool:
+    """Whether :func:`ambppl.read_annotations` reads ``path`` as a count matrix.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file or zarr store; it need not exist.
+    format : str, optional
+        As ``format=`` of :func:`ambppl.read_annotations`: a layout, a file type, or both
+        joined by ``+``.
+
+    Returns
+    -------
+    bool
+        True for the layout ``"counts"``, a ``.npy`` file and a zarr store (by ``format``,
+        by the suffix, or by a folder's zarr metadata); False for tables of answers and for
+        files whose type cannot be told (reading them says why).
+
+    Raises
+    ------
+    ValueError, TypeError
+        For a ``format`` that is not a layout and/or a file type.
+
+    Examples
+    --------
+    >>> holds_counts("counts.npy"), holds_counts("answers.csv")
+    (True, False)
+    >>> holds_counts("counts.parquet", "counts"), holds_counts("store.zarr")
+    (True, True)
+    """
+    layout, ftype = _told_type(Path(path), format)
+    return layout == "counts" or ftype in COUNT_TYPES
+
+
+def opens_in_chunks(
+    path: str | os.PathLike[str], format: str | None = None, *, item: Any = None
+) -> bool:
+    """Whether ``path`` holds counts that :func:`ambppl.data.open_counts_in_chunks` opens.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file or zarr store.
+    format : str, optional
+        As ``format=`` of :func:`ambppl.read_annotations`.
+    item : column name, optional
+        The item column of a Parquet file (besides ``"item"``, which is always taken for
+        one).
+
+    Returns
+    -------
+    bool
+        True for a zarr store, and for a Parquet file with the layout ``"counts"`` or whose
+        columns besides the item column are all integers (only its schema is read); False
+        otherwise (a table of answers, a file that is not readable as Parquet, an unknown
+        file type).
+
+    Raises
+    ------
+    ValueError, TypeError
+        For a ``format`` that is not a layout and/or a file type.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "c.parquet"
+    ...     pd.DataFrame({"item": ["a", "b"], "yes": [3, 1], "no": [0, 2]}).to_parquet(path)
+    ...     opens_in_chunks(path), opens_in_chunks(path, "long")
+    (True, False)
+    """
+    path = Path(path)
+    layout, ftype = _told_type(path, format)
+    if ftype == "zarr":
+        return True
+    if ftype != "parquet" or layout in ("long", "wide"):
+        return False
+    if layout == "counts":
+        return True
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, pa.ArrowInvalid):
+        return False  # not readable as one file: the reader's message says why
+    others = [f for f in schema if f.name not in (item, "item", "__index_level_0__")]
+    return bool(others) and all(pa.types.is_integer(f.type) for f in others)
+
+
+def _head_lines(path: Path, n_bytes: int = 8192) -> list[str]:
+    """The first non-empty lines of a text file (decompressed when its first bytes say so;
+    empty for binary or unreadable files)."""
+    try:
+        head, _ = _peek(path, n_bytes)
+    except (OSError, ValueError):
+        return []
+    encoding = next((enc for bom, enc in _BOMS if head.startswith(bom)), None)
+    if encoding is None and b"\x00" in head:
+        return []
+    text = head.decode(encoding or "utf-8", errors="replace")
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[:-1] if len(head) == n_bytes and len(lines) > 1 else lines
+
+
+def _sniff_hint(path: Path, ftype: str | None = None) -> str:
+    """What the first lines of a text file suggest: its separator (unless it is ``ftype``'s),
+    comment lines, no header line."""
+    lines = _head_lines(path)
+    if not lines:
+        return ""
+    hints = []
+    comments = [line for line in lines if line.lstrip()[:1] in ("#", "%")]
+    data = [line for line in lines if line not in comments]
+    if comments and lines[0] in comments:
+        char = lines[0].lstrip()[0]
+        fix = say(f"comment={char!r}", f"--comment {_quote(char)}")
+        hints.append(f"it starts with comment lines: pass {fix}")
+    if data:
+        sep = "\t" if "\t" in data[0] else "," if "," in data[0] else None
+        if sep is not None:
+            kind = "tab-separated" if sep == "\t" else "comma-separated"
+            seen = "tsv" if sep == "\t" else "csv"
+            if seen != ftype:
+                fix = say(f"format={seen!r}", f"--format {seen}")
+                hints.append(f"it looks {kind}: pass {fix}")
+            fields = [f.strip().strip('"') for f in data[0].split(sep)]
+            if all(_is_number_text(f) for f in fields if f):
+                hints.append(
+                    "its first line looks like data, not column names: pass "
+                    + say("header=None", "--no-header")
+                    + " and the columns' 0-based positions ("
+                    + say("item=0, rater=1, label=2", "--item 0 --rater 1 --label 2")
+                    + ", in the file's order)"
+                )
+    return "; " + "; ".join(hints) if hints else ""
+
+
+def _compression(head: bytes) -> str | None:
+    """The compression of a file told by its first bytes (None: not compressed)."""
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    if (
+        head[:3] == b"BZh"
+        and head[3:4] in b"123456789"
+        and head[4:10]
+        in (
+            b"\x31\x41\x59\x26\x53\x59",  # a block
+            b"\x17\x72\x45\x38\x50\x90",  # the end of the stream (an empty file)
+        )
+    ):
+        return "bz2"
+    return None
+
+
+def _peek(path: Path, n_bytes: int = 8192) -> tuple[bytes, str | None]:
+    """The first ``n_bytes`` of a file, decompressed when its first bytes say that it is
+    compressed (gzip, bz2, xz, zip), and that compression (None for a plain file)."""
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+    import zlib
+
+    with path.open("rb") as handle:
+        head = handle.read(n_bytes)
+    kind = _compression(head)
+    if kind is None or kind == "zstd":  # zstd needs the zstandard package: the reader says so
+        return (head if kind is None else b""), kind
+    try:
+        if kind == "zip":
+            with zipfile.ZipFile(path) as archive:
+                names = [n for n in archive.namelist() if not n.endswith("/")]
+                if len(names) != 1:
+                    raise ValueError(
+                        f"{path.name!r} is a zip archive of {len(names)} files; give a zip "
+                        "holding one CSV or TSV file, or that file itself"
+                    )
+                with archive.open(names[0]) as inner:
+                    return inner.read(n_bytes), kind
+        opener = {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}[kind]
+        with opener(path, "rb") as inner:
+            return inner.read(n_bytes), kind
+    except (OSError, EOFError, lzma.LZMAError, zipfile.BadZipFile, zlib.error) as err:
+        raise ValueError(
+            f"{path.name!r} starts like a {kind}-compressed file but does not decompress "
+            f"({_first_line(err)}); check that the file is whole"
+        ) from err
+
+
+def _first_line(err: BaseException) -> str:
+    """The first line of an exception's message (its type when it has none)."""
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    """``"utf-16-le"`` or ``"utf-16-be"`` when the bytes read as UTF-16 text without a
+    byte-order mark (every other byte NUL, as in mostly-ASCII text), else None."""
+    head = head[: len(head) - len(head) % 2]
+    if len(head) < 4:
+        return None
+    even, odd = head[0::2], head[1::2]
+    for encoding, zeros, chars in (("utf-16-le", odd, even), ("utf-16-be", even, odd)):
+        if zeros.count(0) >= 0.9 * len(zeros) and chars.count(0) == 0:
+            try:
+                codecs.getincrementaldecoder(encoding)().decode(head, final=False)
+            except UnicodeDecodeError:
+                return None
+            return encoding
+    return None
+
+
+def _not_encoded(err: UnicodeDecodeError, encoding: str | None) -> str:
+    """What to say about text that does not decode."""
+    byte = err.object[err.start : err.start + 1].hex() if err.object else "?"
+    fix = say("encoding='latin-1'", "--encoding latin-1")
+    if encoding is None or codecs.lookup(encoding).name == "utf-8":
+        return (
+            f"it is not UTF-8 text (its byte 0x{byte} does not decode as UTF-8); if it is "
+            f"Latin-1 or Windows-1252 text pass {fix}, else the encoding it was saved in"
+        )
+    return f"it is not {encoding} text ({_first_line(err)}); pass the encoding it was saved in"
+
+
+def _text_options(path: Path, ftype: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The options that let :func:`pandas.read_csv` read a text file: the compression told
+    by its first bytes (whatever the suffix), the encoding a byte-order mark (UTF-8, UTF-16,
+    UTF-32) or the NUL bytes of UTF-16 text announce; refuses, saying what the file is, a
+    Parquet or ``.npy`` file, binary data, text that is not UTF-8 and JSON."""
+    n_bytes = 8192
+    head, compression = _peek(path, n_bytes)
+    kwargs = dict(kwargs)
+    kwargs.setdefault("compression", compression)
+    if "encoding" in kwargs or not head:
+        return kwargs
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            kwargs["encoding"] = encoding
+            return kwargs
+
+    def refuse(what: str) -> ValueError:
+        return ValueError(f"could not read {path.name!r} as {ftype.upper()}: {what}")
+
+    if head.startswith(b"PAR1"):
+        fix = say("pass format='parquet'", "pass --format parquet")
+        raise refuse(f"it is a Parquet file, not text; {fix} or name it *.parquet")
+    if head.startswith(b"\x93NUMPY"):
+        fix = say("pass format='npy'", "pass --format npy")
+        raise refuse(f"it is a NumPy .npy file (a count matrix), not text; {fix}")
+    if b"\x00" in head:
+        utf16 = _utf16_without_bom(head)
+        if utf16 is not None:
+            kwargs["encoding"] = utf16
+            return kwargs
+        raise refuse(
+            "it is not a text file (it holds binary data: NUL bytes); give the CSV or TSV file "
+            "of answers"
+        )
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=len(head) < n_bytes)
+    except UnicodeDecodeError as err:
+        raise refuse(_not_encoded(err, None)) from None
+    start = text.lstrip()
+    if start.startswith("{") or re.match(r"\[\s*[\[{\"\]]", start):
+        first = start.splitlines()[0].strip() if start else ""
+        lines = ", lines=True" if first.startswith("{") and first.endswith("}") else ""
+        raise refuse(
+            "it holds JSON, which is not read; convert it to a CSV file of answers first, "
+            f"e.g. with pandas: pandas.read_json('{path.name}'{lines}).to_csv('answers.csv', "
+            "index=False)"
+        )
+    return kwargs
 
 
 #: Reader options of text files, with their ``ambppl`` command-line spelling.
