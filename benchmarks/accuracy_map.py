@@ -237,7 +237,8 @@ def print_table(data: dict) -> None:
 
 
 def validate(n_cases: int = 60, n: int = 200_000, seed: int = 11) -> list[tuple]:
-    """Check the rule on random posteriors unlike the map's shapes (README's numbers).
+    """Check the rule on random posteriors unlike the map's shapes (the numbers on
+    docs/maths/closed_forms.md).
 
     ``alpha = Dirichlet(c, ..., c) * alpha_0 + 0.5`` with K uniform on 3..20, alpha_0
     log-uniform on [10, 10^4] and c in {0.3, 1, 3}; each measure, with and without

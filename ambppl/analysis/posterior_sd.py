@@ -672,8 +672,8 @@ def expected_posterior_var(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", sections 2-3 and
-       appendix A (Beta and Dirichlet moments).
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations",
+       sections 2-3 and appendix A (Beta and Dirichlet moments).
 
     Examples
     --------
@@ -758,7 +758,8 @@ def expected_posterior_sd(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", sections 2-3.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations",
+       sections 2-3.
 
     Examples
     --------

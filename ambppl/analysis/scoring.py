@@ -236,7 +236,7 @@ def score(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 3.
     .. [2] Vehtari et al. (2021), "Rank-normalization, folding, and localization", Bayesian
        Analysis 16(2) (MCSE of quantiles).
 

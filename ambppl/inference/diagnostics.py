@@ -1,9 +1,9 @@
 """Vectorized rank-normalized R-hat, bulk ESS and tail ESS (ArviZ 1.3's algorithms).
 
-Private helper of :mod:`ambppl.inference.convergence`. ArviZ (arviz-stats 1.3,
+Private helper of :mod:`ambppl.inference.convergence`. ArviZ (arviz-stats 1.3 [2]_,
 ``arviz_stats/base/diagnostics.py``) computes ``rhat(method="rank")``, ``ess(method="bulk")``
 and ``ess(method="tail")`` one scalar at a time in Python (about 1.5 ms per scalar and
-diagnostic). The functions here run the same algorithms of Vehtari et al. (2021) on all
+diagnostic). The functions here run the same algorithms of Vehtari et al. (2021) [1]_ on all
 scalars of an array ``(chain, draw, *rest)`` at once, in blocks (:data:`BLOCK_ELEMENTS`
 values in flight, shared by :data:`N_THREADS` threads), and return what ArviZ returns to
 rounding (tested to 1e-8 relative against ``arviz.rhat`` / ``arviz.ess`` in

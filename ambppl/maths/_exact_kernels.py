@@ -11,14 +11,14 @@ so with ``y = 1 - a``
     pdf(a) = E[f_V(y / H) / H],   cdf(a) = P(V H >= y) = E[S_V(y / H)],
 
 a one-dimensional integral over ``D`` (paper eq. ``amb_posterior_analytic`` after the change
-of variables ``u = 1 - V``; ERRATA 1 for the lower limit ``max(0, 2a - 1)``). The variable of
+of variables ``u = 1 - V``; :errata:`E1` for the lower limit ``max(0, 2a - 1)``). The variable of
 integration is chosen per measure so that no singularity lies close to (but not on) the
 interval and every end-point singularity is a power of a distance the quadrature supplies:
 
 * amb, ``a > 1/2``: ``r = |pi - 1/2| = sqrt(2a - 1)/2 * sinh(w)``; ``a < 1/2``:
   ``r = sqrt(1 - 2a)/2 * cosh(w)``; ``a = 1/2``: ``r`` itself. This absorbs the
   ``1/sqrt`` singularity of the paper's integrand at ``u = 2a - 1`` and its collision with
-  the ``u**(alpha_cs - 1)`` singularity near ``a = 1/2`` (ERRATA 6).
+  the ``u**(alpha_cs - 1)`` singularity near ``a = 1/2`` (:errata:`E6`).
 * modified and old: ``s = -log H``, so ``V = y * exp(s)`` and ``1 - V = 1 - exp(-(S - s))``
   with ``S = -log y`` taken from the distance to the upper end.
 

@@ -381,7 +381,7 @@ def _band_mass(measure: str, a: np.ndarray, prm: dict) -> np.ndarray:
 
 
 def _abs_centered_mean(a1: np.ndarray, a2: np.ndarray) -> np.ndarray:
-    """``E|2 pi - 1|`` for ``pi ~ Beta(a1, a2)`` (ERRATA 7 with c = 1/2)."""
+    """``E|2 pi - 1|`` for ``pi ~ Beta(a1, a2)`` (:errata:`E7` with c = 1/2)."""
     b = a1 + a2
     mu = a1 / b
     tail = np.exp((1.0 - b) * math.log(2.0) - np.log(b) - _betaln(a1, a2))
@@ -392,7 +392,7 @@ def _old_moments(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean and variance of ``amb_old`` for C = 2: ``1 - V D`` with independent factors.
 
     ``Var(VD) = Var V Var D + Var V (E D)^2 + (E V)^2 Var D`` keeps every term
-    non-negative; ``E D`` from ERRATA 7, ``E D^2 = 4 Var(pi) + (2 E pi - 1)^2``.
+    non-negative; ``E D`` from :errata:`E7`, ``E D^2 = 4 Var(pi) + (2 E pi - 1)^2``.
     """
     a1, a2, c = alpha[..., 0], alpha[..., 1], alpha[..., 2]
     b = a1 + a2
@@ -427,7 +427,7 @@ def _exact_logpdf(measure: str, x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     out[np.isnan(x)] = np.nan
     inside = (x > 0) & (x < 1)
     if measure == "amb":
-        half_inf = inside & (x == 0.5) & (alpha[:, 2] <= 0.5)  # ERRATA 4: infinite at 1/2
+        half_inf = inside & (x == 0.5) & (alpha[:, 2] <= 0.5)  # errata E4: infinite at 1/2
         out[half_inf] = np.inf
         inside &= ~half_inf
     tiny = np.flatnonzero(inside & (x < SMALL_A))
@@ -448,7 +448,7 @@ def _exact_logpdf(measure: str, x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
 
 
 def _logpdf_at_one(measure: str, alpha: np.ndarray) -> np.ndarray:
-    """log pdf at a = 1 (ERRATA 4), one value per alpha row."""
+    """log pdf at a = 1 (:errata:`E4`), one value per alpha row."""
     a1, a2, c = alpha[:, 0], alpha[:, 1], alpha[:, 2]
     b = a1 + a2
     if measure == "amb":

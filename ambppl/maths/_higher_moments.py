@@ -352,7 +352,7 @@ def dirichlet_moments(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.2.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 3.2.
     .. [2] T. J. Dekker, "A floating-point technique for extending the available
        precision", Numer. Math. 18 (1971) 224-242 (double-double products).
 

@@ -19,7 +19,7 @@ to this file) and from a per-row check of the moments the fit does not match
 Where no single (four-parameter) Beta is right: near a two-way tie between the leading
 classes with small minor or can't-solve concentrations the first-order fluctuation of
 ``sum_k p_k^2`` vanishes and the law becomes a chi-square-like part minus Gamma-like parts
-with an interior spike (ERRATA 4), at any alpha_0; these rows fail the moment check and are
+with an interior spike (:errata:`E4`), at any alpha_0; these rows fail the moment check and are
 left to sampling.
 """
 
@@ -404,7 +404,7 @@ def approximate_distribution(
       standardized moments of orders 3-6 are from the exact ones) exceeds
       :data:`MISMATCH_MAX` (0.05 for ``"beta"``, 0.003 for ``"pearson"``) — this rejects
       shapes no Beta has, such as the interior spike of amb near a two-way tie with a rare
-      can't-solve (ERRATA 4), whatever K and alpha_0 are; or
+      can't-solve (:errata:`E4`), whatever K and alpha_0 are; or
     * ``K`` (the length of the alpha vector, can't-solve counted when present) or
       ``alpha_0`` (its sum) lies outside the map: ``K < 3``, ``K > 20``, ``alpha_0 < 1`` or
       ``alpha_0 > 10^4``.
@@ -432,7 +432,7 @@ def approximate_distribution(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.2.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 3.2.
     .. [2] N. L. Johnson, S. Kotz, N. Balakrishnan, *Continuous Univariate Distributions*,
        vol. 2, ch. 25 (four-parameter Beta by moments).
 

@@ -4,7 +4,7 @@ Three estimators (:func:`estimate`):
 
 * ``"plugin"`` -- the measure of the empirical frequencies ``counts / n`` (paper section
   3.3). For ``amb`` it is biased low; its exact mean is :func:`expected_plugin`.
-* ``"less_biased"`` -- ERRATA item 8: replaces ``sum_k p_k^2`` by its unbiased U-statistic
+* ``"less_biased"`` -- :errata:`E8`: replaces ``sum_k p_k^2`` by its unbiased U-statistic
   ``sum_k n_k (n_k - 1) / (m (m - 1))`` (``m`` = proper answers), so the only bias left comes
   from items with a single proper answer: ``-q_cs^(n-1) (amb - q_cs)``
   (:func:`less_biased_bias`). No exactly unbiased estimator exists because ``amb`` is not a
@@ -115,7 +115,7 @@ def _check_sample_size(n: Any) -> np.ndarray:
 
 
 def _less_biased(counts: np.ndarray, idx: int | None, measure: str) -> np.ndarray:
-    # ERRATA 8: a_hat = 1 - sum_k n_k (n_k - 1) / (n (m - 1)) for m >= 2 (1 for m = 0,
+    # errata E8: a_hat = 1 - sum_k n_k (n_k - 1) / (n (m - 1)) for m >= 2 (1 for m = 0,
     # 1 - 1/n for m = 1), written without cancellation as
     # a_hat = n_cs / n + 2 sum_{j<k} n_j n_k / (n (m - 1)), the second term 0 for m <= 1.
     proper, n_cs = _split_last(counts, idx)
@@ -145,8 +145,8 @@ def estimate(
         Answer counts, categories on the last axis (any batch shape of items before it); a
         DataArray has them on ``dim``.
     method : {"plugin", "less_biased", "posterior_mean"}, default "plugin"
-        ``"plugin"`` applies the measure to ``counts / n``; ``"less_biased"`` is ERRATA
-        item 8's estimator (``measure`` "amb" or "modified"); ``"posterior_mean"`` is the
+        ``"plugin"`` applies the measure to ``counts / n``; ``"less_biased"`` is the estimator
+        of :errata:`E8` (``measure`` "amb" or "modified"); ``"posterior_mean"`` is the
         exact mean under ``Dirichlet(counts + prior)``.
     measure : {"amb", "modified", "old", "entropy"}, default "amb"
         Which ambiguity measure.
@@ -185,7 +185,7 @@ def estimate(
     -----
     Plug-in: paper section 3.3, :math:`1 - \sum_k n_k^2 / (n (n - n_{cs}))` for amb.
 
-    Less biased (ERRATA item 8), with :math:`m = n - n_{cs}` proper answers:
+    Less biased (:errata:`E8`), with :math:`m = n - n_{cs}` proper answers:
     :math:`\hat a = 1 - \sum_k n_k(n_k-1) / (n(m-1))` for :math:`m \ge 2`, 1 for
     :math:`m = 0` and :math:`1 - 1/n` for :math:`m = 1`, computed without cancellation as
     :math:`n_{cs}/n + 2\sum_{j<k} n_j n_k / (n(m-1))`. For the modified measure the
@@ -199,7 +199,7 @@ def estimate(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.3.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 3.3.
 
     Examples
     --------
@@ -319,21 +319,21 @@ def plugin_bias(
 
     Notes
     -----
-    Paper appendix (plug-in consistency lemma) and ERRATA item 8:
+    Paper appendix (plug-in consistency lemma) and :errata:`E8`:
     :math:`-\frac{1-q_{cs}^n}{n}\,(1 - \sum_k p_k^2)`, zero iff ``q_cs = 1`` or at most one
-    proper category has mass (ERRATA item 3). Times :math:`C/(C-1)` for the modified measure.
+    proper category has mass (:errata:`E3`). Times :math:`C/(C-1)` for the modified measure.
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.3 and
-       appendix B.1.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations",
+       section 3.3 and appendix B.1.
 
     Examples
     --------
     >>> import ambppl
     >>> round(float(ambppl.plugin_bias([0.5, 0.4, 0.1], 10)), 6)
     -0.049383
-    >>> float(ambppl.plugin_bias([0.5, 0.0, 0.5], 3))  # ERRATA item 3: no bias
+    >>> float(ambppl.plugin_bias([0.5, 0.0, 0.5], 3))  # errata E3: no bias
     0.0
     """
     u, b, gini, nn, factor = _bias_parts(q, n, measure, cant_solve)
@@ -373,7 +373,7 @@ def expected_plugin(
 
     Notes
     -----
-    Paper eq. ``plugin_estimator_mean`` (with ERRATA item 2's corrected intermediate step):
+    Paper eq. ``plugin_estimator_mean`` (with :errata:`E2`'s corrected intermediate step):
 
     .. math:: E\,\mathrm{amb}(\hat q_n) = q_{cs} + (1 - q_{cs})\,G
               - \frac{1 - q_{cs}^n}{n}\,G, \qquad G = 1 - \sum_k p_k^2,
@@ -382,7 +382,7 @@ def expected_plugin(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.3.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 3.3.
 
     Examples
     --------
@@ -398,7 +398,7 @@ def expected_plugin(
 def less_biased_bias(
     q: Any, n: Any, *, measure: str = "amb", cant_solve: int | str | None = "auto"
 ) -> Any:
-    r"""Exact bias of the less-biased estimator (ERRATA item 8) for ``n`` answers from ``q``.
+    r"""Exact bias of the less-biased estimator (:errata:`E8`) for ``n`` answers from ``q``.
 
     Parameters
     ----------
@@ -428,13 +428,14 @@ def less_biased_bias(
 
     Notes
     -----
-    ERRATA item 8: :math:`-q_{cs}^{\,n-1}(\mathrm{amb} - q_{cs})`; the only bias comes from
+    :errata:`E8`: :math:`-q_{cs}^{\,n-1}(\mathrm{amb} - q_{cs})`; the only bias comes from
     samples with exactly one proper answer. Without a can't-solve category it vanishes for
     ``n >= 2``. Times :math:`C/(C-1)` for the modified measure.
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", ERRATA item 8.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations",
+       :errata:`E8`.
 
     Examples
     --------

@@ -3,7 +3,7 @@
 For two proper categories plus "can't solve" (``C = 2``, ``q = (q_1, q_2, q_cs)``) the
 distribution of ``amb(q)``, ``amb_modified(q)`` and ``amb_old(q)`` under
 ``q ~ Dirichlet(alpha)`` is a one-dimensional integral (paper Lemma ``analytic_density``,
-corrected by ERRATA 1); :func:`ambiguity_posterior` evaluates it to near machine precision.
+corrected by :errata:`E1`); :func:`ambiguity_posterior` evaluates it to near machine precision.
 For ``C > 2`` no closed form exists and the same object is served by exact conjugate Monte
 Carlo (Dirichlet draws pushed through the measure); ``.method`` says which route was taken.
 
@@ -422,11 +422,11 @@ def ambiguity_posterior(
     Exact route (C = 2): with ``V = 1 - q_cs ~ Beta(a_1 + a_2, a_cs)`` independent of
     ``pi = q_1 / V ~ Beta(a_1, a_2)`` and ``D = |2 pi - 1|``, each measure is
     ``A = 1 - V H(D)`` with ``H = (1 + D^2)/2`` (amb), ``D^2`` (modified) or ``D`` (old;
-    ERRATA 7). The density is paper eq. ``amb_posterior_analytic`` (Lemma
-    ``analytic_density``) with ERRATA 1's lower limit ``max(0, 2a - 1)``; the CDF is the
+    :errata:`E7`). The density is paper eq. ``amb_posterior_analytic`` (Lemma
+    ``analytic_density``) with :errata:`E1`'s lower limit ``max(0, 2a - 1)``; the CDF is the
     lemma's proof, an integral of regularized incomplete beta functions, so quantiles and
     HDIs are exact up to root finding. Both are computed by tanh-sinh quadrature after a
-    change of variables that removes the ``1/sqrt`` singularities (ERRATA 6), with relative
+    change of variables that removes the ``1/sqrt`` singularities (:errata:`E6`), with relative
     pdf error below 1e-10 and absolute CDF error below 1e-12 against 50-digit mpmath for
     alpha entries in [0.2, 1e4] (``tests/maths/test_exact.py``). Beyond: the first and last 1e-30
     of every integral are added in closed form (a Beta factor with a parameter of 1e-3 has
@@ -436,7 +436,7 @@ def ambiguity_posterior(
     are solved for ``logit(x)`` to 1e-14 of ``x`` and ``1 - x``, and HDI ends move out by
     whole floats until the interval holds its mass (``tests/maths/test_exact_properties.py``:
     entries in [1e-3, 1e6]). At the ends of [0, 1] ``pdf``
-    returns the limits (ERRATA 4: ``inf`` at 1 for "modified"; for "amb" 0 at 1 iff
+    returns the limits (:errata:`E4`: ``inf`` at 1 for "modified"; for "amb" 0 at 1 iff
     ``a_1 + a_2 > 1``, and ``inf`` at 1/2 when ``a_cs <= 1/2``).
 
     Sampling route (C > 2): ``n_draws`` exact Dirichlet draws per distribution; ``cdf``,
@@ -454,8 +454,8 @@ def ambiguity_posterior(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.5 and
-       appendix, Lemma ``analytic_density``.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations",
+       section 3.5 and appendix, Lemma ``analytic_density``.
 
     Examples
     --------

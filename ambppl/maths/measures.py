@@ -345,7 +345,7 @@ def amb[T](
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 2.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 2.
 
     Examples
     --------
@@ -394,7 +394,7 @@ def amb_modified[T](
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 2.2.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 2.2.
 
     Examples
     --------
@@ -442,7 +442,7 @@ def amb_old[T](
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 2.3.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 2.3.
 
     Examples
     --------
@@ -483,7 +483,7 @@ def normalized_entropy[T](
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.1.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 3.1.
 
     Examples
     --------

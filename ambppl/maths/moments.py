@@ -5,7 +5,7 @@ through the dictionaries :data:`_MEANS` and :data:`_VARIANCES`, in the manner of
 ``moments/means.py``. A moment without a closed form here is missing from the dictionary and
 the public function raises :class:`NotImplementedError` for it instead of guessing.
 
-Notation (paper section 3.2, ERRATA): ``alpha = (alpha_1..alpha_C, alpha_cs)``,
+Notation (paper section 3.2; the docs page maths/errata): ``alpha = (alpha_1..alpha_C, alpha_cs)``,
 ``b = sum_k alpha_k`` (proper categories only), ``alpha_0 = b + alpha_cs``. Under the
 Dirichlet, ``u = q_cs ~ Beta(alpha_cs, b)`` is independent of ``p = q_proper / (1 - u) ~
 Dir(alpha_1..alpha_C)``, and with ``S2 = sum_k p_k^2``
@@ -13,7 +13,7 @@ Dir(alpha_1..alpha_C)``, and with ``S2 = sum_k p_k^2``
 * ``amb = 1 - X * S2`` with ``X = 1 - u``,
 * ``amb_modified = 1 - X * Y'`` with ``Y' = (C * S2 - 1) / (C - 1)``.
 
-Numerical stability (ERRATA item 5). The paper's final forms subtract nearly equal numbers:
+Numerical stability (:errata:`E5`). The paper's final forms subtract nearly equal numbers:
 ``Var(amb) = R + (S - 1)(1 - E)^2`` loses about 1e-3 relative accuracy at
 ``alpha = (1e7, 1, 1)`` and ``E(amb) = 1 - ...`` loses everything when one category
 dominates. Every formula below is instead written as a sum of non-negative terms, each of
@@ -272,7 +272,7 @@ def _mean_entropy(block: np.ndarray, idx: int | None) -> np.ndarray:
 
 
 def _mean_old(block: np.ndarray, idx: int | None) -> np.ndarray:
-    # ERRATA item 7 through the tent function g: with o_k = b - alpha_k and c = 1/C,
+    # errata E7 through the tent function g: with o_k = b - alpha_k and c = 1/C,
     # E(amb0) = alpha_cs/alpha_0 + 1/(alpha_0 (C-1)) * sum_k [(C-1) alpha_k I_c(alpha_k+1, o_k)
     #                                                        + o_k (1 - I_c(alpha_k, o_k+1))]
     a, a_cs = split_cant_solve(block, idx)
@@ -384,12 +384,12 @@ def dirichlet_mean(
     * ``"amb"``: paper eq. ``expr_amb_final``,
       :math:`1 - \sum_k \alpha_k(\alpha_k+1) / (\alpha_0 (b + 1))`, evaluated as
       :math:`\alpha_{cs}/\alpha_0 + 2 e_2 / (\alpha_0 (b+1))` with
-      :math:`e_2 = \sum_{j<k}\alpha_j\alpha_k` (no cancellation; ERRATA item 5).
+      :math:`e_2 = \sum_{j<k}\alpha_j\alpha_k` (no cancellation; :errata:`E5`).
     * ``"modified"``: through eq. ``rel_mod_unmod``,
       :math:`\alpha_{cs}/\alpha_0 + \frac{C}{C-1}\, 2 e_2 / (\alpha_0 (b+1))`.
     * ``"entropy"``: section 3.1, :math:`(\psi(\alpha_0+1) - \sum_k \frac{\alpha_k}{\alpha_0}
       \psi(\alpha_k+1)) / \log K` over all ``K`` entries (can't-solve included).
-    * ``"old"``: ERRATA item 7 (Beta marginals and the regularized incomplete beta),
+    * ``"old"``: :errata:`E7` (Beta marginals and the regularized incomplete beta),
       rewritten with the tent function described in the module docstring; with
       ``cant_solve=None``, :math:`b = \alpha_0`.
 
@@ -401,7 +401,8 @@ def dirichlet_mean(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", sections 3.1-3.2.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations",
+       sections 3.1-3.2.
 
     Examples
     --------
@@ -474,7 +475,7 @@ def dirichlet_var(
     Paper eqs. ``expr_amb_var_final`` (amb) and ``var_amb_tilde`` with ``expr_amb_mod_var``
     (modified) give the same values, but the printed form
     :math:`\mathcal R + (\mathcal S - 1)(1 - E)^2` cancels catastrophically for large
-    :math:`\alpha_0` (ERRATA item 5). Here both measures are written as
+    :math:`\alpha_0` (:errata:`E5`). Here both measures are written as
     :math:`1 - X Y` with independent :math:`X = 1 - q_{cs}` and :math:`Y = \sum_k p_k^2`
     (amb) or :math:`Y = (C\sum_k p_k^2 - 1)/(C-1)` (modified), and
 
@@ -495,14 +496,14 @@ def dirichlet_var(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.2.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 3.2.
 
     Examples
     --------
     >>> import ambppl
     >>> round(float(ambppl.dirichlet_var([1.0, 1.0, 1.0])), 10)
     0.0358024691
-    >>> float(ambppl.dirichlet_var([1e7, 1.0, 1.0]))  # ERRATA 5's hard case, exact to 1e-15
+    >>> float(ambppl.dirichlet_var([1e7, 1.0, 1.0]))  # errata E5's hard case, exact to 1e-15
     4.9999934000053416e-14
     """
     if is_dataarray(alpha):

@@ -53,7 +53,7 @@ def build_report(
     ----------
     data : xarray.DataArray, pandas.DataFrame or numpy.ndarray
         Annotations already read, as for :func:`ambppl.fit` (counts; the answers table of
-        :func:`ambppl.read_long` for models of answers such as ``rater_effects``).
+        :func:`ambppl.data.read_long` for models of answers such as ``rater_effects``).
     model : str, default "dirichlet_categorical"
         Catalog model (:func:`ambppl.list_models`).
     method : str, optional

@@ -37,7 +37,7 @@ def plot_posterior_comparison(
 
     Parameters
     ----------
-    counts : sequence of (n_+, n_-, n_cs)
+    counts : sequence of ``(n_+, n_-, n_cs)``
         One row of panels per count vector ("can't solve" last).
     prior : float, default 1.0
         Symmetric Dirichlet prior ``beta``; the posterior is ``Dirichlet(counts + beta)``.
@@ -67,13 +67,13 @@ def plot_posterior_comparison(
     Notes
     -----
     Paper figure ``all_posterior_comparison`` (section 3.5), with the densities computed by
-    :func:`ambppl.ambiguity_posterior` instead of adaptive Simpson (ERRATA 6) and the old
-    measure exact as well (ERRATA 7). Means and variances are closed forms
+    :func:`ambppl.ambiguity_posterior` instead of adaptive Simpson (:errata:`E6`) and the old
+    measure exact as well (:errata:`E7`). Means and variances are closed forms
     (eqs. ``expr_amb_final``, ``expr_amb_var_final``, ``expr_amb_mod_var``).
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.5.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 3.5.
 
     Examples
     --------

@@ -940,8 +940,8 @@ def render_report(
     Sections: data overview; model and prior; convergence (R-hat, ESS, divergences and rank
     plots of the items with the largest R-hat for NUTS, or the statement that the draws are
     exact); agreement of the posterior means with the closed-form means (z-scores against
-    the Monte Carlo standard error ``sd / sqrt(ESS)``, paper section 3 / ERRATA for the
-    moments; :func:`ambppl.validation.check_moments` and
+    the Monte Carlo standard error ``sd / sqrt(ESS)``, paper section 3 and the docs page
+    maths/errata for the moments; :func:`ambppl.validation.check_moments` and
     :func:`ambppl.validation.check_density`); the distribution of item ambiguity; the
     sortable ranked item table; the most ambiguous items with their answer counts; the
     sensitivity to the prior (:func:`ambppl.prior_sensitivity` of the ``top`` items:
@@ -989,7 +989,8 @@ def render_report(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", sections 3-4.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations",
+       sections 3-4.
     .. [2] Vehtari et al. (2021), "Rank-normalization, folding, and localization: an
        improved R-hat for assessing convergence of MCMC", Bayesian Analysis 16(2).
     .. [3] Betancourt (2016), "Diagnosing suboptimal cotangent disintegrations in

@@ -112,8 +112,9 @@ def check_moments(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3 and
-       ERRATA for the moments.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations",
+       section 3, and
+       the documentation page maths/errata (:errata:`E5`, :errata:`E7`) for the moments.
     .. [2] Holm, S. (1979), "A simple sequentially rejective multiple test procedure",
        Scandinavian Journal of Statistics 6(2), 65-70.
     .. [3] Vehtari et al. (2021), "Rank-normalization, folding, and localization: an

@@ -16,7 +16,7 @@ from ambppl.validation.fit_check import FitCheck, check_fit
 
 __all__ = ["validate"]
 
-#: The columns of an answers table (:func:`ambppl.read_long`): one row per answer.
+#: The columns of an answers table (:func:`ambppl.data.read_long`): one row per answer.
 ANSWER_COLUMNS = frozenset({"item", "rater", "label"})
 
 
@@ -47,7 +47,7 @@ def validate(
     ----------
     data : xarray.DataArray, pandas.DataFrame or numpy.ndarray
         Annotations already read, as for :func:`ambppl.fit` (counts; the answers table of
-        :func:`ambppl.read_long` for models of answers such as ``rater_effects``).
+        :func:`ambppl.data.read_long` for models of answers such as ``rater_effects``).
     model : str, default "dirichlet_categorical"
         Catalog model (:func:`ambppl.list_models`).
     method : str, optional

@@ -69,7 +69,7 @@ def check_density(
     With two proper classes and "can't solve", ``V = 1 - q_cs ~ Beta(a_1 + a_2, a_cs)`` is
     independent of ``pi = q_1 / V ~ Beta(a_1, a_2)``, and each measure is ``1 - V H(D)`` with
     ``D = |2 pi - 1|``; :func:`ambppl.ambiguity_posterior` gives its exact CDF (paper,
-    appendix, Lemma ``analytic_density``, with ERRATA 1). Without "can't solve", ``V = 1`` and
+    appendix, Lemma ``analytic_density``, with :errata:`E1`). Without "can't solve", ``V = 1`` and
     the CDF is a difference of regularized incomplete beta functions,
     ``P(D <= d) = I_{(1+d)/2}(a_1, a_2) - I_{(1-d)/2}(a_1, a_2)``, with ``H(D)`` equal to
     ``(1 + D^2) / 2`` (amb), ``D^2`` (modified) or ``D`` (old).
@@ -85,8 +85,8 @@ def check_density(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.5 and
-       appendix.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations",
+       section 3.5 and appendix.
     .. [2] Talts et al. (2018), "Validating Bayesian inference algorithms with
        simulation-based calibration", arXiv:1804.06788 (PIT of posterior draws).
 

@@ -520,7 +520,7 @@ def check_fit(
     - ``predictive``: :func:`check_predictive` (the mixed predictive: do replicated answers
       look like the observed ones?);
     - ``convergence``: after NUTS, the fit's convergence record (R-hat <= 1.01, bulk and
-      tail ESS >= 400, no divergences; :data:`ambppl.CONVERGENCE`).
+      tail ESS >= 400, no divergences; :data:`ambppl.inference.CONVERGENCE`).
 
     A check that does not apply is skipped with the reason. ``ambppl validate FILE`` prints
     the returned :meth:`FitCheck.text` and exits 1 when ``passed`` is False.
@@ -531,7 +531,7 @@ def check_fit(
         A result of :func:`ambppl.fit` (any catalog model and method).
     answers : pandas.DataFrame, optional
         The answers the fit was made from, one row per answer with rater ids (columns
-        ``item``, ``rater``, ``label``: :func:`ambppl.read_long`). Needed only to fit
+        ``item``, ``rater``, ``label``: :func:`ambppl.data.read_long`). Needed only to fit
         ``rater_effects`` with ``compare=True``; without it the suggestion of
         ``rater_effects`` rests on whether the counts were read with rater ids.
     alpha : float, default 0.01
@@ -603,7 +603,7 @@ def check_fit(
     if answers is not None and not isinstance(answers, pd.DataFrame):
         raise TypeError(
             "answers must be a pandas.DataFrame with columns item, rater, label (one row per "
-            f"answer, as ambppl.read_long returns), but got {type(answers).__name__}"
+            f"answer, as ambppl.data.read_long returns), but got {type(answers).__name__}"
         )
     if draws is not None:
         draws = check_positive_int(draws, "draws")

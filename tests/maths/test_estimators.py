@@ -386,9 +386,9 @@ def test_dataarray_keeps_labels_and_dask_stays_lazy(method):
 
 
 def test_cant_solve_anywhere():
-    """The can't-solve column may sit anywhere: README's counts with it first give README's
-    values (reference: the hand-computed [2/3, 0, 1/2] and [19/27, 0, 1] of the README's
-    example, paper eq. plugin_estimator and ERRATA 8)."""
+    """The can't-solve column may sit anywhere: the docs' counts with it first give the docs'
+    values (reference: the hand-computed [2/3, 0, 1/2] and [19/27, 0, 1] of the example on
+    docs/maths/closed_forms.md, paper eq. plugin_estimator and errata E8)."""
     last = np.array([[5, 5, 5], [5, 0, 0], [1, 1, 0]])
     for idx in (0, 1):
         counts = np.roll(last, idx + 1, axis=1)  # can't-solve moved to position idx

@@ -24,7 +24,8 @@ WEATHER_CS = "I can't tell"
 @pytest.fixture(scope="module")
 def weather_flat():
     """The bundled weather tweets under the flat prior: the predictive check fails (the
-    README's measurement: a fifth of answers can't-solve under Dirichlet(1), 5 % observed)."""
+    measurement on docs/topics/validation.md: a fifth of answers can't-solve under
+    Dirichlet(1), 5 % observed)."""
     return ambppl.fit(
         ambppl.read_annotations(example_path("weather_sentiment"), cant_solve=WEATHER_CS),
         draws=1000,
@@ -79,7 +80,7 @@ def test_failures_are_named_with_intervals_meanings_and_models(weather_flat) -> 
     np.testing.assert_array_equal(outside, rows["verdict"] == "FAIL")
     assert ((rows["level"] >= 0.99) & (rows["level"] < 1)).all()
     # the weather tweets agree far more than Dirichlet(1) items, and say "I can't tell" in
-    # 5 % of answers against 1/5 under the prior (README, Validation)
+    # 5 % of answers against 1/5 under the prior (docs/topics/validation.md)
     agree = rows.loc[("mean", "modal_share")]
     assert agree["verdict"] == "FAIL" and agree["observed"] > agree["upper"]
     assert agree["meaning"].startswith("answers agree more than the model predicts")
