@@ -57,6 +57,7 @@ MODELS = {
     "dirichlet_categorical": False,
     "hierarchical_dirichlet": False,
     "rater_effects": True,
+    "dawid_skene": True,
 }
 
 #: Real data sets: file, how to read it (pandas.read_csv keywords), the columns, can't-solve.

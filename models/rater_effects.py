@@ -175,17 +175,19 @@ competing with the chains: computing them there doubled the sampling time.)
 Convergence with the defaults
 -----------------------------
 Measured with ``benchmarks/rater_effects_real.py`` (4 chains x 2000 draws after 1000 tuning
-steps, nutpie, 2 cores, 2026-11-27; the README's "Real-data gallery" has the full table):
-the standard (R-hat <= 1.01, bulk and tail ESS >= 400, no divergences) is met on the weather
-data (1000 items x 20 answers, 261 s), face sentiment (53 s), the two-class Barzan (39 s)
-and product (8315 items x 3 answers, 301 s) data, and the simulated ``two_classes``,
-``three_answers``, ``dominant_rater`` and ``near_identical`` designs. Not met: the
-anesthesia data (5 raters; one divergence, none with ``target_accept=0.9`` or another seed),
-the dog photos and the ``sparse`` design (``sigma_item`` mixes slowly: smallest bulk ESS 165
-and 200 of 8000 draws, R-hat 1.03 and 1.02), the spam data, unanimous on every item
-(more than 900 s; :func:`model` warns before sampling), and the ``many_raters`` design
-(10^4 items x 5 answers from 10^3 raters without rater effects: R-hat 1.012 on
-``sigma_rater``, 535 s).
+steps, nutpie, 2 cores, 2026-11-27; the documentation's benchmarks page has the full table):
+the standard (R-hat <= 1.01, bulk and tail ESS >= 400, no divergences) is met on the
+anesthesia data (5 raters: ``target_accept`` 0.9 for fewer than 10 raters,
+:func:`nuts_defaults`; seeds 1-5), the weather data (1000 items x 20 answers, 261 s), face
+sentiment (53 s), the two-class Barzan (39 s) and product (8315 items x 3 answers, 301 s)
+data, and the simulated ``two_classes``, ``three_answers``, ``dominant_rater``,
+``near_identical`` and ``sparse`` designs (``sparse``: a longer warm-up and more draws for
+designs with many items of one or two answers, :func:`nuts_defaults`; seeds 1-3, 66-72 s).
+Not met: the dog photos (``sigma_item`` mixes slowly: smallest bulk ESS 165 of 8000 draws,
+R-hat 1.03; their items form one cluster per breed, which ``dawid_skene`` models), the spam
+data, unanimous on every item (more than 900 s; :func:`model` warns before sampling), and
+the ``many_raters`` design (10^4 items x 5 answers from 10^3 raters without rater effects:
+R-hat 1.012 on ``sigma_rater``, 535 s).
 
 The model in Stan notation (the textbook coordinates; NUTS samples the coordinates of
 "Sampling", the same distribution)::
@@ -497,6 +499,67 @@ def _tables(codes: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     return item_counts, rater_counts
 
 
+#: ``target_accept`` for designs with fewer than :data:`CENTRED_MIN_RATERS` raters.
+FEW_RATERS_TARGET_ACCEPT = 0.9
+#: A design is *sparse* when at least this share of its items has at most two answers.
+SPARSE_ITEM_SHARE = 0.1
+#: Warm-up and draws for sparse designs (the info record's defaults: 1000 and 2000).
+SPARSE_NUTS = {"tune": 1500, "draws": 3000}
+
+
+def nuts_defaults(answers: Any, **params: Any) -> dict[str, Any]:
+    """NUTS settings that depend on the design, over the info record's ``nuts_defaults``.
+
+    Two rules, each measured with ``benchmarks/rater_effects_real.py`` (2 cores,
+    2026-11-27); ``fit``'s own ``draws=`` and ``sample_kwargs=`` win over both:
+
+    - **Few raters** (fewer than :data:`CENTRED_MIN_RATERS`): the posterior of
+      ``sigma_rater`` is wide and reaches towards 0 (a handful of raters say little about
+      their population's spread), where the step size tuned for the bulk diverges now and
+      then: ``target_accept`` is :data:`FEW_RATERS_TARGET_ACCEPT` (0.8 otherwise, PyMC's and
+      nutpie's default). On the anesthesia data (45 items, 5 raters, ``--seed S``,
+      S = 1..5): divergences 1, 0, 0, 0, 7 at 0.8 and none at 0.9, at about 1.5 times the
+      time (20-30 s against 34-44 s).
+    - **Sparse items** (at least :data:`SPARSE_ITEM_SHARE` of the items with one or two
+      answers): such items pin their own effect weakly, the item scales ``sigma_item`` are
+      learned from the other items and mix slowly, so the warm-up and the draws are
+      :data:`SPARSE_NUTS`. On the ``sparse`` design (600 items, 43 % with at most two
+      answers, 150 one-answer raters, one rater with half of the answers) the defaults gave
+      ``sigma_item`` R-hat 1.022, bulk / tail ESS 200 / 142 (54 s); ``tune=2000`` 413 / 361
+      (60 s); ``tune=1500, draws=3000`` R-hat 1.0045, 766 / 691 (75 s). Centred item or
+      rater effects were far worse (R-hat 1.02-1.07, ESS 39-187). No data set in
+      ``../shared/data`` has such items.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        One row per answer (:func:`ambppl.data.readers.read_long`).
+    **params
+        The model's parameters (unused: the settings depend on the design only).
+
+    Returns
+    -------
+    dict
+        The settings that apply (empty for designs that need neither rule).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from ambppl.data.readers import read_long
+    >>> frame = pd.DataFrame({"item": [1, 1, 2], "rater": ["a", "b", "a"],
+    ...                       "label": ["x", "y", "x"]})
+    >>> nuts_defaults(read_long(frame, item="item", rater="rater", label="label"))
+    {'target_accept': 0.9, 'tune': 1500, 'draws': 3000}
+    """
+    settings: dict[str, Any] = {}
+    if answers["rater"].nunique() < CENTRED_MIN_RATERS:
+        settings["target_accept"] = FEW_RATERS_TARGET_ACCEPT
+    per_item = answers.groupby("item", observed=True, sort=False).size().to_numpy()
+    if np.mean(per_item <= 2) >= SPARSE_ITEM_SHARE:
+        settings.update(SPARSE_NUTS)
+    return settings
+
+
 def centring(answers: Any) -> dict[str, Any]:
     """The default parameterization of the item and rater effects for these answers.
 
@@ -589,10 +652,10 @@ def _warn_if_unanimous(item_counts: np.ndarray) -> None:
     Where every item with two or more answers is unanimous (and there are at least
     :data:`UNANIMOUS_MIN_ITEMS` of them), each item's likelihood is one-sided: the item
     logits and their scale ``sigma_item`` are decided by the priors, and NUTS takes very long
-    trajectories (the spam data of the README's real-data gallery, 5380 unanimous items,
-    ran past 900 s). The count models describe such data (every item's ambiguity is about
-    0). A :class:`ambppl.ConvergenceWarning` without a record: the command line prints it as
-    one ``warning:`` line.
+    trajectories (the spam data of the real-data gallery, docs/benchmarks.md, 5380
+    unanimous items, ran past 900 s). The count models describe such data (every item's
+    ambiguity is about 0). A :class:`ambppl.ConvergenceWarning` without a record: the
+    command line prints it as one ``warning:`` line.
     """
     import warnings
 

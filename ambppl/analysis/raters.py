@@ -24,6 +24,17 @@ RATER_COLUMNS = (
     "label_bias",
 )
 
+#: Columns of :func:`summarize_raters` for a fit of a latent-class model (``dawid_skene``).
+CLASS_RATER_COLUMNS = (
+    "n_answers",
+    "accuracy",
+    "accuracy_lower",
+    "accuracy_upper",
+    "cant_solve_rate",
+    "cant_solve_lower",
+    "cant_solve_upper",
+)
+
 #: Posterior draws processed at once (bounds the memory: draws x answers x categories).
 _BLOCK = 64
 
@@ -36,7 +47,10 @@ def summarize_raters(
     Parameters
     ----------
     result : xarray.DataTree
-        A fit of a rater model (``rater_effects``): posterior ``b`` (rater, category) and
+        A fit of a latent-class model (``dawid_skene``: posterior ``accuracy`` and
+        ``confusion``; the table then has :data:`CLASS_RATER_COLUMNS`, see
+        :func:`_summarize_class_raters`), or of a rater model (``rater_effects``): posterior
+        ``b`` (rater, category) and
         ``eta`` (item, category); ``constant_data`` with ``rater_answers`` and, to compare
         each rater with the typical rater on the items it rated, ``answer_item`` and
         ``answer_rater`` (the item and rater position of every answer).
@@ -111,6 +125,12 @@ def summarize_raters(
             f"result must be the xarray.DataTree of a rater model fit, but got "
             f"{type(result).__name__}"
         )
+    if (
+        "posterior" in result.children
+        and "b" not in result["posterior"].data_vars
+        and {"accuracy", "confusion"} <= set(result["posterior"].data_vars)
+    ):
+        return _summarize_class_raters(result, hdi_prob)
     if "posterior" not in result.children or "b" not in result["posterior"].data_vars:
         raise ValueError(
             "level='rater' needs a fit of a rater model (posterior 'b' with dims rater x "
@@ -164,6 +184,47 @@ def summarize_raters(
     columns["label_bias"] = bias.max(axis=-1).mean(axis=(0, 1))
     table = pd.DataFrame(columns, index=pd.Index(raters, name="rater"))
     table.attrs.update({"level": "rater", "hdi_prob": hdi_prob, "overuse": overuse})
+    return table
+
+
+def _summarize_class_raters(result: Any, hdi_prob: float | None) -> pd.DataFrame:
+    """One row per rater of a latent-class fit (``dawid_skene``): :data:`CLASS_RATER_COLUMNS`.
+
+    ``accuracy`` is the posterior mean of ``sum_k pi_k theta_{rkk}`` (the probability that
+    the rater answers the true class of an item drawn from the population) and
+    ``accuracy_lower`` / ``_upper`` its HDI; ``cant_solve_rate`` the same for
+    ``sum_k pi_k theta_{rk,cs}`` (NaN without a can't-solve category). The per-class rates
+    are the rater's ``confusion`` rows in the posterior.
+    """
+    import arviz as az
+    import arviz_base
+    import pandas as pd
+
+    if hdi_prob is None:
+        hdi_prob = float(arviz_base.rcParams["stats.ci_prob"])
+    hdi_prob = check_prob(hdi_prob, "hdi_prob")
+    post = result["posterior"]
+    raters = post["accuracy"]["rater"].values
+    constant = result["constant_data"] if "constant_data" in result.children else None
+    columns: dict[str, Any] = {
+        "n_answers": (
+            np.asarray(constant["rater_answers"].values, dtype=float)
+            if constant is not None and "rater_answers" in constant.data_vars
+            else np.full(len(raters), np.nan)
+        )
+    }
+    for name, prefix in (("accuracy", "accuracy"), ("cant_solve_rate", "cant_solve")):
+        if name not in post.data_vars:
+            nan = np.full(len(raters), np.nan)
+            columns.update({name: nan, f"{prefix}_lower": nan, f"{prefix}_upper": nan})
+            continue
+        draws = post[name].transpose("chain", "draw", "rater")
+        hdi = az.hdi(draws, prob=hdi_prob, dim=["chain", "draw"]).transpose("rater", "ci_bound")
+        columns[name] = draws.mean(("chain", "draw")).values
+        columns[f"{prefix}_lower"] = hdi.sel(ci_bound="lower").values
+        columns[f"{prefix}_upper"] = hdi.sel(ci_bound="upper").values
+    table = pd.DataFrame(columns, index=pd.Index(raters, name="rater"))
+    table.attrs.update({"level": "rater", "hdi_prob": hdi_prob})
     return table
 
 

@@ -26,6 +26,7 @@ from ambppl.analysis.raters import summarize_raters
 from ambppl.data.contract import refuse_read_options
 from ambppl.inference.catalog import get_model
 from ambppl.inference.diagnostics import diagnose
+from ambppl.inference.fitting import INDEPENDENT_METHODS
 from ambppl.internal.checks import as_float_array, check_option, check_positive_int, check_prob
 from ambppl.internal.resultdata import (
     cant_solve_index,
@@ -34,9 +35,6 @@ from ambppl.internal.resultdata import (
     observed_counts,
 )
 from ambppl.maths.measures import VARIABLES, measure_name
-
-#: ``fit`` methods with independent draws (no ESS / R-hat columns); as ``ambppl.fit``.
-INDEPENDENT_METHODS = ("exact", "empirical_bayes")
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -109,7 +107,10 @@ def summarize(
         ``hdi_upper``, ``p_above``, ``measure`` and ``threshold`` (the same on every row:
         what ``p_above`` is the probability of, so that :func:`select` still reads it after
         ``merge``, ``concat`` or a CSV round trip, which drop ``attrs``) and, when MCMC made
-        the draws, ``ess_bulk`` and ``r_hat``. ``n_answers`` holds integers (int64).
+        the draws, ``ess_bulk`` and ``r_hat``; for a model with a latent true class per
+        item (``dawid_skene``: posterior ``label_prob``), ``label`` (the most probable
+        class), ``label_prob`` (its posterior probability) and ``label_entropy`` (the
+        normalized entropy of the class posterior). ``n_answers`` holds integers (int64).
         ``df.attrs`` holds ``measure``, ``threshold``, ``hdi_prob``, ``method``, ``model``
         and, for a fit of a learned prior with a ``log_prior`` group, ``not_pinned_down``:
         the hyperparameters whose posterior follows their own prior more than the data
@@ -131,9 +132,9 @@ def summarize(
     -----
     ``exact_mean`` / ``exact_sd`` are :func:`ambppl.dirichlet_mean` /
     :func:`ambppl.dirichlet_var` at ``prior + counts`` (paper eqs. ``expr_amb_final`` and
-    ``expr_amb_var_final``; ERRATA item 5 for the variance's conditioning). They are NaN where no
+    ``expr_amb_var_final``; :errata:`E5` for the variance's conditioning). They are NaN where no
     closed form exists (see those functions) and for models whose posterior is not Dirichlet.
-    ``plugin`` and ``less_biased`` are :func:`ambppl.estimate` (paper section 3.3, ERRATA item 8).
+    ``plugin`` and ``less_biased`` are :func:`ambppl.estimate` (paper section 3.3, :errata:`E8`).
     ``sd`` uses ``ddof=1`` like ArviZ; the HDI is :func:`arviz.hdi`, and ESS/R-hat are
     ArviZ's :func:`arviz.ess` (bulk) and :func:`arviz.rhat` (rank-normalized) as
     :mod:`ambppl.inference.diagnostics` computes them: the same algorithms (arviz-stats 1.3),
@@ -143,7 +144,8 @@ def summarize(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", sections 3-4.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations",
+       sections 3-4.
     .. [2] Vehtari et al. (2021), "Rank-normalization, folding, and localization: an improved
        R-hat for assessing convergence of MCMC", Bayesian Analysis 16(2).
 
@@ -209,6 +211,8 @@ def summarize(
         diag = diagnose(draws.values, what=("r_hat", "ess_bulk"))
         columns["ess_bulk"] = diag["ess_bulk"]
         columns["r_hat"] = diag["r_hat"]
+    if "label_prob" in posterior.data_vars:
+        columns.update(_label_columns(posterior["label_prob"], draws["item"].values))
 
     index = pd.Index(draws["item"].values, name="item")
     table = pd.DataFrame(columns, index=index)
@@ -240,6 +244,24 @@ def summarize(
             ],
         }
     return table
+
+
+def _label_columns(label_prob: xr.DataArray, items: Any) -> dict[str, Any]:
+    """A latent-class model's (``dawid_skene``) posterior of each item's true class:
+    ``label`` (the class of largest posterior probability), ``label_prob`` (its
+    probability) and ``label_entropy`` (the normalized entropy of the class posterior
+    ``p(z_i | y)``, the posterior mean of ``label_prob`` over the draws: 0 = the class is
+    certain, 1 = every class equally likely)."""
+    other = next(d for d in label_prob.dims if d not in (*_SAMPLE_DIMS, "item"))
+    prob = label_prob.mean(_SAMPLE_DIMS).transpose("item", other).sel(item=items).values
+    classes = np.asarray(label_prob[other].values, dtype=object)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plogp = np.where(prob > 0, prob * np.log(prob), 0.0)
+    return {
+        "label": classes[prob.argmax(axis=1)],
+        "label_prob": prob.max(axis=1),
+        "label_entropy": -plogp.sum(axis=1) / np.log(prob.shape[1]),
+    }
 
 
 def _draws(posterior: xr.Dataset, measure: str, cs: int | None) -> xr.DataArray:
@@ -354,7 +376,7 @@ def summarize_counts(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 3.
 
     Examples
     --------
@@ -452,7 +474,7 @@ def rank(table: pd.DataFrame, by: str = "mean", ascending: bool = False) -> pd.D
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 5.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 5.
 
     Examples
     --------
@@ -525,7 +547,7 @@ def select(table: pd.DataFrame, rule: str) -> pd.DataFrame:
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 5.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 5.
 
     Examples
     --------
@@ -638,7 +660,7 @@ def stratify(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 5.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 5.
 
     Examples
     --------

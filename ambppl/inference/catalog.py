@@ -15,13 +15,17 @@ method              functions of the model file
 ``exact``           ``concentration(None, n_categories=K, **params)``; ``HYPERPARAMETERS = ()``
 ``collapsed``       ``hyper_model(counts, **params)``, ``concentration(hyper, ...)``
 ``empirical_bayes`` ``empirical_bayes(counts, **params)``, ``concentration(hyper, ...)``
+``laplace``         ``model(counts, **params)`` (mode and Laplace draws of the PyMC program)
 ``nuts``            ``model(counts, **params)`` (always required: the PyMC program)
 =================== ==========================================================================
 
-``HYPERPARAMETERS`` names the posterior variables ``concentration`` reads; ``fit`` computes
-the ``log_likelihood`` group from ``concentration`` (:mod:`ambppl.inference.modeling`). The
-model files import :mod:`ambppl.inference.modeling` and nothing private of ambppl. The catalog
-folder is, in this order of preference:
+Optional in the ``.py`` file: ``nuts_defaults(data, **params)``, NUTS settings that depend on
+the design (a dict with keys from :data:`NUTS_DEFAULT_KEYS`, checked as the record's), which
+update the record's ``nuts_defaults`` (:meth:`ModelEntry.nuts_defaults`; the caller's
+settings still win). ``HYPERPARAMETERS`` names the posterior variables ``concentration``
+reads; ``fit`` computes the ``log_likelihood`` group from ``concentration``
+(:mod:`ambppl.inference.modeling`). The model files import :mod:`ambppl.inference.modeling`
+and nothing private of ambppl. The catalog folder is, in this order of preference:
 
 1. the folder named by the environment variable ``AMBPPL_MODELS`` (for tests and for users
    who keep their own models);
@@ -73,6 +77,7 @@ ROUTE_FUNCTIONS: dict[str, tuple[str, ...]] = {
     "exact": ("concentration",),
     "collapsed": ("hyper_model", "concentration"),
     "empirical_bayes": ("empirical_bayes", "concentration"),
+    "laplace": ("model",),
     "nuts": ("model",),
 }
 
@@ -325,6 +330,36 @@ class ModelEntry:
         """The parameters' defaults from the info record."""
         return {k: v["default"] for k, v in self.info["parameters"].items()}
 
+    def nuts_defaults(self, data: Any, **params: Any) -> dict[str, Any]:
+        """``fit``'s NUTS defaults for ``data``: the info record's ``nuts_defaults``, updated
+        by the file's own ``nuts_defaults(data, **params)`` where it has one (settings that
+        depend on the design, e.g. a higher ``target_accept`` for few raters); both checked.
+
+        Parameters
+        ----------
+        data : object
+            What the model is fitted to (counts, or answers for ``"data": "long"``).
+        **params
+            The model's parameters as given to ``fit``.
+
+        Returns
+        -------
+        dict
+            Keys from ``draws``, ``chains``, ``tune``, ``target_accept``.
+
+        Raises
+        ------
+        ValueError
+            When the file's function returns another key or a value out of range.
+        """
+        own = dict(self.info.get("nuts_defaults", {}))
+        by_design = getattr(self.module, "nuts_defaults", None)
+        if by_design is not None:
+            chosen = by_design(data, **params)
+            _check_nuts_defaults(chosen, f"{self.path.name}: nuts_defaults()")
+            own.update(chosen)
+        return own
+
     def build(self, counts: Any, **prior: Any) -> Any:
         """Build the entry's ``pymc.Model`` for ``counts``.
 
@@ -424,7 +459,8 @@ def list_models(path: str | Path | None = None) -> pd.DataFrame:
 
     References
     ----------
-    ARCHITECTURE.md, "Files": ``models/<name>.py`` and ``models/<name>.json``.
+    The documentation's model catalog (:ref:`model-files`): ``models/<name>.py`` and
+    ``models/<name>.json``.
 
     Examples
     --------
@@ -480,7 +516,8 @@ def get_model(name: str, path: str | Path | None = None) -> ModelEntry:
 
     References
     ----------
-    ARCHITECTURE.md, "Files": ``models/<name>.py`` and ``models/<name>.json``.
+    The documentation's model catalog (:ref:`model-files`): ``models/<name>.py`` and
+    ``models/<name>.json``.
 
     Examples
     --------

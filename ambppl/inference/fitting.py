@@ -11,6 +11,8 @@ the functions of the routes it lists; ``fit`` dispatches on the method:
   exact draw of every ``q_i`` per hyperparameter draw; ``hyper_model`` and ``concentration``.
 - ``empirical_bayes``: the hyperparameters at the maximum of the marginal likelihood, then
   exact draws; ``empirical_bayes`` and ``concentration``.
+- ``laplace``: the posterior mode of the full PyMC program and independent draws of the
+  Laplace approximation around it (:mod:`ambppl.inference.laplace`); ``model``.
 - ``nuts``: NUTS on the full PyMC program; ``model``.
 
 Every route writes the groups ``posterior`` (``q``, the measures, the hyperparameters),
@@ -46,6 +48,7 @@ from ambppl.data.contract import (
 )
 from ambppl.inference.catalog import ModelEntry, get_model, model_parameters
 from ambppl.inference.convergence import CONVERGENCE, ConvergenceWarning, check_convergence
+from ambppl.inference.laplace import laplace_draws
 from ambppl.inference.modeling import log_likelihood
 from ambppl.internal.checks import check_option, check_positive_int
 from ambppl.internal.limits import MEMORY_FRACTION, on_command_line, size
@@ -61,10 +64,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["CONVERGENCE", "ConvergenceWarning", "fit", "fit_with_progress"]
 
 #: ``method=`` values, in the order of preference when a model offers several.
-METHODS = ("exact", "collapsed", "empirical_bayes", "nuts")
+METHODS = ("exact", "collapsed", "empirical_bayes", "laplace", "nuts")
 
 #: Methods whose draws are independent (no MCMC): no ESS / R-hat columns in summaries.
-INDEPENDENT_METHODS = ("exact", "empirical_bayes")
+INDEPENDENT_METHODS = ("exact", "empirical_bayes", "laplace")
 
 #: Methods that run NUTS (and accept ``sampler=`` and ``sample_kwargs=``).
 NUTS_METHODS = ("collapsed", "nuts")
@@ -125,7 +128,7 @@ def fit(
         files with the readers first.
     model : str, default "dirichlet_categorical"
         Name of a model in the catalog (:func:`ambppl.list_models`).
-    method : {"exact", "collapsed", "empirical_bayes", "nuts"}, optional
+    method : {"exact", "collapsed", "empirical_bayes", "laplace", "nuts"}, optional
         One of the model's ``methods`` (its info record; :func:`ambppl.list_models`).
         Default: the model's first method, or ``"nuts"`` when ``sampler`` or
         ``sample_kwargs`` is given and the first method runs no NUTS.
@@ -229,7 +232,7 @@ def fit(
 
     References
     ----------
-    .. [1] "Bayesian inference of ambiguity in categorical annotations", section 3.
+    .. [1] Klugmann and Kondermann, "Quantifying Ambiguity in Categorical Annotations", section 3.
 
     Examples
     --------
@@ -274,7 +277,9 @@ def fit(
         counts = as_counts(data)
     params = model_parameters(entry, kwargs, "fit")
     method = choose_method(entry, method, sampler, sample_kwargs)
-    own = entry.info.get("nuts_defaults", {}) if method in NUTS_METHODS else {}
+    own = (
+        entry.nuts_defaults(answers if long else counts, **params) if method in NUTS_METHODS else {}
+    )
     draws = check_positive_int(own.get("draws", 1000) if draws is None else draws, "draws")
     chains = check_positive_int(own.get("chains", 4) if chains is None else chains, "chains")
     if not isinstance(log_likelihood, bool):
@@ -572,15 +577,43 @@ def _route_nuts(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
     return tree, job.concentration(hyper)
 
 
+def _route_laplace(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
+    """The mode of the full program and Laplace draws around it (the same variables and
+    groups as ``nuts``, without ``sample_stats``); the approximation is named in attrs."""
+    import xarray as xr
+
+    pm_model = job.entry.build(job.counts if job.answers is None else job.answers, **job.params)
+    hyper_names = list(job.entry.hyperparameters)
+    wanted = None if job.names == job.available else [*hyper_names, *job.names]
+    post, constant, info = laplace_draws(
+        pm_model, draws=job.draws, chains=job.chains, rng=job.rng, names=wanted
+    )
+    free = [rv.name for rv in pm_model.free_RVs]
+    if job.names != job.available:
+        post = post[[*dict.fromkeys([*free, *hyper_names, *job.names])]]
+    post.attrs = {**_created(), "sample_dims": ["chain", "draw"], **info}
+    observed = xr.Dataset({"counts": job.counts})
+    observed.attrs = {**_created(), "sample_dims": []}
+    tree = xr.DataTree.from_dict(
+        {"posterior": post, "observed_data": observed, "constant_data": constant}
+    )
+    tree.attrs.update(info)
+    hyper = {name: post[name].values for name in hyper_names} if hyper_names else None
+    return tree, job.concentration(hyper)
+
+
 _ROUTES: dict[str, Callable[[_Job], tuple[Any, np.ndarray]]] = {
     "exact": _route_exact,
     "collapsed": _route_collapsed,
     "empirical_bayes": _route_empirical_bayes,
+    "laplace": _route_laplace,
     "nuts": _route_nuts,
 }
 
 
 def _sampler_name(method: str, tree: xr.DataTree) -> str:
+    if method == "laplace":
+        return "ambppl.inference.laplace"
     if method not in NUTS_METHODS:
         return "numpy.random.Generator.standard_gamma"
     attrs = tree["sample_stats"].attrs if "sample_stats" in tree.children else {}

@@ -10,6 +10,7 @@ import numpy as np
 
 import ambppl.maths.measures as measures
 from ambppl.inference.diagnostics import mcse_mean
+from ambppl.inference.fitting import INDEPENDENT_METHODS
 from ambppl.internal.checks import check_option, check_prob
 from ambppl.internal.resultdata import (
     cant_solve_index,
@@ -22,10 +23,6 @@ from ambppl.maths.measures import VARIABLES
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
-#: ``fit`` methods whose draws are independent by construction; the checks test that claim
-#: (Monte Carlo standard errors ``sd / sqrt(N)``, no thinning) instead of estimating the
-#: autocorrelation from the draws.
-INDEPENDENT_METHODS = ("exact", "empirical_bayes")
 
 #: Fewest draws (chains x draws) a check accepts: below it the normal approximation of the
 #: z-scores and the Monte Carlo standard errors themselves are unreliable.

@@ -240,7 +240,9 @@ def sbc(
     (simulation x answer). The fits get the answers as a long table (``item``, ``rater``,
     ``label``). Ranked: the hyperparameters, ``q``, the measures and the other
     deterministics of the program, per-item and per-rater ones at the ``n_tracked`` tracked
-    items and raters (rows pooled over them).
+    items and raters (rows pooled over them), except those the model file names in
+    ``DATA_DEPENDENT`` (functions of the answers, e.g. ``dawid_skene``'s class posterior,
+    whose value at a prior draw is not a true value).
 
     With NUTS methods every fit's warnings (e.g. ``ConvergenceWarning`` for short chains)
     are counted in ``details["fit_warnings"]`` rather than raised, and PyMC's logging is
@@ -694,10 +696,15 @@ class _LongSimulation:
     def rank_variables(self) -> list[str]:
         """Hyperparameters, ``q``, the measures, then the program's other deterministics."""
 
+        # a model file's DATA_DEPENDENT: deterministics that are functions of the answers
+        # (e.g. dawid_skene's class posterior), which have no true value to rank
+        skip = set(getattr(self.entry.module, "DATA_DEPENDENT", ()))
         order = [*self.entry.hyperparameters, "q", *VARIABLES.values()]
-        names = [n for n in order if n in self.truth.data_vars]
+        names = [n for n in order if n in self.truth.data_vars and n not in skip]
         return names + sorted(
-            n for n in self.deterministics if n in self.truth.data_vars and n not in names
+            n
+            for n in self.deterministics
+            if n in self.truth.data_vars and n not in names and n not in skip
         )
 
     def tracked_posterior(self, tree: Any, names: list[str]) -> Any:

@@ -535,11 +535,16 @@ def test_parameters_of_another_model_are_refused(small_counts):
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"model": "nope"}, ValueError, r"name must be one of \['dirichlet_categorical'"),
+        (
+            {"model": "nope"},
+            ValueError,
+            r"name must be one of \['dawid_skene', 'dirichlet_categorical'",
+        ),
         (
             {"method": "mcmc"},
             ValueError,
-            r"method must be one of 'exact', 'collapsed', 'empirical_bayes', 'nuts', but got "
+            r"method must be one of 'exact', 'collapsed', 'empirical_bayes', 'laplace', 'nuts', "
+            r"but got "
             r"'mcmc'",
         ),
         (

@@ -83,15 +83,83 @@ def nuts_settings(monkeypatch):
     return seen
 
 
+def _many_raters_frame(n_raters: int = 12) -> pd.DataFrame:
+    """Two answers from each of ``n_raters`` raters on three items."""
+    rows = [
+        (f"t{i % 3}", f"r{r}", "pos" if (i + r) % 2 else "neg")
+        for r in range(n_raters)
+        for i in range(2)
+    ]
+    return pd.DataFrame(rows, columns=["task", "worker", "label"])
+
+
 def test_fit_takes_the_models_nuts_defaults(nuts_settings):
+    # 12 raters: the info record's draws and the samplers' own target_accept
+    many = read_long(_many_raters_frame())
+    with pytest.raises(_Sampled):
+        ambppl.fit(many, "rater_effects")
+    assert nuts_settings == {"draws": 2000, "chains": 4, "sample_kwargs": {}}
+    # 5 raters (fewer than CENTRED_MIN_RATERS) and one of 4 items with two answers: the
+    # model file's nuts_defaults() adds target_accept 0.9 and the sparse design's warm-up
+    # and draws (its docstring: measured on the anesthesia data and the sparse design)
     answers = read_long(edge_frame(), cant_solve="?")
     with pytest.raises(_Sampled):
         ambppl.fit(answers, "rater_effects")
-    assert nuts_settings == {"draws": 2000, "chains": 4, "sample_kwargs": {}}
+    assert nuts_settings == {
+        "draws": 3000,
+        "chains": 4,
+        "sample_kwargs": {"target_accept": 0.9, "tune": 1500},
+    }
     # the caller's settings win
     with pytest.raises(_Sampled):
-        ambppl.fit(answers, "rater_effects", draws=30, chains=2, sample_kwargs={"tune": 40})
-    assert nuts_settings == {"draws": 30, "chains": 2, "sample_kwargs": {"tune": 40}}
+        ambppl.fit(
+            answers,
+            "rater_effects",
+            draws=30,
+            chains=2,
+            sample_kwargs={"tune": 40, "target_accept": 0.85},
+        )
+    assert nuts_settings == {
+        "draws": 30,
+        "chains": 2,
+        "sample_kwargs": {"tune": 40, "target_accept": 0.85},
+    }
+
+
+def test_the_few_raters_rule_sits_at_the_centring_threshold(module):
+    limit = module.CENTRED_MIN_RATERS
+    for n_raters, expected in ((limit - 1, {"target_accept": 0.9}), (limit, {})):
+        answers = read_long(_many_raters_frame(n_raters))
+        assert module.nuts_defaults(answers) == expected, n_raters
+
+
+def test_the_sparse_rule_counts_items_with_at_most_two_answers(module):
+    # 20 items of 6 answers from 12 raters, then items with one or two answers added: the
+    # rule applies from a share of SPARSE_ITEM_SHARE (10 %) such items
+    rows = [(f"t{i}", f"r{(i + j) % 12}", "ab"[j % 2]) for i in range(20) for j in range(6)]
+    for n_sparse, expected in ((2, {}), (3, module.SPARSE_NUTS)):
+        extra = [(f"s{i}", f"r{i}", "a") for i in range(n_sparse)]  # one answer each
+        extra[-1:] = [extra[-1], (extra[-1][0], "r11", "b")]  # the last one has two
+        frame = pd.DataFrame(rows + extra, columns=["task", "worker", "label"])
+        share = n_sparse / (20 + n_sparse)
+        assert (share >= module.SPARSE_ITEM_SHARE) == bool(expected), share
+        assert module.nuts_defaults(read_long(frame)) == expected, n_sparse
+
+
+def test_a_models_nuts_defaults_function_is_checked(tmp_path, monkeypatch, nuts_settings):
+    import shutil
+
+    entry = get_model("rater_effects")
+    shutil.copy(entry.path.with_suffix(".json"), tmp_path / "rater_effects.json")
+    source = entry.path.read_text(encoding="utf-8")
+    line = 'settings["target_accept"] = FEW_RATERS_TARGET_ACCEPT'
+    assert source.count(line) == 1
+    (tmp_path / "rater_effects.py").write_text(
+        source.replace(line, 'settings["target_accept"] = 1.5'), encoding="utf-8"
+    )
+    monkeypatch.setenv("AMBPPL_MODELS", str(tmp_path))
+    with pytest.raises(ValueError, match=r"nuts_defaults\(\).*target_accept.*must be a number in"):
+        ambppl.fit(read_long(edge_frame(), cant_solve="?"), "rater_effects")
 
 
 def test_nuts_defaults_of_an_info_record_apply_and_are_checked(
@@ -111,10 +179,13 @@ def test_nuts_defaults_of_an_info_record_apply_and_are_checked(
     monkeypatch.setenv("AMBPPL_MODELS", str(tmp_path))
     with pytest.raises(_Sampled):
         ambppl.fit(read_long(edge_frame(), cant_solve="?"), "rater_effects")
+    # the record's chains, but target_accept, tune and draws from the file's
+    # nuts_defaults() for this 5-rater design with a two-answer item: the rules per design
+    # refine the record
     assert nuts_settings == {
-        "draws": 7,
+        "draws": 3000,
         "chains": 3,
-        "sample_kwargs": {"tune": 11, "target_accept": 0.95},
+        "sample_kwargs": {"tune": 1500, "target_accept": 0.9},
     }
     for bad, match in (
         ({"draw": 7}, r"nuts_defaults, a mapping with keys from \['draws'"),
