@@ -131,4 +131,3 @@ def model(counts: Any, *, prior: Any = 1.0) -> Any:
         )
         add_measures(q, cant_solve=cs)
     return dirichlet_categorical
-
