@@ -29,6 +29,9 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax 3 copied into the site (_static/mathjax): the maths renders offline, and the
+    # browser test checks it renders without fetching anything
+    "sphinx-mathjax-offline",
     "numpydoc",
     "myst_nb",
     "sphinxarg.ext",
@@ -87,6 +90,7 @@ nitpick_ignore_regex = [
 html_theme = "pydata_sphinx_theme"
 html_title = f"ambppl {release}"
 html_static_path = ["_static"]
+html_css_files = ["ambppl.css"]
 html_theme_options = {
     "navigation_with_keys": False,
     "header_links_before_dropdown": 4,

@@ -289,3 +289,14 @@ def test_search_finds_ambiguity_posterior(site, server, browser, tmp_path):
     assert int(found.group(1)) >= 1
     assert "ambppl.ambiguity_posterior.html" in dom  # the API page is among the results
     print(f"search for ambiguity_posterior: {found.group(1)} pages")
+
+
+def test_the_maths_renders_offline(site, server, browser, tmp_path):
+    # MathJax ships inside the site (sphinx-mathjax-offline): the maths page loads nothing
+    # from outside, and MathJax typesets its formulas (mjx-container elements in the DOM)
+    page = site / "maths" / "index.html"
+    remote = re.findall(r'<(?:script|link)[^>]*(?:src|href)="(https?://[^"]+)"', page.read_text())
+    assert remote == [], remote
+    done = _dump(browser, server + _probed(page).relative_to(site).as_posix(), tmp_path)
+    assert _errors(done.stdout) == [] and _uncaught(done.stderr) == []
+    assert done.stdout.count("<mjx-container") >= 5
