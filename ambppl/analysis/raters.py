@@ -213,12 +213,19 @@ def _summarize_class_raters(result: Any, hdi_prob: float | None) -> pd.DataFrame
             else np.full(len(raters), np.nan)
         )
     }
+    sources = {n: post[n] for n in ("accuracy", "cant_solve_rate") if n in post.data_vars}
+    cs_label = result.attrs.get("cant_solve", post.attrs.get("cant_solve"))
+    if "cant_solve_rate" not in sources and cs_label is not None:
+        # not stored (fit's var_names keeps q and the measures besides what the model always
+        # stores): sum_k pi_k theta_{rk,cs} from the stored prevalences and confusion rows
+        confusion = post["confusion"].sel(category=str(cs_label))
+        sources["cant_solve_rate"] = (post["pi"] * confusion).sum("class")
     for name, prefix in (("accuracy", "accuracy"), ("cant_solve_rate", "cant_solve")):
-        if name not in post.data_vars:
+        if name not in sources:
             nan = np.full(len(raters), np.nan)
             columns.update({name: nan, f"{prefix}_lower": nan, f"{prefix}_upper": nan})
             continue
-        draws = post[name].transpose("chain", "draw", "rater")
+        draws = sources[name].transpose("chain", "draw", "rater")
         hdi = az.hdi(draws, prob=hdi_prob, dim=["chain", "draw"]).transpose("rater", "ci_bound")
         columns[name] = draws.mean(("chain", "draw")).values
         columns[f"{prefix}_lower"] = hdi.sel(ci_bound="lower").values

@@ -630,7 +630,10 @@ def _raters(result: Any, hdi_prob: float | None) -> dict[str, Any] | None:
     over them, :func:`ambppl.analysis.raters.summarize_raters`'s ``label_bias``) and its HDI
     (:func:`arviz.hdi` of the same per-draw quantity).
     """
-    if "b" not in result["posterior"].data_vars:
+    post = result["posterior"]
+    if "b" not in post.data_vars and {"accuracy", "confusion"} <= set(post.data_vars):
+        return _class_raters(result, hdi_prob)
+    if "b" not in post.data_vars:
         return None
     import arviz as az
 
@@ -676,6 +679,34 @@ def _raters(result: Any, hdi_prob: float | None) -> dict[str, Any] | None:
         "n_over": int(table["overuses_cant_solve"].sum()),
         "hdi_prob": table.attrs["hdi_prob"],
         "cant_solve": cs is not None,
+        "accuracy": False,
+    }
+
+
+def _class_raters(result: Any, hdi_prob: float | None) -> dict[str, Any]:
+    """The rater section of a latent-class fit (``dawid_skene``): each rater's accuracy (the
+    probability of answering the true class) and can't-solve rate with their HDIs, from
+    :func:`ambppl.analysis.raters.summarize_raters`; least accurate first (whom to check)."""
+    table = summarize_raters(result, hdi_prob=hdi_prob).sort_values("accuracy")
+    rows = [
+        {
+            "rater": rater,
+            "n": row.n_answers,
+            "accuracy": row.accuracy,
+            "lower": row.accuracy_lower,
+            "upper": row.accuracy_upper,
+            "cs_rate": row.cant_solve_rate,
+            "cs_lower": row.cant_solve_lower,
+            "cs_upper": row.cant_solve_upper,
+        }
+        for rater, row in zip(table.index, table.itertuples(index=False), strict=True)
+    ]
+    return {
+        "rows": rows,
+        "n": len(rows),
+        "hdi_prob": table.attrs["hdi_prob"],
+        "cant_solve": bool(table["cant_solve_rate"].notna().any()),
+        "accuracy": True,
     }
 
 

@@ -1,0 +1,68 @@
+"""The report's rater section for a latent-class fit (``dawid_skene``): accuracy and the
+can't-solve rate per rater, as ``summarize(result, level="rater")`` gives them."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ambppl.analysis.raters import summarize_raters
+from ambppl.data import read_long
+from ambppl.inference.fitting import fit
+from ambppl.report import render_report
+
+pytestmark = pytest.mark.slow  # compiles the PyMC program of dawid_skene
+
+
+def _answers() -> pd.DataFrame:
+    """40 items, 6 raters (r0 and r1 reliable, r5 at random, r4 says "cs" often), 5 answers
+    per item; seeded."""
+    rng = np.random.default_rng(26)
+    truth = rng.integers(0, 2, size=40)
+    rows = []
+    for i, z in enumerate(truth):
+        for r in rng.choice(6, size=5, replace=False):
+            if r == 4 and rng.random() < 0.5:
+                label = "cs"
+            elif r == 5 or rng.random() > (0.95 if r < 2 else 0.75):
+                label = "ab"[rng.integers(0, 2)]
+            else:
+                label = "ab"[z]
+            rows.append((f"t{i}", f"r{r}", label))
+    frame = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    return read_long(frame, cant_solve="cs")
+
+
+@pytest.fixture(scope="module")
+def fits() -> tuple:
+    answers = _answers()
+    options = {"method": "laplace", "draws": 200, "chains": 2, "random_seed": 5}
+    return fit(answers, "dawid_skene", **options), fit(
+        answers, "dawid_skene", var_names=["amb"], **options
+    )
+
+
+def test_the_cant_solve_rate_is_derived_where_fit_did_not_store_it(fits) -> None:
+    # the same seed gives the same draws; with var_names=["amb"] cant_solve_rate is not
+    # stored and the rater table computes it from pi and confusion: the same numbers
+    full, lean = fits
+    assert "cant_solve_rate" in full["posterior"] and "cant_solve_rate" not in lean["posterior"]
+    pd.testing.assert_frame_equal(summarize_raters(full), summarize_raters(lean), rtol=1e-12)
+
+
+def test_the_rater_section_lists_accuracy_least_accurate_first(fits) -> None:
+    full, _ = fits
+    page = render_report(full, top=3, random_seed=1)
+    section = page[page.index('<section id="raters">') :]
+    section = section[: section.index("</section>")]
+    assert "least accurate first" in section and "t-solve rate</th>" in section
+    raters = re.findall(r'<td class="id" title="([^"]+)"', section)
+    table = summarize_raters(full)
+    assert raters == list(table.sort_values("accuracy").index)
+    # the planted random rater r5 is judged less accurate than the reliable r0 and r1
+    assert raters.index("r5") < min(raters.index("r0"), raters.index("r1"))
+    # r4 (half of its answers "cs") has the highest can't-solve rate
+    assert table["cant_solve_rate"].idxmax() == "r4"
