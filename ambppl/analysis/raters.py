@@ -1,4 +1,4 @@
-"""``summarize(result, level="rater")``: one row per rater of a rater-effects fit."""
+"""``summarize(result, level="rater")``: one row per rater of a rater-effects or Dawid-Skene fit."""
 
 from __future__ import annotations
 
