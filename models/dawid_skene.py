@@ -239,7 +239,12 @@ from typing import Any
 
 import numpy as np
 
-from ambppl.inference.modeling import add_annotation_data, add_measures
+from ambppl.inference.modeling import (
+    add_annotation_data,
+    add_measures,
+    answer_codes,
+    qmc_normal_nodes,
+)
 
 #: Posterior variables always stored by ``fit`` (``log_likelihood`` reads ``pi`` and
 #: ``confusion``; the rater summary reads ``accuracy`` and ``confusion``).
@@ -275,20 +280,15 @@ LL_CHUNK = 2**22
 
 
 def qmc_nodes(n_nodes: int, dim: int) -> np.ndarray:
-    """Scrambled-Sobol standard normal nodes (``S x dim``, seed :data:`QMC_SEED`).
+    """Scrambled-Sobol standard normal nodes (``S x dim``, seed :data:`QMC_SEED`):
+    :func:`ambppl.inference.modeling.qmc_normal_nodes`.
 
     Examples
     --------
     >>> qmc_nodes(8, 3).shape
     (8, 3)
     """
-    from scipy.stats import norm, qmc
-
-    if isinstance(n_nodes, bool) or not isinstance(n_nodes, int | np.integer) or n_nodes < 1:
-        raise ValueError(f"n_nodes must be a positive integer, but got {n_nodes!r}")
-    sobol = qmc.Sobol(d=dim, scramble=True, rng=np.random.default_rng(QMC_SEED))
-    m = int(np.ceil(np.log2(n_nodes)))
-    return norm.ppf(sobol.random_base2(m)[:n_nodes])
+    return qmc_normal_nodes(n_nodes, dim, QMC_SEED)
 
 
 def population_confusion(beta: Any, sigma: Any, nodes: np.ndarray) -> Any:
@@ -327,59 +327,19 @@ def population_confusion(beta: Any, sigma: Any, nodes: np.ndarray) -> Any:
 
 
 def _codes(answers: Any) -> dict[str, Any]:
-    """Integer codes of the answers' items, raters and categories (checked)."""
-    import pandas as pd
-
-    if not isinstance(answers, pd.DataFrame) or not {"item", "rater", "label"} <= set(answers):
-        raise TypeError(
-            "answers must be a pandas.DataFrame with columns item, rater, label (one row per "
-            f"answer, as ambppl.data.readers.read_long returns), but got {type(answers).__name__}"
-        )
-    label = answers["label"]
-    if not isinstance(label.dtype, pd.CategoricalDtype):
-        raise TypeError(
-            "answers['label'] must be a pandas.Categorical (categories in order, can't-solve "
-            f"last; see ambppl.data.readers.read_long), but got dtype {label.dtype}"
-        )
-    if len(answers) == 0:
-        raise ValueError("answers must have at least one row, but got an empty table")
-    missing = int(answers["rater"].isna().sum())
-    if missing:
-        raise ValueError(
-            "the dawid_skene model needs the rater of every answer, but "
-            f"{missing} of {len(answers)} answers have no rater id; name the rater column "
-            "with rater= (e.g. ambppl.fit(ambppl.data.read_long(data, rater='worker'), "
-            "'dawid_skene')), or use a model of counts such as 'hierarchical_dirichlet'"
-        )
-    if label.isna().any():
-        raise ValueError("answers['label'] must have no missing labels (read_long drops them)")
-    item_code, item_ids = pd.factorize(answers["item"], sort=False)
-    rater_code, rater_ids = pd.factorize(answers["rater"], sort=False)
-    categories = [str(c) for c in label.cat.categories]
-    cs_label = answers.attrs.get("cant_solve")
-    if cs_label is not None and str(cs_label) not in categories:
-        raise ValueError(
-            f"answers.attrs['cant_solve'] must be one of the categories {categories}, but got "
-            f"{cs_label!r}"
-        )
-    cs = None if cs_label is None else categories.index(str(cs_label))
+    """Integer codes of the answers' items, raters and categories (checked,
+    :func:`ambppl.inference.modeling.answer_codes`), with the proper classes and the
+    position of the can't-solve answer."""
+    codes = answer_codes(answers, "dawid_skene")
+    categories, cs_label = codes["categories"], codes["cant_solve"]
+    cs = None if cs_label is None else categories.index(cs_label)
     classes = [c for j, c in enumerate(categories) if j != cs]
     if len(classes) < 2:
         raise ValueError(
             f"answers must have at least 2 categories besides can't-solve, but got {classes}"
         )
-    return {
-        "item": item_code.astype(np.int64),
-        "rater": rater_code.astype(np.int64),
-        "y": label.cat.codes.to_numpy().astype(np.int64),
-        "item_ids": list(item_ids),
-        "rater_ids": list(rater_ids),
-        "categories": categories,
-        "classes": classes,
-        "proper": [j for j in range(len(categories)) if j != cs],
-        "cs": cs,
-        "cant_solve": None if cs_label is None else str(cs_label),
-    }
+    proper = [j for j in range(len(categories)) if j != cs]
+    return {**codes, "classes": classes, "proper": proper, "cs": cs}
 
 
 def _check_positive(**values: Any) -> None:

@@ -265,7 +265,12 @@ from typing import Any
 import numpy as np
 
 from ambppl import amb
-from ambppl.inference.modeling import add_annotation_data, add_measures
+from ambppl.inference.modeling import (
+    add_annotation_data,
+    add_measures,
+    answer_codes,
+    qmc_normal_nodes,
+)
 
 #: Posterior variables always stored by ``fit`` (``log_likelihood`` reads ``eta`` and ``b``).
 HYPERPARAMETERS: tuple[str, ...] = ("mu", "sigma_item", "sigma_rater", "eta", "b")
@@ -286,41 +291,15 @@ QMC_SEED = 20240601
 
 
 def qmc_nodes(n_nodes: int, n_categories: int) -> np.ndarray:
-    """Quasi-Monte Carlo standard normal nodes for the rater-population expectation.
-
-    Parameters
-    ----------
-    n_nodes : int
-        Number of nodes ``S`` (a power of two keeps the Sobol sequence balanced).
-    n_categories : int
-        Dimension ``K``.
-
-    Returns
-    -------
-    numpy.ndarray, shape (S, K)
-        ``Phi^-1`` of the first ``S`` points of a scrambled Sobol sequence (seed
-        :data:`QMC_SEED`).
-
-    Raises
-    ------
-    ValueError
-        If ``n_nodes`` is not a positive integer.
+    """Quasi-Monte Carlo standard normal nodes for the rater-population expectation:
+    :func:`ambppl.inference.modeling.qmc_normal_nodes` with this model's :data:`QMC_SEED`.
 
     Examples
     --------
     >>> qmc_nodes(64, 3).shape
     (64, 3)
     """
-    from scipy.stats import norm, qmc
-
-    if isinstance(n_nodes, bool) or not isinstance(n_nodes, int | np.integer) or n_nodes < 1:
-        raise ValueError(f"n_nodes must be a positive integer, but got {n_nodes!r}")
-    sobol = qmc.Sobol(d=n_categories, scramble=True, rng=np.random.default_rng(QMC_SEED))
-    # random_base2 would insist on a power of two; random(n) warns for other n: draw the next
-    # power of two and keep the first n points.
-    m = int(np.ceil(np.log2(n_nodes)))
-    u = sobol.random_base2(m)[:n_nodes]
-    return norm.ppf(u)
+    return qmc_normal_nodes(n_nodes, n_categories, QMC_SEED)
 
 
 def population_q(eta: Any, sigma_rater: Any, nodes: np.ndarray) -> Any:
@@ -444,50 +423,7 @@ def simulate_answers(eta: Any, b: Any, item: Any, rater: Any, *, rng: Any = None
 
 def _codes(answers: Any) -> dict[str, Any]:
     """Integer codes of the answers' items, raters and categories (checked)."""
-    import pandas as pd
-
-    if not isinstance(answers, pd.DataFrame) or not {"item", "rater", "label"} <= set(answers):
-        raise TypeError(
-            "answers must be a pandas.DataFrame with columns item, rater, label (one row per "
-            f"answer, as ambppl.data.readers.read_long returns), but got {type(answers).__name__}"
-        )
-    label = answers["label"]
-    if not isinstance(label.dtype, pd.CategoricalDtype):
-        raise TypeError(
-            "answers['label'] must be a pandas.Categorical (categories in order, can't-solve "
-            f"last; see ambppl.data.readers.read_long), but got dtype {label.dtype}"
-        )
-    if len(answers) == 0:
-        raise ValueError("answers must have at least one row, but got an empty table")
-    missing = int(answers["rater"].isna().sum())
-    if missing:
-        raise ValueError(
-            "the rater_effects model needs the rater of every answer, but "
-            f"{missing} of {len(answers)} answers have no rater id; name the rater column "
-            "with rater= (e.g. ambppl.fit(ambppl.data.read_long(data, rater='worker'), "
-            "'rater_effects')), or use a "
-            "model of counts such as 'hierarchical_dirichlet'"
-        )
-    if label.isna().any():
-        raise ValueError("answers['label'] must have no missing labels (read_long drops them)")
-    item_code, item_ids = pd.factorize(answers["item"], sort=False)
-    rater_code, rater_ids = pd.factorize(answers["rater"], sort=False)
-    categories = [str(c) for c in label.cat.categories]
-    cs_label = answers.attrs.get("cant_solve")
-    if cs_label is not None and str(cs_label) not in categories:
-        raise ValueError(
-            f"answers.attrs['cant_solve'] must be one of the categories {categories}, but got "
-            f"{cs_label!r}"
-        )
-    return {
-        "item": item_code.astype(np.int64),
-        "rater": rater_code.astype(np.int64),
-        "y": label.cat.codes.to_numpy().astype(np.int64),
-        "item_ids": list(item_ids),
-        "rater_ids": list(rater_ids),
-        "categories": categories,
-        "cant_solve": None if cs_label is None else str(cs_label),
-    }
+    return answer_codes(answers, "rater_effects")
 
 
 def _tables(codes: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -818,7 +754,7 @@ def model(
     --------
     >>> import pandas as pd
     >>> from ambppl.data.readers import read_long
-    >>> answers = read_long(pd.DataFrame({"item": [1, 1, 2], "rater": ["a", "b", "a"],
+    >>> answers = read_long(pd.DataFrame({"task": [1, 1, 2], "worker": ["a", "b", "a"],
     ...                                   "label": ["x", "y", "x"]}))
     >>> m = model(answers)
     >>> sorted(rv.name for rv in m.free_RVs)

@@ -13,6 +13,9 @@ from a plain ``pymc.sample`` can be summarized as one from :func:`ambppl.fit`.
 - :func:`count_statistics` and :func:`dirichlet_multinomial_logp`: the Dirichlet-multinomial
   log likelihood of all items from sufficient statistics, for collapsed models.
 - :func:`log_likelihood`: the per-item, per-draw ``log_likelihood`` group every model writes.
+- :func:`answer_codes` and :func:`qmc_normal_nodes`: for models of individual answers
+  (``rater_effects``, ``dawid_skene``), the answers table as integer codes (checked), and
+  the scrambled-Sobol normal nodes of an expectation over the rater population.
 
 The log likelihood (one meaning in every model)
 -----------------------------------------------
@@ -54,6 +57,7 @@ __all__ = [
     "CountStatistics",
     "add_annotation_data",
     "add_measures",
+    "answer_codes",
     "count_statistics",
     "count_values",
     "dirichlet_multinomial_logp",
@@ -61,6 +65,7 @@ __all__ = [
     "log_pochhammer_excess",
     "model_coords",
     "prior_concentration",
+    "qmc_normal_nodes",
 ]
 
 
@@ -525,3 +530,122 @@ def log_likelihood(counts: Any, concentration: Any) -> np.ndarray:
     table = -log_pochhammer_excess(big_a, uniq)
     out += np.take(table, inverse.reshape(-1), axis=-1)
     return np.take(out, to_item.reshape(-1), axis=-1)
+
+
+def answer_codes(answers: Any, model: str) -> dict[str, Any]:
+    """Integer codes of an answers table's items, raters and categories, checked.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        One row per answer, columns ``item``, ``rater`` and ``label`` (a categorical in the
+        category order), ``attrs["cant_solve"]`` naming the can't-solve label or None: what
+        :func:`ambppl.data.read_long` returns.
+    model : str
+        The model's name, for the messages.
+
+    Returns
+    -------
+    dict
+        ``item``, ``rater``, ``y`` (int64 codes, one per answer; items and raters in order of
+        first appearance), ``item_ids``, ``rater_ids``, ``categories`` (labels as text) and
+        ``cant_solve`` (the label, or None).
+
+    Raises
+    ------
+    TypeError
+        For something other than such a table, or a label column that is not categorical.
+    ValueError
+        For an empty table, answers without a rater id, missing labels, or a can't-solve
+        label that is not a category.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from ambppl.data import read_long
+    >>> frame = pd.DataFrame({"item": [1, 1, 2], "rater": ["a", "b", "a"],
+    ...                       "label": ["x", "y", "x"]})
+    >>> codes = answer_codes(read_long(frame, item="item", rater="rater", label="label"), "m")
+    >>> codes["item"].tolist(), codes["rater"].tolist(), codes["y"].tolist()
+    ([0, 0, 1], [0, 1, 0], [0, 1, 0])
+    """
+    import pandas as pd
+
+    if not isinstance(answers, pd.DataFrame) or not {"item", "rater", "label"} <= set(answers):
+        raise TypeError(
+            "answers must be a pandas.DataFrame with columns item, rater, label (one row per "
+            f"answer, as ambppl.data.readers.read_long returns), but got {type(answers).__name__}"
+        )
+    label = answers["label"]
+    if not isinstance(label.dtype, pd.CategoricalDtype):
+        raise TypeError(
+            "answers['label'] must be a pandas.Categorical (categories in order, can't-solve "
+            f"last; see ambppl.data.readers.read_long), but got dtype {label.dtype}"
+        )
+    if len(answers) == 0:
+        raise ValueError("answers must have at least one row, but got an empty table")
+    missing = int(answers["rater"].isna().sum())
+    if missing:
+        raise ValueError(
+            f"the {model} model needs the rater of every answer, but "
+            f"{missing} of {len(answers)} answers have no rater id; name the rater column "
+            "with rater= (e.g. ambppl.fit(ambppl.data.read_long(data, rater='worker'), "
+            f"'{model}')), or use a model of counts such as 'hierarchical_dirichlet'"
+        )
+    if label.isna().any():
+        raise ValueError("answers['label'] must have no missing labels (read_long drops them)")
+    item_code, item_ids = pd.factorize(answers["item"], sort=False)
+    rater_code, rater_ids = pd.factorize(answers["rater"], sort=False)
+    categories = [str(c) for c in label.cat.categories]
+    cs_label = answers.attrs.get("cant_solve")
+    if cs_label is not None and str(cs_label) not in categories:
+        raise ValueError(
+            f"answers.attrs['cant_solve'] must be one of the categories {categories}, but got "
+            f"{cs_label!r}"
+        )
+    return {
+        "item": item_code.astype(np.int64),
+        "rater": rater_code.astype(np.int64),
+        "y": label.cat.codes.to_numpy().astype(np.int64),
+        "item_ids": list(item_ids),
+        "rater_ids": list(rater_ids),
+        "categories": categories,
+        "cant_solve": None if cs_label is None else str(cs_label),
+    }
+
+
+def qmc_normal_nodes(n_nodes: int, dim: int, seed: int) -> np.ndarray:
+    """Quasi-Monte Carlo standard normal nodes: ``Phi^-1`` of scrambled Sobol points.
+
+    Parameters
+    ----------
+    n_nodes : int
+        Number of nodes ``S`` (a power of two keeps the Sobol sequence balanced).
+    dim : int
+        Dimension of each node.
+    seed : int
+        Seed of the scrambling (fixed per model, so its fits are reproducible).
+
+    Returns
+    -------
+    numpy.ndarray, shape (S, dim)
+        The first ``S`` points of the sequence (the next power of two is drawn and cut:
+        :meth:`scipy.stats.qmc.Sobol.random_base2` takes powers of two only).
+
+    Raises
+    ------
+    ValueError
+        If ``n_nodes`` is not a positive integer.
+
+    Examples
+    --------
+    >>> qmc_normal_nodes(64, 3, seed=1).shape
+    (64, 3)
+    """
+    from scipy.stats import norm, qmc
+
+    if isinstance(n_nodes, bool) or not isinstance(n_nodes, int | np.integer) or n_nodes < 1:
+        raise ValueError(f"n_nodes must be a positive integer, but got {n_nodes!r}")
+    sobol = qmc.Sobol(d=dim, scramble=True, rng=np.random.default_rng(seed))
+    m = int(np.ceil(np.log2(n_nodes)))
+    return norm.ppf(sobol.random_base2(m)[:n_nodes])
