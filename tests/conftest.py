@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,40 @@ REPORT_SECTIONS = (
     "top",
     "sensitivity",
 )
+
+
+#: Headless browsers the browser tests look for (tests/report/test_browser.py,
+#: tests/docs/test_site.py), first found wins.
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+#: Flags for a quiet, offline, throwaway headless session.
+BROWSER_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+    "--enable-logging=stderr",
+    "--v=0",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> str:
+    """Path of a headless Chromium; skips (fails in CI, where .ci/run installs one) where
+    there is none."""
+    for name in BROWSERS:
+        path = shutil.which(name)
+        if path:
+            return path
+    message = (
+        f"no headless browser found (looked for {', '.join(BROWSERS)}); apt-get install chromium"
+    )
+    if IN_CI:
+        pytest.fail(message + " (CI must run the browser tests)")
+    pytest.skip(message)
 
 
 @pytest.fixture

@@ -48,7 +48,6 @@ def laplace_draws(
     chains: int,
     rng: np.random.Generator,
     names: list[str] | None = None,
-    fixed: tuple[str, ...] = (),
     maxiter: int = 10_000,
 ) -> tuple[Any, Any, dict[str, Any]]:
     """Mode, Hessian and Laplace draws of a PyMC model (module docstring).
@@ -63,11 +62,6 @@ def laplace_draws(
         Source of the normal variates.
     names : list of str, optional
         Deterministics to compute (default: all); free variables are always kept.
-    fixed : tuple of str, default ()
-        Free variables held at the mode: the draws are those of the Gaussian approximation
-        of the other variables' conditional posterior given them (the Hessian restricted to
-        the others). For the scales of hierarchical priors, whose joint posterior with the
-        effects they scale is a funnel that no Gaussian describes.
     maxiter : int, default 10000
         L-BFGS iterations at most.
 
@@ -116,24 +110,13 @@ def laplace_draws(
     shapes = [np.shape(start[v.name]) for v in value_vars]
     sizes = [int(np.prod(s)) for s in shapes]
     cuts = np.cumsum([0, *sizes])
-    rv_names = {pm_model.values_to_rvs[v].name for v in value_vars}
-    unknown = sorted(set(fixed) - rv_names)
-    if unknown:
-        raise ValueError(f"fixed must name free variables {sorted(rv_names)}, but got {unknown}")
-    free_mask = np.ones(n, dtype=bool)
-    for j, v in enumerate(value_vars):
-        if pm_model.values_to_rvs[v].name in fixed:
-            free_mask[cuts[j] : cuts[j + 1]] = False
-    moving = np.flatnonzero(free_mask)
-    m = moving.size
-    hess = np.empty((n, m))
-    for col, j in enumerate(moving):
+    hess = np.empty((n, n))
+    for j in range(n):
         h = 1e-5 * max(1.0, abs(mode[j]))
         up, down = mode.copy(), mode.copy()
         up[j] += h
         down[j] -= h
-        hess[:, col] = (negative(up)[1] - negative(down)[1]) / (2.0 * h)
-    hess = hess[moving]
+        hess[:, j] = (negative(up)[1] - negative(down)[1]) / (2.0 * h)
     hess = 0.5 * (hess + hess.T)
     values, vectors = np.linalg.eigh(hess)
     floor = MIN_CURVATURE * max(float(values.max()), 1.0)
@@ -141,8 +124,7 @@ def laplace_draws(
     values = np.maximum(values, floor)
     root = vectors / np.sqrt(values)  # H^{-1/2} up to a rotation: cov = root root'
     total = chains * draws
-    x = np.repeat(mode[None, :], total, axis=0)
-    x[:, moving] += rng.standard_normal((total, m)) @ root.T
+    x = mode[None, :] + rng.standard_normal((total, n)) @ root.T
 
     # every free variable (constrained) and deterministic as a function of the value variables
     as_values = {v.name: v for v in pm_model.unobserved_value_vars}
@@ -193,7 +175,6 @@ def laplace_draws(
         "optimizer_iterations": int(found.nit),
         "optimizer_message": str(found.message),
         "n_parameters": int(n),
-        "fixed_at_mode": ", ".join(fixed) or "none",
         "hessian_clipped": clipped,
     }
     return posterior, constant_data, info

@@ -15,7 +15,6 @@ import html
 import html.parser
 import http.server
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -25,24 +24,11 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from conftest import IN_CI
+from conftest import BROWSER_FLAGS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 BUILD = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-b", "html", "-q"]
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--hide-scrollbars",
-    "--enable-logging=stderr",
-    "--v=0",
-]
 #: An API page the browser test opens: the two-class law, a name of ``ambppl.__all__``.
 API_PAGE = "api/generated/ambppl.ambiguity_posterior.html"
 
@@ -155,19 +141,6 @@ def test_every_internal_link_resolves(site: Path):
 # -- in a browser -------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def browser() -> str:
-    """Path of a headless Chromium; skips (fails in CI) where there is none."""
-    for name in BROWSERS:
-        path = shutil.which(name)
-        if path:
-            return path
-    message = f"no headless browser found (looked for {', '.join(BROWSERS)})"
-    if IN_CI:
-        pytest.fail(message + " (CI must run the browser tests)")
-    pytest.skip(message + "; apt-get install chromium")
-
-
 #: Put first in a copy of a page: records console.error and console.warn calls, uncaught
 #: errors and resources that failed to load in an attribute of <html> that the test reads
 #: back (Chromium's own log gives every console message the same level, INFO).
@@ -237,7 +210,7 @@ def _dump(browser: str, url: str, tmp: Path) -> subprocess.CompletedProcess[str]
     done = subprocess.run(
         [
             browser,
-            *FLAGS,
+            *BROWSER_FLAGS,
             f"--user-data-dir={profile}",
             "--virtual-time-budget=10000",
             "--dump-dom",

@@ -34,7 +34,7 @@ def test_the_draws_of_a_gaussian_joint_are_that_gaussian():
     x = post["x"].values.ravel()
     y = post["y"].values.ravel()
     assert info["optimizer_converged"] and info["hessian_clipped"] == 0
-    assert info["fixed_at_mode"] == "none" and info["n_parameters"] == 2
+    assert info["n_parameters"] == 2
     assert post["x"].dims == ("chain", "draw") and post["x"].shape == (CHAINS, DRAWS)
     for draws, mean, sd in ((x, 1.0, 1.0), (y, 1.0, np.sqrt(1.25))):
         assert abs(draws.mean() - mean) < 5.0 * sd / np.sqrt(N)
@@ -42,23 +42,3 @@ def test_the_draws_of_a_gaussian_joint_are_that_gaussian():
     # the correlation 1 / sqrt(1.25); its standard error (1 - rho^2) / sqrt(N)
     rho = 1.0 / np.sqrt(1.25)
     assert abs(np.corrcoef(x, y)[0, 1] - rho) < 5.0 * (1.0 - rho**2) / np.sqrt(N)
-
-
-def test_a_fixed_variable_stays_at_the_mode_and_the_others_are_conditional():
-    # fixed=("x",): x is held at its mode 1 and y is drawn from N(1, 0.5), its conditional
-    # given x = 1 (the Hessian restricted to y), not from its marginal N(1, 1.25)
-    post, _, info = laplace_draws(
-        _chain_model(), draws=DRAWS, chains=CHAINS, rng=np.random.default_rng(4), fixed=("x",)
-    )
-    assert info["fixed_at_mode"] == "x"
-    np.testing.assert_allclose(post["x"].values, 1.0, atol=1e-6)
-    y = post["y"].values.ravel()
-    assert abs(y.mean() - 1.0) < 5.0 * 0.5 / np.sqrt(N)
-    assert abs(y.std() - 0.5) < _sd_tolerance(0.5)
-
-
-def test_fixed_must_name_free_variables():
-    with pytest.raises(ValueError, match=r"fixed must name free variables \['x', 'y'\], but got"):
-        laplace_draws(
-            _chain_model(), draws=10, chains=1, rng=np.random.default_rng(0), fixed=("z",)
-        )

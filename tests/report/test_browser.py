@@ -9,7 +9,6 @@ missing browser is a failure.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from urllib.parse import unquote
@@ -17,7 +16,7 @@ from urllib.parse import unquote
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import IN_CI, REPORT_SECTIONS
+from conftest import BROWSER_FLAGS, REPORT_SECTIONS
 
 from ambppl.cli import main
 
@@ -25,21 +24,6 @@ from ambppl.cli import main
 EVIL_LABEL = "<script>alert(1)</script>"
 EVIL_ITEM = "<img src=x onerror=alert(2)>"
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-
-#: Flags for a quiet, offline, throwaway headless session.
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--hide-scrollbars",
-    "--enable-logging=stderr",
-    "--v=0",
-]
 
 #: Appended to a copy of the report: click the "mean" header twice (descending, then
 #: ascending) and record the resulting column in the DOM for the test to read back.
@@ -65,25 +49,10 @@ SORT_PROBE = """
 """
 
 
-@pytest.fixture(scope="module")
-def browser() -> str:
-    """Path of a headless Chromium; skips (fails in CI) where there is none."""
-    for name in BROWSERS:
-        path = shutil.which(name)
-        if path:
-            return path
-    message = (
-        f"no headless browser found (looked for {', '.join(BROWSERS)}); apt-get install chromium"
-    )
-    if IN_CI:
-        pytest.fail(message + " (CI must run the browser tests)")
-    pytest.skip(message)
-
-
 def _run(browser: str, page: Path, tmp: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     profile = tmp / f"profile-{len(list(tmp.iterdir()))}"
     done = subprocess.run(
-        [browser, *FLAGS, f"--user-data-dir={profile}", *extra, page.as_uri()],
+        [browser, *BROWSER_FLAGS, f"--user-data-dir={profile}", *extra, page.as_uri()],
         capture_output=True,
         text=True,
         timeout=120,
