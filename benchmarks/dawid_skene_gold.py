@@ -1,17 +1,34 @@
-"""Dawid-Skene labels against gold: ambppl's ``dawid_skene`` (NUTS, Laplace) vs majority vote
-vs crowd-kit's DawidSkene, on every shared data set with gold labels.
+"""Dawid-Skene labels against gold: ambppl's ``dawid_skene`` (NUTS, Laplace, the posterior
+mode) vs majority vote vs crowd-kit's DawidSkene, on every shared data set with gold labels.
 
-Per (data set, method): label accuracy on the gold items, wall time (compilation included),
-and for NUTS the convergence record (worst R-hat, smallest bulk / tail ESS, divergences).
+Per (data set, method):
+
+* label accuracy on the gold items;
+* calibration of the label probability (the largest class posterior, ``label_prob``; for
+  crowd-kit its ``probas_``) against gold: a reliability table (10 equal bins of the
+  probability from 1/K to 1: items, mean probability, share right) and the expected
+  calibration error ``ECE = sum_b (n_b / n) |share right_b - mean prob_b|``;
+* rater accuracy against gold: Spearman's rank correlation, over the raters with at least
+  :data:`MIN_GOLD_ANSWERS` answers on gold items, of each method's rater accuracy (ambppl:
+  the posterior mean of ``accuracy``; crowd-kit: ``sum_k prior_k errors_[worker][k, k]``) with
+  the rater's share of right answers on the gold items;
+* wall time: ``fit_s`` is ``ambppl.fit`` (compilation included) from the answers table
+  (``read_long`` apart); for ``map`` and crowd-kit's ``fit_predict`` the best of
+  :data:`REPEATS` calls in one process (the first pays one-off imports), the same rule for
+  both; and for NUTS the convergence record (worst R-hat, smallest bulk / tail ESS,
+  divergences).
+
 Majority vote breaks ties at random (seeded) and counts a tie's expected accuracy as the
 share of tied labels that are right (``mv_expected``); ``mv_first`` breaks ties by the first
 label. crowd-kit is not a dependency of ambppl: where ``/tmp/ck/bin/python`` exists (a venv
-with ``pip install crowd-kit``) its DawidSkene runs there by subprocess, else the row says so.
+with ``pip install crowd-kit``) its DawidSkene (100 EM iterations) runs there by subprocess,
+else the row says so.
 
 Run::
 
     .venv/bin/python benchmarks/dawid_skene_gold.py                     # every set with gold
     .venv/bin/python benchmarks/dawid_skene_gold.py --data face_sentiment --methods nuts
+    .venv/bin/python benchmarks/dawid_skene_gold.py --methods map,crowdkit   # speed only
 """
 
 from __future__ import annotations
@@ -82,59 +99,104 @@ def majority(frame: Any, gold: Any, seed: int = 0) -> dict[str, float]:
     return {"mv_random": random, "mv_expected": expected, "mv_first": first}
 
 
-def ambppl_labels(frame: Any, method: str, seed: int = 1) -> tuple[Any, dict[str, Any]]:
-    """Fit dawid_skene with its defaults; the labels (posterior-mean class probabilities)."""
+#: Raters with fewer answers on gold items are left out of the rank correlation.
+MIN_GOLD_ANSWERS = 5
+
+#: Calls of the fast methods (``map``, crowd-kit) timed; the best is reported.
+REPEATS = 3
+
+#: Equal-width bins of the reliability table.
+BINS = 10
+
+
+def ambppl_fit(frame: Any, method: str, seed: int = 1) -> dict[str, Any]:
+    """Fit dawid_skene with its defaults: labels, label probabilities, rater accuracies,
+    the wall time of ``fit`` and, after NUTS, the convergence record."""
+    import pandas as pd
+
     import ambppl
     from ambppl.data.readers import read_long
 
-    start = time.perf_counter()
     answers = read_long(frame, item="question", rater="worker", label="answer")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
-        result = ambppl.fit(answers, "dawid_skene", method=method, random_seed=seed)
-    wall = time.perf_counter() - start
-    prob = result["posterior"]["label_prob"].mean(("chain", "draw"))
-    labels = prob["class"].values[prob.values.argmax(axis=1)]
-    out: dict[str, Any] = {"wall_s": wall}
+    walls = []
+    for _ in range(REPEATS if method == "map" else 1):
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
+            result = ambppl.fit(answers, "dawid_skene", method=method, random_seed=seed)
+        walls.append(time.perf_counter() - start)
+    post = result["posterior"]
+    prob = post["label_prob"].mean(("chain", "draw")).transpose("item", "class")
+    items = [str(i) for i in prob["item"].values]
+    out: dict[str, Any] = {
+        "labels": pd.Series(prob["class"].values[prob.values.argmax(axis=1)], index=items),
+        "label_prob": pd.Series(prob.values.max(axis=1), index=items),
+        "n_classes": prob.sizes["class"],
+        "rater_accuracy": pd.Series(
+            post["accuracy"].mean(("chain", "draw")).values,
+            index=[str(r) for r in post["rater"].values],
+        ),
+        "info": {"fit_s": min(walls)},
+    }
     if "convergence" in result.attrs:
         record = json.loads(result.attrs["convergence"])
-        out.update({k: record.get(k) for k in ("r_hat", "ess_bulk", "ess_tail", "divergences")})
-    import pandas as pd
-
-    return pd.Series(labels, index=[str(i) for i in prob["item"].values]), out
+        keys = ("r_hat", "ess_bulk", "ess_tail", "divergences")
+        out["info"].update({k: record.get(k) for k in keys})
+    return out
 
 
 CROWDKIT_SCRIPT = """
-import sys, time, pandas as pd
+import json, sys, time, pandas as pd
 from crowdkit.aggregation import DawidSkene
 df = pd.read_csv(sys.argv[1], dtype=str, keep_default_na=False)
 df = df.rename(columns={"question": "task", "answer": "label"})
-t = time.perf_counter()
-labels = DawidSkene(n_iter=100).fit_predict(df)
-print(time.perf_counter() - t)
-labels.to_csv(sys.argv[2])
+walls = []
+for _ in range(int(sys.argv[3])):
+    t = time.perf_counter()
+    ds = DawidSkene(n_iter=100)
+    labels = ds.fit_predict(df)
+    walls.append(time.perf_counter() - t)
+probas = ds.probas_
+out = pd.DataFrame({"label": labels, "label_prob": probas.max(axis=1)})
+out.index.name = "task"
+out.to_csv(sys.argv[2])
+acc = {}
+for worker, matrix in ds.errors_.groupby(level="worker"):
+    m = matrix.droplevel("worker")
+    acc[str(worker)] = float(sum(ds.priors_[k] * m.loc[k, k] for k in ds.priors_.index
+                                 if k in m.index and k in m.columns))
+print(json.dumps({"wall_s": min(walls), "rater_accuracy": acc,
+                  "n_classes": int(probas.shape[1])}))
 """
 
 
-def crowdkit_labels(frame: Any) -> tuple[Any, dict[str, Any]]:
+def crowdkit_fit(frame: Any) -> dict[str, Any] | None:
     """crowd-kit's DawidSkene (100 EM iterations) in its own venv, by subprocess."""
     import pandas as pd
 
     if not CROWDKIT_PYTHON.exists():
-        return None, {"note": f"{CROWDKIT_PYTHON} missing (pip install crowd-kit there)"}
+        return {"info": {"note": f"{CROWDKIT_PYTHON} missing (pip install crowd-kit there)"}}
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = Path(tmp) / "answers.csv", Path(tmp) / "labels.csv"
         frame.to_csv(src, index=False)
         done = subprocess.run(
-            [str(CROWDKIT_PYTHON), "-c", CROWDKIT_SCRIPT, str(src), str(dst)],
+            [str(CROWDKIT_PYTHON), "-c", CROWDKIT_SCRIPT, str(src), str(dst), str(REPEATS)],
             capture_output=True,
             text=True,
             check=False,
         )
         if done.returncode:
-            return None, {"note": done.stderr.strip().splitlines()[-1][:120]}
-        labels = pd.read_csv(dst, dtype=str, keep_default_na=False).set_index("task").iloc[:, 0]
-    return labels, {"wall_s": float(done.stdout.strip().splitlines()[-1])}
+            return {"info": {"note": done.stderr.strip().splitlines()[-1][:120]}}
+        table = pd.read_csv(dst, dtype={"task": str, "label": str}, keep_default_na=False)
+        table = table.set_index("task")
+    record = json.loads(done.stdout.strip().splitlines()[-1])
+    return {
+        "labels": table["label"],
+        "label_prob": table["label_prob"].astype(float),
+        "n_classes": record["n_classes"],
+        "rater_accuracy": pd.Series(record["rater_accuracy"]),
+        "info": {"fit_s": record["wall_s"]},
+    }
 
 
 def accuracy(labels: Any, gold: Any) -> float:
@@ -142,17 +204,53 @@ def accuracy(labels: Any, gold: Any) -> float:
     return float((labels.loc[common].astype(str) == gold.loc[common].astype(str)).mean())
 
 
+def reliability(labels: Any, prob: Any, gold: Any, n_classes: int) -> dict[str, Any]:
+    """Reliability table and expected calibration error of ``prob`` (the probability of the
+    chosen label) against gold, in :data:`BINS` equal bins from 1/K to 1."""
+    common = gold.index.intersection(labels.index)
+    right = (labels.loc[common].astype(str) == gold.loc[common].astype(str)).to_numpy()
+    p = prob.loc[common].to_numpy(dtype=float)
+    edges = np.linspace(1.0 / n_classes, 1.0, BINS + 1)
+    which = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, BINS - 1)
+    rows, ece = [], 0.0
+    for b in range(BINS):
+        inside = which == b
+        if not inside.any():
+            continue
+        mean_p, share = float(p[inside].mean()), float(right[inside].mean())
+        ece += inside.mean() * abs(share - mean_p)
+        rows.append([round(edges[b], 3), int(inside.sum()), round(mean_p, 3), round(share, 3)])
+    return {"ece": float(ece), "reliability": rows}
+
+
+def gold_rater_accuracy(frame: Any, gold: Any) -> Any:
+    """Each rater's share of right answers on the gold items (raters with at least
+    :data:`MIN_GOLD_ANSWERS` of them)."""
+    on_gold = frame[frame["question"].isin(gold.index)]
+    right = on_gold["answer"].to_numpy() == gold.loc[on_gold["question"]].to_numpy()
+    by = on_gold.assign(right=right).groupby("worker")["right"]
+    table = by.agg(["mean", "size"])
+    return table.loc[table["size"] >= MIN_GOLD_ANSWERS, "mean"]
+
+
 def run(name: str, methods: list[str]) -> list[dict[str, Any]]:
+    from scipy.stats import spearmanr
+
     frame, gold = load(name)
     rows: list[dict[str, Any]] = [{"data": name, "method": "majority", **majority(frame, gold)}]
+    truth_acc = gold_rater_accuracy(frame, gold)
     for method in methods:
-        if method == "crowdkit":
-            labels, info = crowdkit_labels(frame)
-        else:
-            labels, info = ambppl_labels(frame, method)
-        row = {"data": name, "method": method, **info}
-        if labels is not None:
-            row["accuracy"] = accuracy(labels, gold)
+        got = crowdkit_fit(frame) if method == "crowdkit" else ambppl_fit(frame, method)
+        row = {"data": name, "method": method, **got["info"]}
+        if "labels" in got:
+            row["accuracy"] = accuracy(got["labels"], gold)
+            row.update(reliability(got["labels"], got["label_prob"], gold, got["n_classes"]))
+            est = got["rater_accuracy"]
+            common = truth_acc.index.intersection(est.index)
+            row["n_raters_gold"] = len(common)
+            if len(common) >= 3:
+                rho = spearmanr(est.loc[common], truth_acc.loc[common]).statistic
+                row["rater_spearman"] = float(rho)
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
@@ -161,7 +259,7 @@ def run(name: str, methods: list[str]) -> list[dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=",".join(GOLD))
-    parser.add_argument("--methods", default="nuts,laplace,crowdkit")
+    parser.add_argument("--methods", default="nuts,laplace,map,crowdkit")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     rows = []

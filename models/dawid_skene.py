@@ -140,7 +140,22 @@ only), ``sigma_rater`` and ``e`` (class, rater, category; two raters or more).
 Log likelihood (``log_likelihood`` group): :func:`log_likelihood` gives ``log p(y_i | pi,
 theta)`` with ``z_i`` summed out: the probability of the item's answer *sequence* given the
 population and the raters, the item's own parameter integrated out, as in the Dirichlet
-models (no multinomial coefficient), so ``elpd`` is comparable with theirs.
+models (no multinomial coefficient), so ``elpd`` is comparable with theirs. Leave-one-item-out
+on that footing (``benchmarks/loo_models.py``: each model with its defaults, ``rater_effects``
+with ``eta_i`` integrated out; ``ambppl.compare``'s elpd difference to the best, +- its se,
+2026-11-27)::
+
+    data (items)      dawid_skene   rater_effects   hierarchical_dirichlet   dirichlet_categorical
+    face (584)        -220 +- 29    best            -570 +- 35               -1050 +- 39
+    anesthesia (45)   best          -10 +- 6        -20 +- 7                 -80 +- 10
+    Barzan (1000)     best          -10 +- 13       -300 +- 26               -540 +- 28
+
+The raters' identities pay: on face and Barzan both models of answers beat both models of
+counts by 290 nats or more. Between the two, the data decide: on face an item's answers
+spread more than one true class and the raters' confusion rows allow (``rater_effects``
+gives each item its own answer distribution), on anesthesia and Barzan one true class per
+item predicts as well or better. Pareto k > 0.7 for at most 2 items of any ``dawid_skene``
+fit.
 
 The model in Stan notation::
 
@@ -189,17 +204,24 @@ The model in Stan notation::
 Sampling
 --------
 NUTS (nutpie) samples ``pi``, ``diag_gap``, ``beta_off``, ``sigma_rater`` and the
-non-centred ``e``; every deterministic is computed afterwards per kept draw. Measured with
-the defaults (4 chains x 1000 draws after 1000 tuning steps, 2 shared cores, 2026-11-27,
-``benchmarks/dawid_skene_gold.py``; wall time includes compilation): the convergence
-standard (R-hat <= 1.01, bulk and tail ESS >= 400, no divergences) is met on the dog
-photos (8070 answers, 127 s; R-hat 1.007, ESS 725 / 489) and the Barzan data (5000
-answers, R-hat 1.008); face sentiment (5242 answers, 60-100 s) reached R-hat 1.006-1.011
-over four runs (bulk ESS >= 575; one of the four at 1.011 misses the standard); a second dog
-run gave R-hat 1.008, ESS 751 / 573 (89 s); not met on the product data (24945 answers, 3 per item,
-176 raters: R-hat 1.044 and bulk ESS 153 on ``diag_gap`` and ``sigma_rater`` of the common
-class, 104-190 s; the labels of the four chains agree; ``tune=2000`` does not help: R-hat
-1.043) and on the spam data (unanimous items: 14 divergences, R-hat 1.006). The product
+non-centred ``e``; every deterministic is computed afterwards per kept draw. The defaults are
+4 chains x 2000 draws after 1000 tuning steps (the info record), with :func:`nuts_defaults`'
+rules per design (``target_accept`` 0.9 below 10 raters, 3000 draws where the median item has
+at most three answers). 2000 draws rather than 1000 because the standard (R-hat <= 1.01,
+bulk and tail ESS >= 400, no divergences) is checked on every stored variable, thousands of
+per-item quantities among them: with 1000 draws the face data's largest R-hat was
+1.006-1.012 over five runs (a label probability or ``sigma_rater``), with 2000 it was
+1.0034-1.0044 over three seeds (bulk ESS >= 1183, 28-34 s). The real-data gallery with these
+defaults (``benchmarks/gallery.py --models dawid_skene``, 2 shared cores, 2026-11-27; wall
+time includes compilation; docs/benchmarks.md has the table) meets the standard on the
+weather (20000 answers, 148 s), anesthesia (22 s), dog (67 s), face (42 s) and Barzan (44 s)
+data and on the stress designs ``two_classes``, ``three_answers``, ``many_raters`` (756 s
+for 50000 answers, 13.2 GB), ``dominant_rater`` and ``near_identical``; not on the spam data
+(every item unanimous: 30 divergences, :func:`_warn_if_unanimous`) nor, with 2000 draws, on
+the product data (24945 answers, 3 per item, 176 raters: R-hat 1.013 on ``diag_gap``, bulk
+ESS 342, 197 s; 1.044 with 1000 draws; ``tune=2000`` does not help), which the 3000 draws of
+the few-answers rule bring to R-hat 1.0094 and 1.0083 (seeds 1 and 2; bulk ESS 489 and
+454; 172 and 183 s). The product
 data have four raters with 1300-2900 answers each (median 32): their ``e_rk`` are pinned by
 the data, so ``sigma_k`` can move only with them (the non-centred funnel), and the slowest
 quantities after ``diag_gap`` are those raters' ``e``. The remedy ``rater_effects`` uses,
@@ -213,24 +235,70 @@ thresholds and per-class splits gave 1.022-1.58. ``centred=True`` (free
 ``sigma_rater`` worse on the face (1.012, ESS 304) and dog (1.027, ESS 178) data, whose
 raters with few answers make a funnel: non-centred is the default.
 
-The fast route
---------------
+The fast routes
+---------------
 ``method="laplace"`` of :func:`ambppl.fit`: the posterior mode of this same program (every
 free variable in its unconstrained coordinates, ``z`` summed out; L-BFGS with the exact
 gradient, which at the mode agrees with EM's fixed point, Fisher's identity), then
 independent draws from the Laplace approximation ``N(mode, H^-1)`` (``H`` the Hessian of
 the negative log posterior there, by central differences of the exact gradient), mapped to
-every posterior variable. Label accuracy against gold (``benchmarks/dawid_skene_gold.py``;
-NUTS / Laplace / crowd-kit's DawidSkene / majority vote): dog 0.838 / 0.839 / 0.843 /
-0.818, face 0.658 / 0.658 / 0.640 / 0.644, product 0.937 / 0.939 / 0.940 / 0.897, spam
-(100 gold items) 0.66 for all, Barzan (30 gold items) 0.633 for the three Dawid-Skene fits
-and 0.70 for majority vote. Laplace takes 33-73 s (compilation and the per-draw
-deterministics; the optimizer a few seconds). The mode under-pools the raters: on a
-simulated design (150 items x 5 answers from 15 raters, ``planted(seed=1)`` of
+every posterior variable. It takes 3-23 s on the gold data sets (compiling the program and
+the per-draw deterministics; the optimizer well under a second). The mode under-pools the
+raters: on a simulated design (150 items x 5 answers from 15 raters, ``planted(seed=1)`` of
 ``tests/inference/test_model_dawid_skene.py``) ``sigma_rater`` is 2.5-2.7 at the mode and
 0.3-0.8 in the posterior mean, yet both give the same label accuracy (0.913; Bayes rate of
 the planted parameters 0.96, majority vote 0.873). Rater accuracies' HDIs from Laplace are
 those of the Gaussian approximation: use NUTS where they matter.
+
+``method="map"``: the same mode alone, one chain of one draw marked as a point (no
+uncertainty: the summaries' HDIs and probabilities are NaN), computed by
+:func:`posterior_mode` in numpy: the log posterior of the program's unconstrained
+coordinates written out with its exact gradient (equal to PyMC's compiled log density up to
+a constant, tested), L-BFGS from the answer shares, and the deterministics at the mode; no
+PyMC program is built or compiled. The mode is a local one: from another start (each
+rater's own smoothed confusion rows) L-BFGS found on the face data a mode 1.3 nats higher
+that labels 8 gold items differently (accuracy 0.644 against 0.658); the answer-share start
+is kept, as it agrees with the NUTS labels on every gold set.
+
+Calibration and recovery (2 shared cores, 2026-11-27, the program as it is here; the
+commands and full tables are in the two benchmark files):
+
+- *SBC* (``benchmarks/sbc_full.py --model dawid_skene``: 100 simulations of 20 items x 3-5
+  answers from 8 raters, 3 classes and can't-solve, drawn from the prior): NUTS passes, no
+  row of 47 flagged (smallest Holm p 0.062; mean PIT 0.42-0.56, sd 0.266-0.296); Laplace
+  fails (21 rows): its mode overstates ``sigma_rater`` (mean PIT 0.11-0.13), and the
+  population confusion, the gaps and the can't-solve rates follow.
+- *Recovery* of planted crowds not drawn from the prior (``benchmarks/recovery_dawid_skene.py``:
+  300 items x 5 answers, 40 raters with accuracies uniform on 0.5-0.9, 4 of them answering at
+  random, 12 seeds): NUTS labels 0.950 of the items right (the Bayes rate of the planted
+  parameters 0.970, majority vote 0.915), ``label_prob`` is calibrated (ECE 0.004), the 94 %
+  HDIs of rater accuracy cover 0.912 of the ordinary raters' true accuracies but 0.25 of
+  the random raters' (their posterior means sit about 0.18 above the true 0.25: the normal
+  rater population pulls an outlier towards the crowd; a heavier-tailed population would be
+  needed to cover such raters), and the prevalences' HDIs cover 0.97. Laplace labels 0.944
+  right, ECE 0.020, covers 0.95 of the accuracies with intervals 1.7 times as wide.
+
+Against gold (``benchmarks/dawid_skene_gold.py``, 2 shared cores, 2026-11-27; NUTS with 4 x
+1000 draws, before ``nuts_defaults`` gave 2000): label accuracy, expected calibration error
+of ``label_prob`` (10 bins) and Spearman's correlation of the rater accuracies with the
+raters' accuracy on the gold items (raters with >= 5 gold answers):
+
+=================  ===========================  =========================  ===================
+data (gold items)  accuracy NUTS/Lap/MAP/ck/MV  ECE NUTS/Lap/MAP/ck         Spearman NUTS/MAP/ck
+=================  ===========================  =========================  ===================
+dog (807)          .838/.839/.840/.843/.818     .145/.133/.153/.151        .74/.80/.74
+face (584)         .658/.658/.658/.640/.644     .311/.308/.325/.342        .08/.25/.13
+product (8315)     .937/.939/.940/.940/.897     .026/.023/.029/.030        .83/.79/.74
+spam (100)         .660 all five                .340 all                   .17/.20/.21
+Barzan (30)        .633/.633/.633/.633/.700     .338/.338/.341/.336        -.06/.08/-.06
+=================  ===========================  =========================  ===================
+
+(ck: crowd-kit's DawidSkene, 100 EM iterations; MV: majority vote, random ties.) The
+Dawid-Skene fits beat majority vote on the three large sets and tie or trail crowd-kit by
+at most 4 items of 807 (dog); on the 30 Barzan gold items every Dawid-Skene fit misses two
+that majority vote gets. ``label_prob`` is better calibrated than crowd-kit's probabilities
+on dog, face and product; on spam every method gives probability ~1 to 100 gold items of
+which 34 disagree with the crowd's answer.
 """
 
 from __future__ import annotations
@@ -243,7 +311,9 @@ from ambppl.inference.modeling import (
     add_annotation_data,
     add_measures,
     answer_codes,
+    measure_values,
     qmc_normal_nodes,
+    warn_if_unanimous,
 )
 
 #: Posterior variables always stored by ``fit`` (``log_likelihood`` reads ``pi`` and
@@ -277,6 +347,91 @@ QMC_SEED = 20261127
 
 #: Elements (float64) of the largest temporary array of :func:`log_likelihood`.
 LL_CHUNK = 2**22
+
+#: Designs with fewer raters than this get :data:`FEW_RATERS_TARGET_ACCEPT` (:func:`nuts_defaults`).
+FEW_RATERS = 10
+
+#: NUTS's target acceptance rate for designs with fewer than :data:`FEW_RATERS` raters.
+FEW_RATERS_TARGET_ACCEPT = 0.9
+
+#: Designs whose median item has at most this many answers get :data:`FEW_ANSWERS_DRAWS`.
+FEW_ANSWERS = 3
+
+#: Draws per chain for designs of few answers per item (:func:`nuts_defaults`).
+FEW_ANSWERS_DRAWS = 3000
+
+
+def _warn_if_unanimous(item_counts: np.ndarray) -> None:
+    """Say before sampling when every item's answers agree.
+
+    Where every item with two or more answers is unanimous (and there are at least
+    :data:`ambppl.inference.modeling.UNANIMOUS_MIN_ITEMS` of them), no rater ever disagrees
+    with another: the data say nothing about error rates, every confusion matrix looks
+    perfect, the right-answer gaps ``diag_gap`` and the spreads ``sigma_rater`` are decided
+    by their priors (a long tail towards perfect raters), and NUTS diverges now and then
+    (the spam data, 5380 unanimous items, seed 1: 30 divergences with the defaults, 1 with
+    ``target_accept=0.95``, 134 s). The labels are the unanimous answers
+    (:func:`ambppl.inference.modeling.warn_if_unanimous` says so).
+    """
+    warn_if_unanimous(
+        item_counts,
+        model="dawid_skene",
+        consequence="so the data say nothing about the raters' error rates: their accuracies "
+        "and sigma_rater are decided by the priors and NUTS may diverge; the labels are the "
+        "unanimous answers, which method='map' gives in a second",
+    )
+
+
+def nuts_defaults(answers: Any, **params: Any) -> dict[str, Any]:
+    """NUTS settings that depend on the design, over the info record's ``nuts_defaults``.
+
+    Two rules, measured on 2 shared cores (2026-11-27); ``fit``'s own ``draws=`` and
+    ``sample_kwargs=`` win over both:
+
+    **Few raters** (fewer than :data:`FEW_RATERS`): a handful of raters say little about
+    their population's spread, the posterior of ``sigma_rater`` reaches towards 0 and the
+    step size tuned for the bulk diverges now and then there: ``target_accept`` is
+    :data:`FEW_RATERS_TARGET_ACCEPT` (0.8 otherwise). Measured on the anesthesia data (45
+    items, 5 raters, 315 answers; seeds 1-5, 4 x 1000 draws, 2 shared cores, 2026-11-27):
+    divergences 1, 0, 1, 1, 0 at 0.8 (R-hat <= 1.0064, 30-42 s) and none at 0.9 (R-hat
+    <= 1.0062, bulk / tail ESS >= 814 / 620, 13-41 s).
+
+    **Few answers per item** (the median item has at most :data:`FEW_ANSWERS`): each item's
+    class is uncertain, which ties the labels to the raters' parameters, and the rater spread
+    ``sigma_rater`` of a common class mixes slowly where a few raters give many answers and
+    most raters few: the draws per chain are :data:`FEW_ANSWERS_DRAWS`. On the product data
+    (8315 items x 3 answers, 176 raters, four of them with 1300-2900 answers) R-hat was 1.044
+    with 1000 draws (bulk ESS 153), 1.013 with 2000 (ESS 342, 197 s), and 1.0094 and 1.0083
+    with 3000 (seeds 1 and 2: ESS 489 / 966 and 454 / 857, 172 and 183 s); the
+    ``three_answers`` stress design met the standard with 2000 already.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        One row per answer (:func:`ambppl.data.readers.read_long`).
+    **params
+        The model's parameters (unused: the settings depend on the design only).
+
+    Returns
+    -------
+    dict
+        The settings that apply (empty for designs with enough raters and answers).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from ambppl.data.readers import read_long
+    >>> frame = pd.DataFrame({"item": [1, 1, 2], "rater": ["a", "b", "a"],
+    ...                       "label": ["x", "y", "x"]})
+    >>> nuts_defaults(read_long(frame, item="item", rater="rater", label="label"))
+    {'target_accept': 0.9, 'draws': 3000}
+    """
+    settings: dict[str, Any] = {}
+    if answers["rater"].nunique() < FEW_RATERS:
+        settings["target_accept"] = FEW_RATERS_TARGET_ACCEPT
+    if answers.groupby("item", observed=True).size().median() <= FEW_ANSWERS:
+        settings["draws"] = FEW_ANSWERS_DRAWS
+    return settings
 
 
 def qmc_nodes(n_nodes: int, dim: int) -> np.ndarray:
@@ -460,6 +615,7 @@ def model(
     nodes = qmc_nodes(n_nodes, c)
     item_idx, rater_idx, y = codes["item"], codes["rater"], codes["y"]
     item_counts = np.bincount(item_idx * c + y, minlength=n_items * c).reshape(n_items, c)
+    _warn_if_unanimous(item_counts)
     counts = xr.DataArray(
         item_counts,
         dims=("item", "category"),
@@ -537,6 +693,336 @@ def model(
         if cs is not None:
             pm.Deterministic("cant_solve_rate", pt.dot(theta[:, :, cs], pi), dims="rater")
     return dawid_skene
+
+
+# ---------------------------------------------------------------------------------------
+# The posterior mode in numpy (method "map", and the start of "laplace")
+# ---------------------------------------------------------------------------------------
+
+
+def _extend(x: np.ndarray, axis: int) -> np.ndarray:
+    """PyMC's zero-sum transform along one axis (``ZeroSumTransform.extend_axis``): the
+    ``m`` free coordinates to ``m + 1`` values summing to zero, an isometry."""
+    n = x.shape[axis] + 1
+    total = x.sum(axis=axis, keepdims=True)
+    norm = total / (np.sqrt(n) + n)
+    return np.concatenate([x, norm - total / np.sqrt(n)], axis=axis) - norm
+
+
+def _extend_adjoint(g: np.ndarray, axis: int) -> np.ndarray:
+    """The transpose of :func:`_extend`: the gradient of the free coordinates from the
+    gradient of the extended values."""
+    n = g.shape[axis]
+    head = np.delete(g, -1, axis=axis)
+    last = np.take(g, [-1], axis=axis)
+    return head - head.sum(axis=axis, keepdims=True) / (np.sqrt(n) + n) - last / np.sqrt(n)
+
+
+def _reduce(x: np.ndarray, axis: int) -> np.ndarray:
+    """The inverse of :func:`_extend` on zero-sum values (``extend_axis_rev``)."""
+    n = x.shape[axis]
+    last = np.take(x, [-1], axis=axis)
+    return np.delete(x, -1, axis=axis) + (-last * np.sqrt(n)) / (np.sqrt(n) + n)
+
+
+class _LogPosterior:
+    """``log p(x | y)`` and its gradient in the unconstrained coordinates ``x`` of the PyMC
+    program (the same transforms and order: ``pi`` by PyMC's simplex transform, ``diag_gap``
+    and ``sigma_rater`` by log, ``beta_off`` and ``e`` by its zero-sum transform), up to a
+    constant; the true classes summed out."""
+
+    def __init__(self, codes: dict[str, Any], params: dict[str, float]) -> None:
+        self.k, self.c = len(codes["classes"]), len(codes["categories"])
+        self.n_items, self.n_raters = len(codes["item_ids"]), len(codes["rater_ids"])
+        self.proper = np.asarray(codes["proper"])
+        self.wrong = wrong_answers(codes["proper"], self.c)
+        order = np.argsort(codes["item"], kind="stable")
+        self.item = codes["item"][order]
+        self.rater, self.y = codes["rater"][order], codes["y"][order]
+        self.starts = np.searchsorted(self.item, np.arange(self.n_items))
+        self.cell = self.rater * self.c + self.y  # (rater, answer) of each answer
+        self.params = params
+        k, c, r = self.k, self.c, self.n_raters
+        sizes = {
+            "pi": k - 1,
+            "diag_gap": k,
+            "beta_off": k * (c - 2) if c >= 3 else 0,
+            "sigma_rater": k,
+            "e": k * (r - 1) * (c - 1) if r > 1 else 0,
+        }
+        self.cuts = dict(zip(sizes, np.cumsum([0, *sizes.values()])[:-1], strict=True))
+        self.sizes = sizes
+        self.size = sum(sizes.values())
+
+    def part(self, x: np.ndarray, name: str) -> np.ndarray:
+        return x[self.cuts[name] : self.cuts[name] + self.sizes[name]]
+
+    def constrained(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        """The free variables of the program at ``x`` (their constrained values)."""
+        k, c, r = self.k, self.c, self.n_raters
+        v = self.part(x, "pi")
+        u = np.append(v, -v.sum())
+        log_pi = u - _logsumexp(u)
+        out = {
+            "pi": np.exp(log_pi),
+            "log_pi": log_pi,
+            "diag_gap": np.exp(self.part(x, "diag_gap")),
+            "sigma_rater": np.exp(self.part(x, "sigma_rater")),
+        }
+        if c >= 3:
+            out["beta_off"] = _extend(self.part(x, "beta_off").reshape(k, c - 2), 1)
+        off = out["beta_off"] if c >= 3 else np.zeros((k, 1))
+        out["beta_raw"] = population_logits(off, out["diag_gap"], list(self.proper), c)
+        if r > 1:
+            free_e = self.part(x, "e").reshape(k, r - 1, c - 1)
+            out["e"] = _extend(_extend(free_e, 1), 2)
+        e = out["e"] if r > 1 else np.zeros((k, 1, c))
+        logits = out["beta_raw"][None] + out["sigma_rater"][None, :, None] * np.swapaxes(e, 0, 1)
+        out["log_theta"] = logits - _logsumexp(logits, axis=-1, keepdims=True)  # (R, K, C)
+        return out
+
+    def joint(self, log_pi: np.ndarray, log_theta: np.ndarray) -> np.ndarray:
+        """``log pi_k + sum_{a in i} log theta_{r[a], k, y_a}`` (items x classes)."""
+        per_answer = log_theta[self.rater, :, self.y]  # (A, K)
+        return np.add.reduceat(per_answer, self.starts, axis=0) + log_pi[None, :]
+
+    def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """``(-log p(x | y), -gradient)``, for a minimizer."""
+        k, c, r, p = self.k, self.c, self.n_raters, self.params
+        val = self.constrained(x)
+        joint = self.joint(val["log_pi"], val["log_theta"])
+        lse = _logsumexp(joint, axis=1, keepdims=True)
+        post = np.exp(joint - lse)  # class posterior (N, K)
+        gap, sigma = val["diag_gap"], val["sigma_rater"]
+        rate = 2.0 / p["diag_prior"]
+        x_off, x_e = self.part(x, "beta_off"), self.part(x, "e")
+        logp = (
+            float(lse.sum())
+            + p["pi_prior"] * float(val["log_pi"].sum())  # Dirichlet and the transform's Jacobian
+            + float((2.0 * np.log(gap) - rate * gap).sum())  # Gamma(2) and the log Jacobian
+            + float((np.log(sigma) - 0.5 * (sigma / p["rater_scale"]) ** 2).sum())
+            - 0.5 * float(x_off @ x_off) / p["beta_sd"] ** 2
+            - 0.5 * float(x_e @ x_e)
+        )
+        # d/d log theta[r, k, c]: expected counts of (rater, true class, answer)
+        expected = np.bincount(
+            (self.cell[:, None] * k + np.arange(k)[None, :]).ravel(),
+            weights=post[self.item].ravel(),
+            minlength=r * c * k,
+        ).reshape(r, c, k)
+        expected = np.swapaxes(expected, 1, 2)  # (R, K, C)
+        theta = np.exp(val["log_theta"])
+        g_logits = expected - theta * expected.sum(axis=-1, keepdims=True)
+        g_beta = g_logits.sum(axis=0)  # (K, C)
+        grad = np.empty(self.size)
+        # pi: d/d log pi_k, then through the simplex transform
+        weight = p["pi_prior"] + post.sum(axis=0)
+        g_u = weight - val["pi"] * weight.sum()
+        grad[self.cuts["pi"] : self.cuts["pi"] + k - 1] = g_u[:-1] - g_u[-1]
+        rows = np.arange(k)
+        g_right = g_beta[rows, self.proper]
+        grad[self.cuts["diag_gap"] : self.cuts["diag_gap"] + k] = gap * (g_right - rate) + 2.0
+        if c >= 3:
+            g_off = g_beta[rows[:, None], self.wrong]  # (K, C - 1)
+            top = np.argmax(val["beta_off"], axis=1)  # the max's subgradient
+            g_off[rows, top] += g_right
+            g_free = _extend_adjoint(g_off, 1).ravel() - x_off / p["beta_sd"] ** 2
+            grad[self.cuts["beta_off"] : self.cuts["beta_off"] + x_off.size] = g_free
+        e = np.swapaxes(val["e"], 0, 1) if r > 1 else np.zeros((1, k, c))
+        g_sigma = (g_logits * e).sum(axis=(0, 2))
+        grad[self.cuts["sigma_rater"] : self.cuts["sigma_rater"] + k] = (
+            sigma * g_sigma - (sigma / p["rater_scale"]) ** 2 + 1.0
+        )
+        if r > 1:
+            g_e = np.swapaxes(sigma[None, :, None] * g_logits, 0, 1)  # (K, R, C)
+            g_free = _extend_adjoint(_extend_adjoint(g_e, 2), 1).ravel() - x_e
+            grad[self.cuts["e"] : self.cuts["e"] + x_e.size] = g_free
+        return -logp, -grad
+
+    def start(self) -> np.ndarray:
+        """A starting point from the answers: each item's answer shares (the proper ones) as
+        its class posterior, the prevalences and the typical rater's rows they imply, the
+        raters at the typical rater (``e = 0``) and ``sigma = 0.5``."""
+        k, c = self.k, self.c
+        shares = np.zeros((self.n_items, c))
+        np.add.at(shares, (self.item, self.y), 1.0)
+        soft = shares[:, self.proper] + 0.5
+        soft /= soft.sum(axis=1, keepdims=True)
+        counts = soft.T @ shares + 1.0  # (K, C): answers per true class (soft)
+        beta = np.log(counts / counts.sum(axis=1, keepdims=True))
+        x = np.zeros(self.size)
+        log_pi = np.log(soft.mean(axis=0))
+        x[self.cuts["pi"] : self.cuts["pi"] + k - 1] = log_pi[:-1] - log_pi.mean()
+        off = beta[np.arange(k)[:, None], self.wrong]
+        gap = np.maximum(beta[np.arange(k), self.proper] - off.max(axis=1), 0.25)
+        x[self.cuts["diag_gap"] : self.cuts["diag_gap"] + k] = np.log(gap)
+        if c >= 3:
+            off = off - off.mean(axis=1, keepdims=True)
+            x[self.cuts["beta_off"] : self.cuts["beta_off"] + k * (c - 2)] = _reduce(off, 1).ravel()
+        x[self.cuts["sigma_rater"] : self.cuts["sigma_rater"] + k] = np.log(0.5)
+        return x
+
+
+def _logsumexp(a: np.ndarray, axis: int | None = None, keepdims: bool = False) -> np.ndarray:
+    top = np.max(a, axis=axis, keepdims=True)
+    out = np.log(np.exp(a - top).sum(axis=axis, keepdims=True)) + top
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def posterior_mode(
+    answers: Any,
+    *,
+    pi_prior: float = 1.0,
+    diag_prior: float = 2.0,
+    beta_sd: float = 1.5,
+    rater_scale: float = 1.0,
+    n_nodes: int = 256,
+    centred: bool | None = None,
+    maxiter: int = 5000,
+) -> tuple[Any, Any, dict[str, Any]]:
+    """The posterior mode of :func:`model` in numpy, with every variable the program stores.
+
+    The route ``method="map"`` of :func:`ambppl.fit`: the maximum of ``log p(x | y)`` over the
+    unconstrained coordinates ``x`` of the PyMC program (the same point the ``laplace`` route
+    centres its approximation on, found without building or compiling the program), by
+    L-BFGS with the exact gradient (written out in numpy: the classes summed out, the
+    gradient through the expected counts of (rater, true class, answer), as in EM's E-step).
+    Started from the answer shares (each item's proper answers as its class posterior, the
+    raters at the typical rater).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        As for :func:`model`.
+    pi_prior, diag_prior, beta_sd, rater_scale, n_nodes
+        As for :func:`model`.
+    centred : bool, optional
+        Must be ``None`` or ``False``: the mode is that of the non-centred coordinates
+        (``centred`` chooses NUTS's coordinates, whose mode differs by a Jacobian).
+    maxiter : int, default 5000
+        L-BFGS iterations at most.
+
+    Returns
+    -------
+    posterior : xarray.Dataset
+        One chain of one draw: the mode of the free variables and the deterministics at it
+        (the variables and dims of :func:`model`'s trace).
+    constant_data : xarray.Dataset
+        ``is_cant_solve``, ``rater_answers``, ``answer_item``, ``answer_rater``.
+    info : dict
+        ``mode_logp`` (up to the program's constant),
+        ``optimizer_converged``, ``optimizer_iterations``, ``optimizer_message``,
+        ``n_parameters``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from ambppl.data.readers import read_long
+    >>> answers = read_long(pd.DataFrame({
+    ...     "task": [1, 1, 1, 2, 2, 2], "worker": ["a", "b", "c"] * 2,
+    ...     "label": ["x", "x", "y", "y", "y", "y"]}))
+    >>> post, _, info = posterior_mode(answers)
+    >>> post["label_prob"].sizes["draw"], info["optimizer_converged"]
+    (1, True)
+    >>> post["label_prob"].isel(chain=0, draw=0).argmax("class").values.tolist()
+    [0, 1]
+    """
+    import xarray as xr
+    from scipy.optimize import minimize
+
+    _check_positive(
+        pi_prior=pi_prior, diag_prior=diag_prior, beta_sd=beta_sd, rater_scale=rater_scale
+    )
+    if centred not in (None, False):
+        raise ValueError(
+            f"centred must be None or False for the posterior mode, but got {centred!r}: the "
+            "mode is found in the non-centred coordinates (centred=True chooses NUTS's)"
+        )
+    codes = _codes(answers)
+    params = {
+        "pi_prior": float(pi_prior),
+        "diag_prior": float(diag_prior),
+        "beta_sd": float(beta_sd),
+        "rater_scale": float(rater_scale),
+    }
+    target = _LogPosterior(codes, params)
+    found = minimize(
+        target,
+        target.start(),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": maxiter, "gtol": 1e-6},
+    )
+    val = target.constrained(found.x)
+    cats, classes, cs = codes["categories"], codes["classes"], codes["cs"]
+    k, c = len(classes), len(cats)
+    joint = target.joint(val["log_pi"], val["log_theta"])
+    log_post = joint - _logsumexp(joint, axis=1, keepdims=True)
+    label_prob = np.exp(log_post)
+    theta = np.exp(val["log_theta"])
+    pop = population_confusion(val["beta_raw"], val["sigma_rater"], qmc_nodes(n_nodes, c))
+    q = label_prob @ pop
+    item_ids = codes["item_ids"]
+    one = ("chain", "draw")
+    data: dict[str, Any] = {
+        "pi": ((*one, "class"), val["pi"]),
+        "diag_gap": ((*one, "class"), val["diag_gap"]),
+        "sigma_rater": ((*one, "class"), val["sigma_rater"]),
+        "beta": ((*one, "class", "category"), val["beta_raw"]),
+        "label_prob": ((*one, "item", "class"), label_prob),
+        "label_entropy": ((*one, "item"), -(label_prob * log_post).sum(axis=1) / np.log(k)),
+        "confusion": ((*one, "rater", "class", "category"), theta),
+        "population_confusion": ((*one, "class", "category"), pop),
+        "q": ((*one, "item", "category"), q),
+        "accuracy": ((*one, "rater"), theta[:, np.arange(k), codes["proper"]] @ val["pi"]),
+    }
+    if "beta_off" in val:
+        data["beta_off"] = ((*one, "class", "other_answer"), val["beta_off"])
+    if "e" in val:
+        data["e"] = ((*one, "class", "rater", "category"), val["e"])
+    if cs is not None:
+        data["cant_solve_rate"] = ((*one, "rater"), theta[:, :, cs] @ val["pi"])
+    for name, value in measure_values(q, cant_solve=cs).items():
+        data[name] = ((*one, "item"), value)
+    coords = {
+        "chain": [0],
+        "draw": [0],
+        "item": item_ids,
+        "rater": codes["rater_ids"],
+        "class": classes,
+        "category": cats,
+    }
+    if c >= 3:
+        coords["other_answer"] = [f"o{j + 1}" for j in range(c - 1)]
+    posterior = xr.Dataset(
+        {name: (dims, np.asarray(value)[None, None]) for name, (dims, value) in data.items()},
+        coords=coords,
+    )
+    flags = np.zeros(c, dtype=np.int8)
+    if cs is not None:
+        flags[cs] = 1
+    n_raters = len(codes["rater_ids"])
+    constant = xr.Dataset(
+        {
+            "is_cant_solve": ("category", flags),
+            "rater_answers": ("rater", np.bincount(codes["rater"], minlength=n_raters)),
+            "answer_item": ("answer", codes["item"]),
+            "answer_rater": ("answer", codes["rater"]),
+        },
+        coords={
+            "category": cats,
+            "rater": codes["rater_ids"],
+            "answer": np.arange(len(codes["y"])),
+        },
+    )
+    info = {
+        "mode_logp": -float(found.fun),
+        "optimizer_converged": bool(found.success),
+        "optimizer_iterations": int(found.nit),
+        "optimizer_message": str(found.message),
+        "n_parameters": int(target.size),
+    }
+    return posterior, constant, info
 
 
 def marginal_terms(log_pi: np.ndarray, log_theta: np.ndarray, codes: dict[str, Any]) -> np.ndarray:

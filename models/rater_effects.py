@@ -270,7 +270,13 @@ from ambppl.inference.modeling import (
     add_measures,
     answer_codes,
     qmc_normal_nodes,
+    warn_if_unanimous,
 )
+
+#: What ``fit``'s ``log_likelihood`` group holds: ``log p(answers_i | eta_i, b)``, given the
+#: item's own effect (module docstring); :func:`ambppl.compare` refuses to rank it beside the
+#: other models unless :func:`with_integrated_log_likelihood` replaced it.
+LOG_LIKELIHOOD = "conditional"
 
 #: Posterior variables always stored by ``fit`` (``log_likelihood`` reads ``eta`` and ``b``).
 HYPERPARAMETERS: tuple[str, ...] = ("mu", "sigma_item", "sigma_rater", "eta", "b")
@@ -281,9 +287,6 @@ CENTRED_SNR = 4.0
 
 #: ... and the design has at least this many raters.
 CENTRED_MIN_RATERS = 10
-
-#: :func:`_warn_if_unanimous`: designs with at least this many items with two or more answers.
-UNANIMOUS_MIN_ITEMS = 10
 
 #: Seed of the scrambled Sobol sequence of :func:`qmc_nodes` (fixed: every fit, every item and
 #: every draw uses the same nodes).
@@ -586,33 +589,21 @@ def _warn_if_unanimous(item_counts: np.ndarray) -> None:
     """Say before sampling when every item's answers agree (a design that defeats the model).
 
     Where every item with two or more answers is unanimous (and there are at least
-    :data:`UNANIMOUS_MIN_ITEMS` of them), each item's likelihood is one-sided: the item
-    logits and their scale ``sigma_item`` are decided by the priors, and NUTS takes very long
-    trajectories (the spam data of the real-data gallery, docs/benchmarks.md, 5380
-    unanimous items, ran past 900 s). The count models describe such data (every item's
-    ambiguity is about 0). A :class:`ambppl.ConvergenceWarning` without a record: the
-    command line prints it as one ``warning:`` line.
+    :data:`ambppl.inference.modeling.UNANIMOUS_MIN_ITEMS` of them), each item's likelihood is
+    one-sided: the item logits and their scale ``sigma_item`` are decided by the priors, and
+    NUTS takes very long trajectories (the spam data of the real-data gallery,
+    docs/benchmarks.md, 5380 unanimous items, ran past 900 s). The count models describe such
+    data (every item's ambiguity is about 0):
+    :func:`ambppl.inference.modeling.warn_if_unanimous` says so.
     """
-    import warnings
-
-    from ambppl.inference.convergence import ConvergenceWarning
-
-    n = item_counts.sum(axis=1)
-    several = item_counts[n >= 2]
-    if len(several) < UNANIMOUS_MIN_ITEMS:
-        return
-    if np.all(several.max(axis=1) == several.sum(axis=1)):
-        warnings.warn(
-            ConvergenceWarning(
-                f"rater_effects: the answers agree on every one of the {len(several)} items "
-                "with two or more answers, so each item's likelihood is one-sided: the item "
-                "logits and sigma_item are decided by their priors and sampling is slow and "
-                "unlikely to converge; every item's ambiguity is about 0, which the count "
-                "models ('dirichlet_categorical', 'hierarchical_dirichlet') estimate directly",
-                model="rater_effects",
-            ),
-            stacklevel=3,
-        )
+    warn_if_unanimous(
+        item_counts,
+        model="rater_effects",
+        consequence="so each item's likelihood is one-sided: the item logits and sigma_item "
+        "are decided by their priors and sampling is slow and unlikely to converge; every "
+        "item's ambiguity is about 0, which the count models ('dirichlet_categorical', "
+        "'hierarchical_dirichlet') estimate directly",
+    )
 
 
 def _zero_sum_extend(u: Any) -> Any:

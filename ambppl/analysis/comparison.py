@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ambppl.inference.catalog import get_model
+from ambppl.inference.fitting import POINT_METHODS
 from ambppl.inference.modeling import log_likelihood
 
 __all__ = ["compare", "loo"]
@@ -46,6 +47,12 @@ def _log_likelihood(result: Any, name: str) -> Any:
             f"{name} must have a log_likelihood group (ambppl.fit writes one unless "
             "log_likelihood=False), but it has "
             f"{sorted(result.children)}; refit with log_likelihood=True"
+        )
+    method = result.attrs.get("method")
+    if method in POINT_METHODS:
+        raise ValueError(
+            f"{name} is one point (method={method!r}: the posterior mode), and leave-one-item-"
+            "out needs posterior draws; refit with method='laplace' or 'nuts'"
         )
     group = result["log_likelihood"].to_dataset()
     if "counts" not in group.data_vars:
@@ -218,8 +225,11 @@ def compare(results: dict[str, Any], **kwargs: Any) -> Any:
     TypeError
         If ``results`` is not a dict of DataTrees.
     ValueError
-        If fewer than two results are given, one lacks a log likelihood, or the results
-        cover different items.
+        If fewer than two results are given, one lacks a log likelihood, the results cover
+        different items, or one result's log likelihood conditions on each item's own
+        parameters (a model file's ``LOG_LIKELIHOOD = "conditional"``, ``rater_effects``)
+        beside results that integrate them out (the message names the function that
+        integrates it).
 
     Notes
     -----
@@ -245,7 +255,6 @@ def compare(results: dict[str, Any], **kwargs: Any) -> Any:
             f"{type(results).__name__ if not isinstance(results, dict) else len(results)}"
         )
     items = None
-    elpds = {}
     for name, result in results.items():
         ll = _log_likelihood(result, f"results[{name!r}]")
         these = ll["item"].values
@@ -256,5 +265,31 @@ def compare(results: dict[str, Any], **kwargs: Any) -> Any:
                 f"results must be fits of the same items, but results[{name!r}] has "
                 f"{len(these)} items that differ from the first result's {len(items)}"
             )
-        elpds[name] = loo(result)
-    return az.compare(elpds, **kwargs)
+    _check_footing(results)
+    return az.compare({name: loo(result) for name, result in results.items()}, **kwargs)
+
+
+def _conditional(result: Any) -> bool:
+    """Whether the result's log likelihood conditions on each item's own parameter (a model
+    file's ``LOG_LIKELIHOOD = "conditional"``, unless the result says it was integrated)."""
+    name = result.attrs.get("model")
+    if name is None or result.attrs.get("log_likelihood") == "integrated":
+        return False
+    try:
+        module = get_model(str(name)).module
+    except ValueError:  # a model no longer in the catalog: nothing declared
+        return False
+    return getattr(module, "LOG_LIKELIHOOD", "integrated") == "conditional"
+
+
+def _check_footing(results: dict[str, Any]) -> None:
+    conditional = [name for name, result in results.items() if _conditional(result)]
+    if conditional and len(conditional) < len(results):
+        first = conditional[0]
+        model = results[first].attrs["model"]
+        raise ValueError(
+            f"results[{first!r}] ({model}) has a log likelihood given each item's own "
+            "parameters, while the others integrate them out: their elpd are not on one scale; "
+            f"replace it by ambppl.get_model({model!r}).module.with_integrated_log_likelihood("
+            "result, answers) first"
+        )

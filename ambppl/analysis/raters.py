@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ambppl.inference.fitting import POINT_METHODS
 from ambppl.internal.checks import check_prob
 from ambppl.internal.resultdata import cant_solve_index, observed_counts
 
@@ -192,7 +193,8 @@ def _summarize_class_raters(result: Any, hdi_prob: float | None) -> pd.DataFrame
 
     ``accuracy`` is the posterior mean of ``sum_k pi_k theta_{rkk}`` (the probability that
     the rater answers the true class of an item drawn from the population) and
-    ``accuracy_lower`` / ``_upper`` its HDI; ``cant_solve_rate`` the same for
+    ``accuracy_lower`` / ``_upper`` its HDI (NaN for the one point of ``method="map"``, the
+    value at the posterior mode); ``cant_solve_rate`` the same for
     ``sum_k pi_k theta_{rk,cs}`` (NaN without a can't-solve category). The per-class rates
     are the rater's ``confusion`` rows in the posterior.
     """
@@ -205,6 +207,7 @@ def _summarize_class_raters(result: Any, hdi_prob: float | None) -> pd.DataFrame
     hdi_prob = check_prob(hdi_prob, "hdi_prob")
     post = result["posterior"]
     raters = post["accuracy"]["rater"].values
+    point = result.attrs.get("method", post.attrs.get("method")) in POINT_METHODS
     constant = result["constant_data"] if "constant_data" in result.children else None
     columns: dict[str, Any] = {
         "n_answers": (
@@ -226,8 +229,11 @@ def _summarize_class_raters(result: Any, hdi_prob: float | None) -> pd.DataFrame
             columns.update({name: nan, f"{prefix}_lower": nan, f"{prefix}_upper": nan})
             continue
         draws = sources[name].transpose("chain", "draw", "rater")
-        hdi = az.hdi(draws, prob=hdi_prob, dim=["chain", "draw"]).transpose("rater", "ci_bound")
         columns[name] = draws.mean(("chain", "draw")).values
+        if point:  # the posterior mode (method="map"): no interval
+            columns[f"{prefix}_lower"] = columns[f"{prefix}_upper"] = np.full(len(raters), np.nan)
+            continue
+        hdi = az.hdi(draws, prob=hdi_prob, dim=["chain", "draw"]).transpose("rater", "ci_bound")
         columns[f"{prefix}_lower"] = hdi.sel(ci_bound="lower").values
         columns[f"{prefix}_upper"] = hdi.sel(ci_bound="upper").values
     table = pd.DataFrame(columns, index=pd.Index(raters, name="rater"))

@@ -26,7 +26,7 @@ from ambppl.analysis.raters import summarize_raters
 from ambppl.data.contract import refuse_read_options
 from ambppl.inference.catalog import get_model
 from ambppl.inference.diagnostics import diagnose
-from ambppl.inference.fitting import INDEPENDENT_METHODS
+from ambppl.inference.fitting import INDEPENDENT_METHODS, POINT_METHODS
 from ambppl.internal.checks import as_float_array, check_option, check_positive_int, check_prob
 from ambppl.internal.resultdata import (
     cant_solve_index,
@@ -107,10 +107,13 @@ def summarize(
         ``hdi_upper``, ``p_above``, ``measure`` and ``threshold`` (the same on every row:
         what ``p_above`` is the probability of, so that :func:`select` still reads it after
         ``merge``, ``concat`` or a CSV round trip, which drop ``attrs``) and, when MCMC made
-        the draws, ``ess_bulk`` and ``r_hat``; for a model with a latent true class per
-        item (``dawid_skene``: posterior ``label_prob``), ``label`` (the most probable
-        class), ``label_prob`` (its posterior probability) and ``label_entropy`` (the
-        normalized entropy of the class posterior). ``n_answers`` holds integers (int64).
+        the draws, ``ess_bulk`` and ``r_hat``. For the one point of ``method="map"`` (the
+        posterior mode) ``mean`` is the measure at the mode and ``sd``, ``hdi_lower``,
+        ``hdi_upper`` and ``p_above`` are NaN: a point carries no posterior uncertainty
+        (:func:`select`'s ``P(...)`` rules refuse such a table). For a model with a latent
+        true class per item (``dawid_skene``: posterior ``label_prob``), ``label`` (the most
+        probable class), ``label_prob`` (its posterior probability) and ``label_entropy``
+        (the normalized entropy of the class posterior). ``n_answers`` holds integers (int64).
         ``df.attrs`` holds ``measure``, ``threshold``, ``hdi_prob``, ``method``, ``model``
         and, for a fit of a learned prior with a ``log_prior`` group, ``not_pinned_down``:
         the hyperparameters whose posterior follows their own prior more than the data
@@ -195,12 +198,17 @@ def summarize(
     columns["cs_share"] = np.where(n > 0, share, np.nan)
     columns["plugin"], columns["less_biased"] = _estimators(values, measure, cs)
     columns["mean"] = draws.mean(_SAMPLE_DIMS, skipna=False).values
-    columns["sd"] = draws.std(_SAMPLE_DIMS, ddof=1, skipna=False).values
+    point = method in POINT_METHODS  # one point (method="map"): no spread, interval, probability
+    nan = np.full(len(n), np.nan)
+    columns["sd"] = nan if point else draws.std(_SAMPLE_DIMS, ddof=1, skipna=False).values
     columns["exact_mean"], columns["exact_sd"] = _closed_forms(values, attrs, measure, cs)
-    hdi = az.hdi(draws, prob=hdi_prob, dim=list(_SAMPLE_DIMS)).transpose("item", "ci_bound")
-    columns["hdi_lower"] = hdi.sel(ci_bound="lower").values
-    columns["hdi_upper"] = hdi.sel(ci_bound="upper").values
-    columns["p_above"] = (draws > threshold).mean(_SAMPLE_DIMS).values
+    if point:
+        columns.update({"hdi_lower": nan, "hdi_upper": nan, "p_above": nan})
+    else:
+        hdi = az.hdi(draws, prob=hdi_prob, dim=list(_SAMPLE_DIMS)).transpose("item", "ci_bound")
+        columns["hdi_lower"] = hdi.sel(ci_bound="lower").values
+        columns["hdi_upper"] = hdi.sel(ci_bound="upper").values
+        columns["p_above"] = (draws > threshold).mean(_SAMPLE_DIMS).values
     for key in ("hdi_lower", "hdi_upper", "p_above"):  # as mean and sd: NaN, not a guess
         columns[key] = np.where(partial, np.nan, columns[key])
     columns["measure"] = np.full(len(n), measure, dtype=object)
@@ -577,6 +585,13 @@ def _clause_mask(table: pd.DataFrame, clause: str, rule: str) -> np.ndarray:
             raise ValueError(
                 f"rule {rule!r} uses P(...), which needs the p_above column of "
                 "ambppl.summarize, but the table has none"
+            )
+        if table.attrs.get("method") in POINT_METHODS:
+            raise ValueError(
+                f"rule {rule!r} uses P(...), but the table summarizes one point (method="
+                f"{table.attrs['method']!r}: the posterior mode), which has no posterior "
+                "probabilities; refit with method='laplace' or 'nuts', or select on the "
+                "column: e.g. 'mean > 0.4'"
             )
         measure = measure_name(m["measure"])
         t = float(m["t"])

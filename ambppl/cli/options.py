@@ -294,10 +294,17 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
         "for a symmetric prior or one per category, comma-separated (default: 1)",
     )
     group.add_argument(
-        "--draws", type=_positive_int, default=1000, help="draws per chain (default: %(default)s)"
+        "--draws",
+        type=_positive_int,
+        default=None,
+        help="draws per chain (default: 1000, or the model's own for NUTS as 'ambppl models "
+        "--verbose' lists them; --method map gives one point and takes none)",
     )
     group.add_argument(
-        "--chains", type=_positive_int, default=4, help="chains (default: %(default)s)"
+        "--chains",
+        type=_positive_int,
+        default=None,
+        help="chains (default: 4; --method map gives one point and takes none)",
     )
     group.add_argument(
         "--tune",

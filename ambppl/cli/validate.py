@@ -81,8 +81,8 @@ def _run_validate(args: argparse.Namespace) -> int:
     _progress(args, "fitting the reference cases")
     cases = validation.run_reference_cases(
         method=args.method or "exact",
-        draws=args.draws,
-        chains=args.chains,
+        draws=1000 if args.draws is None else args.draws,
+        chains=4 if args.chains is None else args.chains,
         random_seed=args.seed,
         alpha=args.alpha,
     )

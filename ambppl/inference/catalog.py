@@ -16,6 +16,10 @@ method              functions of the model file
 ``collapsed``       ``hyper_model(counts, **params)``, ``concentration(hyper, ...)``
 ``empirical_bayes`` ``empirical_bayes(counts, **params)``, ``concentration(hyper, ...)``
 ``laplace``         ``model(counts, **params)`` (mode and Laplace draws of the PyMC program)
+``map``             ``model(counts, **params)`` (its mode, one point); or, preferred when
+                    present, ``posterior_mode(counts, **params)`` returning the same
+                    ``(posterior, constant_data, info)`` as
+                    :func:`ambppl.inference.laplace.mode_point`
 ``nuts``            ``model(counts, **params)`` (always required: the PyMC program)
 =================== ==========================================================================
 
@@ -78,6 +82,7 @@ ROUTE_FUNCTIONS: dict[str, tuple[str, ...]] = {
     "collapsed": ("hyper_model", "concentration"),
     "empirical_bayes": ("empirical_bayes", "concentration"),
     "laplace": ("model",),
+    "map": ("model",),
     "nuts": ("model",),
 }
 

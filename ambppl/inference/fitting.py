@@ -13,6 +13,9 @@ the functions of the routes it lists; ``fit`` dispatches on the method:
   exact draws; ``empirical_bayes`` and ``concentration``.
 - ``laplace``: the posterior mode of the full PyMC program and independent draws of the
   Laplace approximation around it (:mod:`ambppl.inference.laplace`); ``model``.
+- ``map``: the posterior mode alone, one chain of one draw marked as a point (no posterior
+  uncertainty); the model file's ``posterior_mode(data, **params)`` where it offers one (a
+  fast mode without a PyMC program), else ``model``'s (:func:`ambppl.inference.laplace.mode_point`).
 - ``nuts``: NUTS on the full PyMC program; ``model``.
 
 Every route writes the groups ``posterior`` (``q``, the measures, the hyperparameters),
@@ -48,11 +51,12 @@ from ambppl.data.contract import (
 )
 from ambppl.inference.catalog import ModelEntry, get_model, model_parameters
 from ambppl.inference.convergence import CONVERGENCE, ConvergenceWarning, check_convergence
-from ambppl.inference.laplace import laplace_draws
+from ambppl.inference.laplace import POINT_SENTENCE, laplace_draws, mode_point
 from ambppl.inference.modeling import log_likelihood
 from ambppl.internal.checks import check_option, check_positive_int
 from ambppl.internal.limits import MEMORY_FRACTION, on_command_line, size
 from ambppl.internal.limits import available_memory as available
+from ambppl.internal.threads import one_blas_thread
 from ambppl.maths.draws import dirichlet_draws
 from ambppl.maths.measures import VARIABLES, measure_name, measures_for
 from ambppl.maths.measures import measure_numpy as _measure_numpy
@@ -64,10 +68,13 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["CONVERGENCE", "ConvergenceWarning", "fit", "fit_with_progress"]
 
 #: ``method=`` values, in the order of preference when a model offers several.
-METHODS = ("exact", "collapsed", "empirical_bayes", "laplace", "nuts")
+METHODS = ("exact", "collapsed", "empirical_bayes", "laplace", "map", "nuts")
 
 #: Methods whose draws are independent (no MCMC): no ESS / R-hat columns in summaries.
-INDEPENDENT_METHODS = ("exact", "empirical_bayes", "laplace")
+INDEPENDENT_METHODS = ("exact", "empirical_bayes", "laplace", "map")
+
+#: Methods that return one point (one chain of one draw), not draws of a posterior.
+POINT_METHODS = ("map",)
 
 #: Methods that run NUTS (and accept ``sampler=`` and ``sample_kwargs=``).
 NUTS_METHODS = ("collapsed", "nuts")
@@ -128,7 +135,7 @@ def fit(
         files with the readers first.
     model : str, default "dirichlet_categorical"
         Name of a model in the catalog (:func:`ambppl.list_models`).
-    method : {"exact", "collapsed", "empirical_bayes", "laplace", "nuts"}, optional
+    method : {"exact", "collapsed", "empirical_bayes", "laplace", "map", "nuts"}, optional
         One of the model's ``methods`` (its info record; :func:`ambppl.list_models`).
         Default: the model's first method, or ``"nuts"`` when ``sampler`` or
         ``sample_kwargs`` is given and the first method runs no NUTS.
@@ -280,6 +287,9 @@ def fit(
     own = (
         entry.nuts_defaults(answers if long else counts, **params) if method in NUTS_METHODS else {}
     )
+    if method in POINT_METHODS:
+        _refuse_draws(method, draws, chains)
+        draws = chains = 1
     draws = check_positive_int(own.get("draws", 1000) if draws is None else draws, "draws")
     chains = check_positive_int(own.get("chains", 4) if chains is None else chains, "chains")
     if not isinstance(log_likelihood, bool):
@@ -420,6 +430,15 @@ def _refuse_nuts_options(method: str, sampler: Any, sample_kwargs: Any) -> None:
         raise ValueError(
             f"sample_kwargs are passed to pymc.sample and apply to the methods "
             f"{list(NUTS_METHODS)} only, but got {sorted(sample_kwargs)} with method={method!r}"
+        )
+
+
+def _refuse_draws(method: str, draws: Any, chains: Any) -> None:
+    given = [f"{k}={v!r}" for k, v in (("draws", draws), ("chains", chains)) if v not in (None, 1)]
+    if given:
+        raise ValueError(
+            f"method={method!r} returns one point (the posterior mode), not draws, but got "
+            f"{', '.join(given)}; drop them, or use method='laplace' for draws around the mode"
         )
 
 
@@ -602,17 +621,49 @@ def _route_laplace(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
     return tree, job.concentration(hyper)
 
 
+def _route_map(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
+    """The posterior mode as one chain of one draw: the model file's ``posterior_mode``
+    where it has one (no PyMC program built), else the PyMC program's (:func:`mode_point`)."""
+    import xarray as xr
+
+    data = job.counts if job.answers is None else job.answers
+    hyper_names = list(job.entry.hyperparameters)
+    wanted = None if job.names == job.available else [*hyper_names, *job.names]
+    own = getattr(job.module, "posterior_mode", None)
+    if callable(own):
+        with one_blas_thread():
+            post, constant, info = own(data, **job.params)
+        free = [n for n in post.data_vars if n not in job.available]
+    else:
+        pm_model = job.entry.build(data, **job.params)
+        post, constant, info = mode_point(pm_model, names=wanted)
+        free = [rv.name for rv in pm_model.free_RVs]
+    if job.names != job.available:
+        post = post[[*dict.fromkeys([*free, *hyper_names, *job.names])]]
+    info = {**info, "approximation": POINT_SENTENCE}
+    post.attrs = {**_created(), "sample_dims": ["chain", "draw"], **info}
+    observed = xr.Dataset({"counts": job.counts})
+    observed.attrs = {**_created(), "sample_dims": []}
+    tree = xr.DataTree.from_dict(
+        {"posterior": post, "observed_data": observed, "constant_data": constant}
+    )
+    tree.attrs.update(info)
+    hyper = {name: post[name].values for name in hyper_names} if hyper_names else None
+    return tree, job.concentration(hyper)
+
+
 _ROUTES: dict[str, Callable[[_Job], tuple[Any, np.ndarray]]] = {
     "exact": _route_exact,
     "collapsed": _route_collapsed,
     "empirical_bayes": _route_empirical_bayes,
     "laplace": _route_laplace,
+    "map": _route_map,
     "nuts": _route_nuts,
 }
 
 
 def _sampler_name(method: str, tree: xr.DataTree) -> str:
-    if method == "laplace":
+    if method in ("laplace", "map"):
         return "ambppl.inference.laplace"
     if method not in NUTS_METHODS:
         return "numpy.random.Generator.standard_gamma"

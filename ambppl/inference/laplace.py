@@ -1,5 +1,6 @@
-r"""The ``laplace`` route of :func:`ambppl.fit`: the posterior mode of a PyMC program and
-independent draws from the Laplace approximation around it.
+r"""The ``laplace`` and ``map`` routes of :func:`ambppl.fit`: the posterior mode of a PyMC program,
+alone (:func:`mode_point`) or with independent draws of the Laplace approximation around it
+(:func:`laplace_draws`).
 
 For a model whose free variables live, after PyMC's transforms, in ``R^n`` (``x``; the
 log posterior ``log p(x | y)`` includes the transforms' Jacobians, so it is a density of
@@ -28,7 +29,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MIN_CURVATURE", "laplace_draws"]
+from ambppl.internal.threads import one_blas_thread
+
+__all__ = ["MIN_CURVATURE", "laplace_draws", "mode_point"]
 
 #: Eigenvalues of the Hessian below this fraction of the largest are raised to it.
 MIN_CURVATURE = 1e-10
@@ -88,28 +91,9 @@ def laplace_draws(
     >>> bool(np.allclose(post["y"], 2 * post["x"])), info["optimizer_converged"]
     (True, True)
     """
-    import xarray as xr
-    from pymc.blocking import DictToArrayBijection
-    from scipy.optimize import minimize
-
-    start = pm_model.initial_point()
-    value_vars = pm_model.value_vars
-    x0 = DictToArrayBijection.map({v.name: start[v.name] for v in value_vars})
-    func = pm_model.logp_dlogp_function(ravel_inputs=True)
-    func.set_extra_values({})
-
-    def negative(x: np.ndarray) -> tuple[float, np.ndarray]:
-        logp, grad = func(x)
-        return -float(logp), -np.asarray(grad, dtype=np.float64)
-
-    found = minimize(
-        negative, x0.data, jac=True, method="L-BFGS-B", options={"maxiter": maxiter, "gtol": 1e-8}
-    )
+    found, negative, start = _find_mode(pm_model, maxiter)
     mode = found.x
     n = mode.size
-    shapes = [np.shape(start[v.name]) for v in value_vars]
-    sizes = [int(np.prod(s)) for s in shapes]
-    cuts = np.cumsum([0, *sizes])
     hess = np.empty((n, n))
     for j in range(n):
         h = 1e-5 * max(1.0, abs(mode[j]))
@@ -126,7 +110,70 @@ def laplace_draws(
     total = chains * draws
     x = mode[None, :] + rng.standard_normal((total, n)) @ root.T
 
-    # every free variable (constrained) and deterministic as a function of the value variables
+    posterior, constant_data = _outputs(pm_model, start, x, chains, draws, names)
+    info = {
+        **_optimizer_info(found, n),
+        "approximation": (
+            "laplace: posterior mode by L-BFGS with the exact gradient, then independent draws "
+            "of N(mode, H^-1) in the unconstrained coordinates (H by central differences of "
+            "the gradient); draws of the Gaussian approximation, not of the posterior"
+        ),
+        "hessian_clipped": clipped,
+    }
+    return posterior, constant_data, info
+
+
+def _find_mode(pm_model: Any, maxiter: int) -> tuple[Any, Any, dict[str, Any]]:
+    """L-BFGS from the model's initial point: the optimizer's result, the negative log
+    posterior with its gradient (of the raveled value variables) and the initial point."""
+    from pymc.blocking import DictToArrayBijection
+    from scipy.optimize import minimize
+
+    start = pm_model.initial_point()
+    x0 = DictToArrayBijection.map({v.name: start[v.name] for v in pm_model.value_vars})
+    func = pm_model.logp_dlogp_function(ravel_inputs=True)
+    func.set_extra_values({})
+
+    def negative(x: np.ndarray) -> tuple[float, np.ndarray]:
+        logp, grad = func(x)
+        return -float(logp), -np.asarray(grad, dtype=np.float64)
+
+    with one_blas_thread():  # L-BFGS's many small BLAS calls (ambppl.internal.threads)
+        found = minimize(
+            negative,
+            x0.data,
+            jac=True,
+            method="L-BFGS-B",
+            options={"maxiter": maxiter, "gtol": 1e-8},
+        )
+    return found, negative, start
+
+
+def _optimizer_info(found: Any, n: int) -> dict[str, Any]:
+    return {
+        "mode_logp": -float(found.fun),
+        "optimizer_converged": bool(found.success),
+        "optimizer_iterations": int(found.nit),
+        "optimizer_message": str(found.message),
+        "n_parameters": int(n),
+    }
+
+
+def _outputs(
+    pm_model: Any,
+    start: dict[str, Any],
+    x: np.ndarray,
+    chains: int,
+    draws: int,
+    names: list[str] | None,
+) -> tuple[Any, Any]:
+    """Every free variable (constrained) and the wanted deterministics at each row of ``x``
+    (raveled value variables), as a posterior ``chains x draws``; the ``pm.Data`` nodes."""
+    import xarray as xr
+
+    value_vars = pm_model.value_vars
+    shapes = [np.shape(start[v.name]) for v in value_vars]
+    cuts = np.cumsum([0, *(int(np.prod(s)) for s in shapes)])
     as_values = {v.name: v for v in pm_model.unobserved_value_vars}
     free = [rv.name for rv in pm_model.free_RVs]
     deterministics = [d.name for d in pm_model.deterministics]
@@ -138,6 +185,7 @@ def laplace_draws(
         on_unused_input="ignore",
         point_fn=False,
     )
+    total = chains * draws
     store: dict[str, np.ndarray] = {}
     for s in range(total):
         args = [x[s, cuts[j] : cuts[j + 1]].reshape(shapes[j]) for j in range(len(shapes))]
@@ -164,17 +212,57 @@ def laplace_draws(
     constant_data = xr.Dataset(constant)
     used = {d for v in constant_data.data_vars.values() for d in v.dims}
     constant_data = constant_data.assign_coords({k: v for k, v in coords.items() if k in used})
+    return posterior, constant_data
+
+
+def mode_point(
+    pm_model: Any, *, names: list[str] | None = None, maxiter: int = 10_000
+) -> tuple[Any, Any, dict[str, Any]]:
+    """The posterior mode of a PyMC model as one draw of every variable (the ``map`` route).
+
+    The maximum of ``log p(x | y)`` over the unconstrained coordinates (step 1 of the module
+    docstring, the point the Laplace draws centre on), mapped to the free variables and the
+    deterministics. A model file may offer a faster ``posterior_mode(data, **params)`` with
+    the same output, which :func:`ambppl.fit` prefers.
+
+    Parameters
+    ----------
+    pm_model : pymc.Model
+    names : list of str, optional
+        Deterministics to compute (default: all); free variables are always kept.
+    maxiter : int, default 10000
+        L-BFGS iterations at most.
+
+    Returns
+    -------
+    posterior : xarray.Dataset
+        One chain of one draw.
+    constant_data : xarray.Dataset
+    info : dict
+        ``approximation`` (a sentence), ``mode_logp``, ``optimizer_converged``,
+        ``optimizer_iterations``, ``optimizer_message``, ``n_parameters``.
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> with pm.Model() as m:
+    ...     x = pm.HalfNormal("x", 1.0)
+    >>> post, _, info = mode_point(m)
+    >>> post["x"].shape, round(float(post["x"]), 4)   # the mode of log x, not of x: 1
+    ((1, 1), 1.0)
+    """
+    found, _, start = _find_mode(pm_model, maxiter)
+    posterior, constant = _outputs(pm_model, start, found.x[None, :], 1, 1, names)
     info = {
-        "approximation": (
-            "laplace: posterior mode by L-BFGS with the exact gradient, then independent draws "
-            "of N(mode, H^-1) in the unconstrained coordinates (H by central differences of "
-            "the gradient); draws of the Gaussian approximation, not of the posterior"
-        ),
-        "mode_logp": -float(found.fun),
-        "optimizer_converged": bool(found.success),
-        "optimizer_iterations": int(found.nit),
-        "optimizer_message": str(found.message),
-        "n_parameters": int(n),
-        "hessian_clipped": clipped,
+        **_optimizer_info(found, found.x.size),
+        "approximation": POINT_SENTENCE,
     }
-    return posterior, constant_data, info
+    return posterior, constant, info
+
+
+#: The ``approximation`` attribute of a ``map`` fit.
+POINT_SENTENCE = (
+    "map: the posterior mode (the maximum of log p(x | y) over the program's unconstrained "
+    "coordinates, L-BFGS with the exact gradient), one point, not a sample: its HDIs are "
+    "points and it carries no posterior uncertainty"
+)

@@ -43,12 +43,14 @@ that decides between a fixed and a learned prior.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ambppl.data.contract import count_values
+from ambppl.inference.convergence import ConvergenceWarning
 from ambppl.internal.checks import cant_solve_position, check_counts, check_prior
 from ambppl.maths import measures
 from ambppl.maths.measures import VARIABLES, measures_for
@@ -63,10 +65,15 @@ __all__ = [
     "dirichlet_multinomial_logp",
     "log_likelihood",
     "log_pochhammer_excess",
+    "measure_values",
     "model_coords",
     "prior_concentration",
     "qmc_normal_nodes",
+    "warn_if_unanimous",
 ]
+
+#: :func:`warn_if_unanimous`: designs with at least this many items with two or more answers.
+UNANIMOUS_MIN_ITEMS = 10
 
 
 def model_coords(counts: Any) -> dict[str, list]:
@@ -173,11 +180,44 @@ def add_measures(q: Any, *, cant_solve: int | None, dims: str | tuple[str, ...] 
             "q must have a static number of categories on its last axis; build it with a "
             "known shape (e.g. pm.Dirichlet(..., dims=('item', 'category')))"
         )
-    n_proper = n_categories - (cant_solve is not None)
+    return {
+        name: pm.Deterministic(name, value, dims=dims)
+        for name, value in measure_values(q, cant_solve=cant_solve).items()
+    }
+
+
+def measure_values(q: Any, *, cant_solve: int | None) -> dict[str, Any]:
+    """The ambiguity measures of ``q`` that its number of proper categories defines.
+
+    Parameters
+    ----------
+    q : numpy.ndarray or pytensor tensor
+        Response distributions with the categories on the last axis (for a tensor: of static
+        length).
+    cant_solve : int or None
+        Position of the can't-solve category, or None.
+
+    Returns
+    -------
+    dict
+        Variable name (:data:`ambppl.maths.measures.VARIABLES`) -> the measure, the same kind
+        as ``q`` (one value per distribution). For numpy ``q`` the probabilities are not
+        checked (a model's own, already normalized).
+
+    Examples
+    --------
+    >>> out = measure_values(np.array([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]]), cant_solve=2)
+    >>> sorted(out), out["amb"].round(3).tolist()
+    (['amb', 'amb_modified', 'amb_old', 'entropy'], [0.5, 0.0])
+    """
+    n_proper = q.shape[-1] if isinstance(q, np.ndarray) else q.type.shape[-1]
+    n_proper -= cant_solve is not None
     out = {}
     for m in measures_for(n_proper):
-        value = measures._apply(m, q, cant_solve, -1, None)
-        out[VARIABLES[m]] = pm.Deterministic(VARIABLES[m], value, dims=dims)
+        if isinstance(q, np.ndarray):
+            out[VARIABLES[m]] = measures.measure_numpy(m, q, cant_solve, -1, check=False)
+        else:
+            out[VARIABLES[m]] = measures._apply(m, q, cant_solve, -1, None)
     return out
 
 
@@ -649,3 +689,52 @@ def qmc_normal_nodes(n_nodes: int, dim: int, seed: int) -> np.ndarray:
     sobol = qmc.Sobol(d=dim, scramble=True, rng=np.random.default_rng(seed))
     m = int(np.ceil(np.log2(n_nodes)))
     return norm.ppf(sobol.random_base2(m)[:n_nodes])
+
+
+def warn_if_unanimous(item_counts: np.ndarray, *, model: str, consequence: str) -> bool:
+    """Say before sampling when every item's answers agree (a design models of raters
+    cannot learn from).
+
+    Parameters
+    ----------
+    item_counts : numpy.ndarray, shape (items, categories)
+        Answers per item and category.
+    model : str
+        The model's name (the warning's first word and record).
+    consequence : str
+        What such data do to this model, and what to do instead (the rest of the message).
+
+    Returns
+    -------
+    bool
+        Whether it warned: every item with two or more answers is unanimous, and there are at
+        least :data:`UNANIMOUS_MIN_ITEMS` of them (fewer say too little to warn).
+
+    Warns
+    -----
+    ambppl.ConvergenceWarning
+        Without a convergence record: the command line prints it as one ``warning:`` line.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     warn_if_unanimous(np.array([[3, 0]] * 10), model="m", consequence="x")
+    True
+    >>> str(seen[0].message)
+    'm: the answers agree on every one of the 10 items with two or more answers, x'
+    """
+    n = item_counts.sum(axis=1)
+    several = item_counts[n >= 2]
+    if len(several) < UNANIMOUS_MIN_ITEMS or np.any(several.max(axis=1) < several.sum(axis=1)):
+        return False
+    warnings.warn(
+        ConvergenceWarning(
+            f"{model}: the answers agree on every one of the {len(several)} items with two or "
+            f"more answers, {consequence}",
+            model=model,
+        ),
+        stacklevel=3,
+    )
+    return True

@@ -32,8 +32,8 @@ def build_report(
     threshold: float = 0.4,
     top: int = 15,
     mcse: float = 0.005,
-    draws: int = 1000,
-    chains: int = 4,
+    draws: int | None = None,
+    chains: int | None = None,
     sample_kwargs: dict[str, Any] | None = None,
     random_seed: Any = None,
     command: str | None = None,
@@ -69,9 +69,10 @@ def build_report(
     mcse : float, default 0.005
         Route without per-item draws only: bound on the Monte Carlo standard error of
         P(measure > threshold) in the item table.
-    draws, chains : int, default 1000, 4
+    draws, chains : int, optional
         Draws per chain and chains of the fit (route without per-item draws: of each
-        checked item).
+        checked item, default 1000 and 4); default :func:`ambppl.fit`'s (the model's own for
+        NUTS; one point for ``method="map"``).
     sample_kwargs : dict, optional
         Keywords of ``pymc.sample`` for a method that runs NUTS (e.g. ``tune``,
         ``target_accept``).
@@ -132,6 +133,8 @@ def build_report(
                 f"sample_kwargs tune NUTS, but method {method!r} of model {model!r} draws "
                 "without it; leave sample_kwargs out"
             )
+        draws = 1000 if draws is None else draws
+        chains = 4 if chains is None else chains
         say(
             f"scoring {model} (exact; draws per distinct count vector, MCSE <= {mcse}) "
             f"on {describe(data)}, checking {chains} x {draws} exact draws of the distinct "

@@ -382,7 +382,9 @@ def _convergence(result: Any, table: Any, variable: str) -> dict[str, Any]:
     draws = int(posterior.sizes["draw"])
     out: dict[str, Any] = {"method": method, "chains": chains, "draws": draws, "exact": False}
     if method == "exact" or "r_hat" not in table.columns:
+        # no Markov chain: exact conjugate draws, Laplace draws or one point (the mode)
         out["exact"] = True
+        out["kind"] = method if method in ("laplace", "map") else "exact"
         return out
     r_hat = table["r_hat"].to_numpy(dtype=float)
     ess = table["ess_bulk"].to_numpy(dtype=float)
@@ -1219,7 +1221,8 @@ def _render_page(
                     threshold,
                 )
             ),
-            "n_above": int(np.sum(p_above > 0.5)),
+            # None for one point (method="map"): it has no posterior probabilities
+            "n_above": int(np.sum(p_above > 0.5)) if np.isfinite(p_above).any() else None,
             "n_confident": int(np.sum(p_above > 0.9)),
             "median": float(np.median(table["mean"].to_numpy(dtype=float))),
         },

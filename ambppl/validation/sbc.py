@@ -233,12 +233,14 @@ def sbc(
     two label sets; the one that does is the likelihood) are applied by sampling-importance
     resampling: ``20 * n_simulations`` forward draws, ``n_simulations`` of them resampled
     with weights ``exp(sum of those potentials)`` (``details["prior_ess"]``: the weights'
-    effective sample size). The answers of each simulation are drawn by the model file's
-    ``simulate_answers``, which gets the prior draws of the variables its parameters name
-    (leading axis: simulation), ``item`` and ``rater`` (each answer's positions), ``rng`` and
-    any model parameters it names, and returns the category position of every answer
-    (simulation x answer). The fits get the answers as a long table (``item``, ``rater``,
-    ``label``). Ranked: the hyperparameters, ``q``, the measures and the other
+    effective sample size); where none belongs to the prior (the likelihood is the only
+    potential, e.g. ``dawid_skene``) the first ``n_simulations`` forward draws are the prior
+    draws, without resampling (which would repeat some). The answers of each simulation are
+    drawn by the model file's ``simulate_answers``, which gets the prior draws of the
+    variables its parameters name (leading axis: simulation), ``item`` and ``rater`` (each
+    answer's positions), ``rng`` and any model parameters it names, and returns the category
+    position of every answer (simulation x answer). The fits get the answers as a long table
+    (``item``, ``rater``, ``label``). Ranked: the hyperparameters, ``q``, the measures and the other
     deterministics of the program, per-item and per-rater ones at the ``n_tracked`` tracked
     items and raters (rows pooled over them), except those the model file names in
     ``DATA_DEPENDENT`` (functions of the answers, e.g. ``dawid_skene``'s class posterior,
@@ -595,10 +597,13 @@ class _LongSimulation:
         ess = float(n_simulations)
         if pm_model.potentials:
             log_w = self._prior_log_weights(pm_model, draws)
-            w = np.exp(log_w - log_w.max())
-            w /= w.sum()
-            ess = float(1.0 / np.sum(w**2))
-            pick = rng.choice(log_w.size, size=n_simulations, replace=True, p=w)
+            if self.prior_potentials:
+                w = np.exp(log_w - log_w.max())
+                w /= w.sum()
+                ess = float(1.0 / np.sum(w**2))
+                pick = rng.choice(log_w.size, size=n_simulations, replace=True, p=w)
+            else:  # only the likelihood: the forward draws are the prior's, no duplicates
+                pick = np.arange(n_simulations)
             draws = draws.transpose("chain", "draw", ...)
             draws = xr.Dataset(
                 {

@@ -543,9 +543,8 @@ def test_parameters_of_another_model_are_refused(small_counts):
         (
             {"method": "mcmc"},
             ValueError,
-            r"method must be one of 'exact', 'collapsed', 'empirical_bayes', 'laplace', 'nuts', "
-            r"but got "
-            r"'mcmc'",
+            r"method must be one of 'exact', 'collapsed', 'empirical_bayes', 'laplace', 'map', "
+            r"'nuts', but got 'mcmc'",
         ),
         (
             {"method": "collapsed"},

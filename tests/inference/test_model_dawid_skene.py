@@ -372,3 +372,182 @@ def test_laplace_route_same_layout_and_labels():
     )
     assert {"amb", "label_prob", "confusion", "pi"} <= set(small["posterior"].data_vars)
     assert "q" not in small["posterior"].data_vars
+
+
+# The posterior mode in numpy (method "map")
+
+
+@pytest.mark.parametrize(("k", "cs"), [(3, True), (2, False), (3, False)])
+def test_numpy_log_posterior_is_the_programs(module, k, cs):
+    """The numpy log posterior equals PyMC's compiled one (Jacobians included) up to one
+    constant, at random points of the same unconstrained coordinates; its gradient matches
+    central differences of itself."""
+    from pymc.blocking import DictToArrayBijection, RaveledVars
+    from scipy.optimize import approx_fprime
+
+    answers, *_ = planted(n_items=40, n_raters=6, k=k, cs=cs, seed=3)
+    target = module._LogPosterior(
+        module._codes(answers),
+        {"pi_prior": 1.3, "diag_prior": 2.5, "beta_sd": 1.2, "rater_scale": 0.8},
+    )
+    pm_model = module.model(answers, pi_prior=1.3, diag_prior=2.5, beta_sd=1.2, rater_scale=0.8)
+    logp = pm_model.compile_logp(jacobian=True)
+    start = pm_model.initial_point()
+    info = DictToArrayBijection.map({v.name: start[v.name] for v in pm_model.value_vars})
+    assert info.data.size == target.size
+    rng = np.random.default_rng(4)
+    gaps = []
+    for _ in range(3):
+        x = rng.normal(scale=0.7, size=target.size)
+        point = DictToArrayBijection.rmap(RaveledVars(x, info.point_map_info))
+        gaps.append(float(logp(point)) + target(x)[0])
+        # the gradient: central differences (step 1e-6, error ~1e-6 x the curvature)
+        numeric = approx_fprime(x, lambda v: target(v)[0], 1e-6)
+        scale = max(1.0, np.abs(numeric).max())
+        assert np.abs(numeric - target(x)[1]).max() < 1e-4 * scale
+    assert np.ptp(gaps) < 1e-9 * max(1.0, abs(gaps[0]))  # one constant: the same density
+
+
+def test_posterior_mode_is_the_programs_mode(module):
+    """The numpy mode equals the mode PyMC's L-BFGS finds on the compiled program (the
+    generic route of method='map'), and fit(method='map') returns it as one point."""
+    from ambppl.inference.laplace import mode_point
+
+    answers, z, _bayes, _acc, names = planted(n_items=60, n_raters=8, seed=5)
+    fast, constant, info = module.posterior_mode(answers)
+    pm_model = module.model(answers)
+    slow, _, slow_info = mode_point(pm_model)
+    assert info["optimizer_converged"] and slow_info["optimizer_converged"]
+    # both stop when f falls by less than 2.2e-9 relative (L-BFGS-B's default ftol, f ~ 300
+    # here): the numpy mode is at least as high on the program's own log density ...
+    defaults = {"pi_prior": 1.0, "diag_prior": 2.0, "beta_sd": 1.5, "rater_scale": 1.0}
+    target = module._LogPosterior(module._codes(answers), defaults)
+    logp = pm_model.compile_logp(jacobian=True)
+    start = pm_model.initial_point()
+    constant_gap = float(logp(start)) + target(_raveled(pm_model, start))[0]
+    fast_logp = info["mode_logp"] + constant_gap
+    assert fast_logp >= slow_info["mode_logp"] - 1e-6 * abs(fast_logp)
+    # ... and the two points agree to what that tolerance leaves in flat directions (measured
+    # at most 7e-4 on this design, in e)
+    for name in ("pi", "diag_gap", "sigma_rater", "e", "accuracy", "label_prob", "amb"):
+        assert np.allclose(fast[name].values, slow[name].values, atol=3e-3), name
+    assert set(slow.data_vars) == set(fast.data_vars)
+    for name in slow.data_vars:
+        assert fast[name].dims == slow[name].dims, name
+    assert set(constant.data_vars) == {
+        "is_cant_solve",
+        "rater_answers",
+        "answer_item",
+        "answer_rater",
+    }
+    result = ambppl.fit(answers, "dawid_skene", method="map")
+    assert result.attrs["method"] == "map" and "one point" in result.attrs["approximation"]
+    post = result["posterior"]
+    assert post.sizes["chain"] == 1 and post.sizes["draw"] == 1
+    assert np.allclose(post["label_prob"].values, fast["label_prob"].values)
+    assert result["log_likelihood"]["counts"].shape == (1, 1, 60)
+    labels, items = _labels(result, names)
+    assert (labels == z[items.astype(int)]).mean() > 0.8
+    table = ambppl.summarize(result)
+    assert {"label", "label_prob", "label_entropy"} <= set(table.columns)
+    assert np.allclose(table["mean"], fast["amb"].values.ravel())
+    # a point: no spread, no interval, no probability (NaN, not a zero-width interval)
+    assert table[["sd", "hdi_lower", "hdi_upper", "p_above"]].isna().all().all()
+    assert "r_hat" not in table.columns
+    with pytest.raises(ValueError, match=r"one point.*no posterior probabilities"):
+        ambppl.select(table, "P(amb > 0.4) > 0.9")
+    assert len(ambppl.select(table, "mean > 0.0")) == (table["mean"] > 0).sum()
+    raters = ambppl.summarize(result, level="rater")
+    assert np.allclose(raters["accuracy"], fast["accuracy"].values.ravel())
+    assert raters[["accuracy_lower", "accuracy_upper"]].isna().all().all()
+
+
+def _raveled(pm_model, point):
+    from pymc.blocking import DictToArrayBijection
+
+    return DictToArrayBijection.map({v.name: point[v.name] for v in pm_model.value_vars}).data
+
+
+def test_map_refuses_draws_and_the_centred_coordinates(module):
+    answers = two_class_answers()
+    with pytest.raises(ValueError, match=r"returns one point.*method='laplace'"):
+        ambppl.fit(answers, "dawid_skene", method="map", draws=100)
+    with pytest.raises(ValueError, match="chains=2"):
+        ambppl.fit(answers, "dawid_skene", method="map", chains=2)
+    with pytest.raises(ValueError, match="centred must be None or False"):
+        ambppl.fit(answers, "dawid_skene", method="map", centred=True)
+    result = ambppl.fit(answers, "dawid_skene", method="map", draws=1, chains=1)
+    assert result["posterior"]["label_prob"].shape == (1, 1, 3, 2)
+    with pytest.raises(ValueError, match=r"one point.*needs posterior draws"):
+        ambppl.loo(result)
+
+
+class _Sampled(Exception):
+    """Raised by the recording route instead of sampling."""
+
+
+def test_nuts_defaults_follow_the_design(module, monkeypatch):
+    """nuts_defaults(): target_accept 0.9 below FEW_RATERS raters (the anesthesia data's
+    divergences), 3000 draws where the median item has at most FEW_ANSWERS answers (the
+    product data), nothing else (its docstring's runs); fit applies them and the caller's
+    settings win."""
+    import importlib
+
+    fit_module = importlib.import_module("ambppl.inference.fitting")
+    seen = {}
+
+    def record(job):
+        seen.update(sample_kwargs=dict(job.sample_kwargs), draws=job.draws)
+        raise _Sampled
+
+    monkeypatch.setitem(fit_module._ROUTES, "nuts", record)
+    limit = module.FEW_RATERS
+    for n_raters, expected in ((limit - 1, {"target_accept": 0.9}), (limit, {})):
+        rows = [(f"t{i}", f"r{r}", "ab"[(i + r) % 2]) for r in range(n_raters) for i in range(3)]
+        answers = read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]))
+        assert module.nuts_defaults(answers) == expected, n_raters
+        with pytest.raises(_Sampled):
+            ambppl.fit(answers, "dawid_skene")
+        assert seen["sample_kwargs"] == expected
+        assert seen["draws"] == 2000  # the info record's nuts_defaults (the docstring's runs)
+        with pytest.raises(_Sampled):
+            ambppl.fit(answers, "dawid_skene", sample_kwargs={"target_accept": 0.95})
+        assert seen["sample_kwargs"] == {"target_accept": 0.95}
+    # few answers per item (median <= FEW_ANSWERS): more draws; 4 answers: the record's 2000
+    for per_item, draws in ((module.FEW_ANSWERS, 3000), (module.FEW_ANSWERS + 1, 2000)):
+        rows = [
+            (f"t{i}", f"r{(i + j) % 12}", "ab"[j % 2]) for i in range(9) for j in range(per_item)
+        ]
+        answers = read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]))
+        expected = {"draws": draws} if draws == 3000 else {}
+        assert module.nuts_defaults(answers) == expected, per_item
+        with pytest.raises(_Sampled):
+            ambppl.fit(answers, "dawid_skene")
+        assert seen == {"sample_kwargs": {}, "draws": draws}
+        with pytest.raises(_Sampled):
+            ambppl.fit(answers, "dawid_skene", draws=50)
+        assert seen["draws"] == 50
+
+
+def test_a_design_where_every_item_agrees_is_named_before_sampling(module):
+    from ambppl.inference.convergence import ConvergenceWarning
+
+    def frame(n_items, split_item):
+        rng = np.random.default_rng(3)
+        rows = [
+            (f"i{i}", f"r{j}", "yes" if i % 2 else "no")
+            for i in range(n_items)
+            for j in rng.choice(6, size=3, replace=False)
+        ]
+        if split_item:
+            rows[0] = ("i0", rows[0][1], "yes")  # i0 is a "no" item: now 1 yes, 2 no
+        rows.append(("lone", "r0", "yes"))  # one answer: cannot disagree, never counted
+        return read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]))
+
+    with pytest.warns(ConvergenceWarning, match=r"dawid_skene: .* 10 items.*method='map'"):
+        module.model(frame(10, split_item=False))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        module.model(frame(10, split_item=True))  # one split item: no warning
+        module.model(frame(9, split_item=False))  # too few items to say
+        module.posterior_mode(frame(10, split_item=False))  # the mode: labels, no sampling

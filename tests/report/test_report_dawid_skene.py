@@ -66,3 +66,26 @@ def test_the_rater_section_lists_accuracy_least_accurate_first(fits) -> None:
     assert raters.index("r5") < min(raters.index("r0"), raters.index("r1"))
     # r4 (half of its answers "cs") has the highest can't-solve rate
     assert table["cant_solve_rate"].idxmax() == "r4"
+
+
+def _text(page: str, section: str) -> str:
+    part = page[page.index(f'<section id="{section}">') :]
+    part = part[: part.index("</section>")]
+    return " ".join(re.sub(r"<[^>]+>", " ", part).split())
+
+
+def test_the_convergence_section_names_what_made_the_draws(fits) -> None:
+    """Laplace draws and the posterior mode are not exact conjugate draws: the report says
+    what they are (it once called every non-MCMC fit "exact ... conjugate Dirichlet")."""
+    full, _ = fits
+    laplace = _text(render_report(full, top=3, random_seed=1), "convergence")
+    assert "Laplace approximation" in laplace and "conjugate" not in laplace
+    point = fit(_answers(), "dawid_skene", method="map")
+    page = render_report(point, top=3, random_seed=1)
+    text = _text(page, "convergence")
+    assert "One point, not a sample" in text and "posterior mode" in text
+    assert "conjugate" not in text and "--method laplace" in text
+    distribution = _text(page, "distribution")
+    assert "no posterior probabilities" in distribution and "items have" not in distribution
+    raters = _text(page, "raters")
+    assert "[–, –]" in raters  # the accuracies at the mode, without intervals

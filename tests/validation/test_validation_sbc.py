@@ -375,3 +375,168 @@ def test_long_model_without_simulator_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("AMBPPL_MODELS", str(tmp_path))
     with pytest.raises(ValueError, match=r"simulate_answers\(\.\.\.\), but its file defines none"):
         sbc("answers_model", n_simulations=10)
+
+
+# ---------------------------------------------------------------------------------------
+# dawid_skene: a latent class per item, the likelihood its only potential
+
+
+@pytest.fixture(scope="module")
+def ds_module():
+    from ambppl.inference.catalog import get_model
+
+    return get_model("dawid_skene").module
+
+
+def test_dawid_skene_simulate_answers_pairs_follow_the_mixture(ds_module):
+    # Two answers to one item share its class: P(y_a = u, y_b = v) = sum_k pi_k
+    # theta[r_a, k, u] theta[r_b, k, v], computed here without simulate_answers' code; two
+    # simulations with their own parameters, raters in both orders.
+    rng = np.random.default_rng(SEED)
+    pi = rng.dirichlet(np.ones(3), size=2)  # 2 simulations, K = 3
+    theta = rng.dirichlet(np.ones(4), size=(2, 3, 3))  # 3 raters, C = 4
+    n = 20000
+    item = np.repeat(np.arange(n), 2)
+    rater = np.where(np.arange(n) < n // 2, 0, 2)[:, None].repeat(2, 1)
+    rater[: n // 2, 1], rater[n // 2 :, 1] = 1, 0
+    rater = rater.ravel()
+    y = ds_module.simulate_answers(pi, theta, item, rater, rng=1)
+    assert y.shape == (2, 2 * n) and y.dtype == np.int64
+    assert np.array_equal(y, ds_module.simulate_answers(pi, theta, item, rater, rng=1))
+    for s in range(2):
+        for half, (ra, rb) in enumerate(((0, 1), (2, 0))):
+            rows = slice(half * n // 2, (half + 1) * n // 2)
+            first, second = y[s, 0::2][rows], y[s, 1::2][rows]
+            observed = np.bincount(first * 4 + second, minlength=16) / (n // 2)
+            expected = np.einsum("k,ku,kv->uv", pi[s], theta[s, ra], theta[s, rb]).ravel()
+            se = np.sqrt(expected * (1 - expected) / (n // 2))
+            assert np.all(np.abs(observed - expected) <= 4.5 * se + 1e-12)
+
+
+@pytest.fixture(scope="module")
+def ds_result() -> ValidationResult:
+    """A tiny dawid_skene SBC: 2 simulations of 6 items x 2-4 answers from 5 raters, K = 2
+    classes and can't-solve."""
+    return sbc(
+        "dawid_skene",
+        n_simulations=2,
+        n_items=6,
+        n_answers=4,
+        n_raters=5,
+        n_tracked=2,
+        draws=100,
+        chains=2,
+        random_seed=SEED,
+    )
+
+
+#: The rows of a dawid_skene SBC with classes c1, c2 and a can't-solve answer: the
+#: parameters and the deterministics of the parameters, never the class posterior.
+DS_ROWS = [
+    "pi[c1]",
+    "pi[c2]",
+    "diag_gap[c1]",
+    "diag_gap[c2]",
+    *(f"beta[{k},{c}]" for k in ("c1", "c2") for c in ("c1", "c2", "cant_solve")),
+    "sigma_rater[c1]",
+    "sigma_rater[c2]",
+    *(f"confusion[{k},{c}]" for k in ("c1", "c2") for c in ("c1", "c2", "cant_solve")),
+    "accuracy",
+    "cant_solve_rate",
+    *(f"population_confusion[{k},{c}]" for k in ("c1", "c2") for c in ("c1", "c2", "cant_solve")),
+]
+
+
+def test_dawid_skene_sbc_runs_through(ds_result):
+    result = ds_result
+    table = result.table
+    assert list(table["quantity"]) == DS_ROWS
+    rows = table.set_index("quantity")
+    # per-rater rows pool the 2 tracked raters of the 2 simulations
+    assert (rows.loc[["accuracy", "cant_solve_rate", "confusion[c1,c1]"], "n_ranks"] == 4).all()
+    assert (rows.loc[["pi[c1]", "diag_gap[c2]", "beta[c2,c1]"], "n_ranks"] == 2).all()
+    assert np.all(np.isfinite(table["p_value"])) and set(table["bins"]) == {2}
+    ranks = result.details["ranks"]["ranks"]
+    # functions of the answers (the model's DATA_DEPENDENT) have no true value: not ranked;
+    # nor are the free e and beta_off (their functions beta and confusion are)
+    not_ranked = {"label_prob", "label_entropy", "q", "amb", "amb_old", "entropy", "e"}
+    assert not_ranked.isdisjoint(ranks.data_vars) and "beta_off" not in ranks.data_vars
+    assert ranks["confusion"].dims == ("simulation", "rater", "class", "category")
+    assert ranks["confusion"].shape == (2, 2, 2, 3)
+    assert ranks["accuracy"].dims == ("simulation", "rater")
+    sizes = result.details["ranks"]["rank_draws"]
+    assert ((sizes["pi"] >= 1) & (sizes["pi"] <= 99)).all()
+    details = result.details
+    # the likelihood is the only potential: no resampling, the forward draws as they come
+    assert details["prior_potentials"] == [] and details["prior_ess"] == 2
+    assert details["prior_draws"] == 40
+    truth = details["truth"]
+    assert set(truth["class"].values) == {"c1", "c2"} and truth.sizes["rater"] == 5
+    assert np.allclose(truth["pi"].sum("class"), 1.0)
+    theta = truth["confusion"].transpose("simulation", "rater", "class", "category").values
+    assert np.allclose(theta.sum(-1), 1.0)
+    pi = truth["pi"].values
+    expected = np.einsum("sk,srk->sr", pi, theta[:, :, [0, 1], [0, 1]])
+    assert np.allclose(truth["accuracy"].transpose("simulation", "rater").values, expected)
+    assert np.allclose(truth["cant_solve_rate"].values, np.einsum("sk,srk->sr", pi, theta[..., 2]))
+    # the typical rater answers the true class more often than any wrong answer
+    beta = truth["beta"].transpose("simulation", "class", "category").values
+    assert (beta.argmax(-1) == [0, 1]).all()
+    design, labels = details["design"], details["labels"]
+    assert labels.shape == (2, len(design)) and int(labels.max()) <= 2
+    per_item = design.groupby("item").size()
+    assert per_item.min() >= 2 and per_item.max() <= 4 and not design.duplicated().any()
+    assert (details["counts"].sum("category").values == per_item.values[None]).all()
+    assert set(details["fit_warnings"]) <= {"ConvergenceWarning", "RuntimeWarning", "UserWarning"}
+    assert details["model"] == "dawid_skene" and details["method"] == "nuts"
+
+
+def test_dawid_skene_sbc_is_reproducible_up_to_the_fits(ds_result):
+    from ambppl.inference.catalog import get_model
+    from ambppl.validation.sbc import _LongSimulation
+
+    entry = get_model("dawid_skene")
+    sim = _LongSimulation(
+        entry,
+        entry.defaults,
+        n_items=6,
+        n_raters=5,
+        n_answers=4,
+        n_categories=3,
+        cant_solve=True,
+        n_simulations=2,
+        n_tracked=2,
+        rng=np.random.default_rng(SEED).spawn(2 + 2)[0],
+    )
+    assert sim.design.equals(ds_result.details["design"])
+    assert np.array_equal(sim.labels, ds_result.details["labels"].values)
+    assert sim.truth.identical(ds_result.details["truth"])
+
+
+def test_dawid_skene_prior_draws_are_not_resampled():
+    from ambppl.inference.catalog import get_model
+    from ambppl.validation.sbc import _LongSimulation
+
+    # Resampling 100 of 2000 forward draws with replacement repeats one with probability
+    # ~0.92; without a prior potential the draws are taken as they come, all distinct, and
+    # follow the program's priors: diag_gap ~ Gamma(2, 2 / diag_prior), pi ~ Dirichlet(1).
+    # (The design of ds_result: its compiled functions are reused.)
+    entry = get_model("dawid_skene")
+    sim = _LongSimulation(
+        entry,
+        entry.defaults,
+        n_items=6,
+        n_raters=5,
+        n_answers=4,
+        n_categories=3,
+        cant_solve=True,
+        n_simulations=100,
+        n_tracked=2,
+        rng=np.random.default_rng(SEED),
+    )
+    pi = sim.truth["pi"].values
+    assert np.unique(pi[:, 0]).size == 100
+    gap = sim.truth["diag_gap"].values  # Gamma(2, 1): mean 2, sd sqrt(2)
+    assert abs(gap.mean() - 2.0) < 4 * np.sqrt(2.0 / gap.size)
+    assert abs(pi[:, 0].mean() - 0.5) < 4 * np.sqrt(1 / 12 / 100)
+    assert sim.prior_potentials == [] and sim.prior_ess == 100
