@@ -144,3 +144,28 @@ def write_long_model(folder: Path) -> None:
         "data": "long",
     }
     (folder / "answers_model.json").write_text(json.dumps(info))
+
+
+@pytest.fixture
+def unanimous_answers():
+    """``make(n_items, split_item)``: answers (``read_long``) of ``n_items`` items with three
+    agreeing answers each from 6 raters (item i0 split 1:2 if ``split_item``), plus one item
+    with a single answer (it cannot disagree); seeded. For the models' warning before
+    sampling a design whose every item is unanimous."""
+    import pandas as pd
+
+    from ambppl.data.readers import read_long
+
+    def make(n_items: int, split_item: bool):
+        rng = np.random.default_rng(3)
+        rows = [
+            (f"i{i}", f"r{j}", "yes" if i % 2 else "no")
+            for i in range(n_items)
+            for j in rng.choice(6, size=3, replace=False)
+        ]
+        if split_item:
+            rows[0] = ("i0", rows[0][1], "yes")  # i0 is a "no" item: now 1 yes, 2 no
+        rows.append(("lone", "r0", "yes"))
+        return read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]))
+
+    return make

@@ -599,36 +599,17 @@ def _route_nuts(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
 def _route_laplace(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
     """The mode of the full program and Laplace draws around it (the same variables and
     groups as ``nuts``, without ``sample_stats``); the approximation is named in attrs."""
-    import xarray as xr
-
     pm_model = job.entry.build(job.counts if job.answers is None else job.answers, **job.params)
-    hyper_names = list(job.entry.hyperparameters)
-    wanted = None if job.names == job.available else [*hyper_names, *job.names]
     post, constant, info = laplace_draws(
-        pm_model, draws=job.draws, chains=job.chains, rng=job.rng, names=wanted
+        pm_model, draws=job.draws, chains=job.chains, rng=job.rng, names=_wanted(job)
     )
-    free = [rv.name for rv in pm_model.free_RVs]
-    if job.names != job.available:
-        post = post[[*dict.fromkeys([*free, *hyper_names, *job.names])]]
-    post.attrs = {**_created(), "sample_dims": ["chain", "draw"], **info}
-    observed = xr.Dataset({"counts": job.counts})
-    observed.attrs = {**_created(), "sample_dims": []}
-    tree = xr.DataTree.from_dict(
-        {"posterior": post, "observed_data": observed, "constant_data": constant}
-    )
-    tree.attrs.update(info)
-    hyper = {name: post[name].values for name in hyper_names} if hyper_names else None
-    return tree, job.concentration(hyper)
+    return _optimizer_tree(job, post, constant, info, [rv.name for rv in pm_model.free_RVs])
 
 
 def _route_map(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
     """The posterior mode as one chain of one draw: the model file's ``posterior_mode``
     where it has one (no PyMC program built), else the PyMC program's (:func:`mode_point`)."""
-    import xarray as xr
-
     data = job.counts if job.answers is None else job.answers
-    hyper_names = list(job.entry.hyperparameters)
-    wanted = None if job.names == job.available else [*hyper_names, *job.names]
     own = getattr(job.module, "posterior_mode", None)
     if callable(own):
         with one_blas_thread():
@@ -636,11 +617,30 @@ def _route_map(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
         free = [n for n in post.data_vars if n not in job.available]
     else:
         pm_model = job.entry.build(data, **job.params)
-        post, constant, info = mode_point(pm_model, names=wanted)
+        post, constant, info = mode_point(pm_model, names=_wanted(job))
         free = [rv.name for rv in pm_model.free_RVs]
+    info = {**info, "approximation": POINT_SENTENCE}
+    return _optimizer_tree(job, post, constant, info, free)
+
+
+def _wanted(job: _Job) -> list[str] | None:
+    """The deterministics an optimizing route computes (None: all)."""
+    if job.names == job.available:
+        return None
+    return [*job.entry.hyperparameters, *job.names]
+
+
+def _optimizer_tree(
+    job: _Job, post: xr.Dataset, constant: xr.Dataset, info: dict[str, Any], free: list[str]
+) -> tuple[xr.DataTree, np.ndarray | None]:
+    """The result tree of the optimizing routes (``laplace``, ``map``): the posterior (the
+    free variables, the hyperparameters and the per-item variables asked for), the counts,
+    the model's data; ``info`` in the attributes."""
+    import xarray as xr
+
+    hyper_names = list(job.entry.hyperparameters)
     if job.names != job.available:
         post = post[[*dict.fromkeys([*free, *hyper_names, *job.names])]]
-    info = {**info, "approximation": POINT_SENTENCE}
     post.attrs = {**_created(), "sample_dims": ["chain", "draw"], **info}
     observed = xr.Dataset({"counts": job.counts})
     observed.attrs = {**_created(), "sample_dims": []}

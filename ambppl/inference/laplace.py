@@ -248,7 +248,7 @@ def mode_point(
     >>> with pm.Model() as m:
     ...     x = pm.HalfNormal("x", 1.0)
     >>> post, _, info = mode_point(m)
-    >>> post["x"].shape, round(float(post["x"]), 4)   # the mode of log x, not of x: 1
+    >>> post["x"].shape, round(post["x"].item(), 4)   # the mode of log x, not of x: 1
     ((1, 1), 1.0)
     """
     found, _, start = _find_mode(pm_model, maxiter)

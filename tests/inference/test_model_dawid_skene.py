@@ -529,25 +529,13 @@ def test_nuts_defaults_follow_the_design(module, monkeypatch):
         assert seen["draws"] == 50
 
 
-def test_a_design_where_every_item_agrees_is_named_before_sampling(module):
+def test_a_design_where_every_item_agrees_is_named_before_sampling(module, unanimous_answers):
     from ambppl.inference.convergence import ConvergenceWarning
 
-    def frame(n_items, split_item):
-        rng = np.random.default_rng(3)
-        rows = [
-            (f"i{i}", f"r{j}", "yes" if i % 2 else "no")
-            for i in range(n_items)
-            for j in rng.choice(6, size=3, replace=False)
-        ]
-        if split_item:
-            rows[0] = ("i0", rows[0][1], "yes")  # i0 is a "no" item: now 1 yes, 2 no
-        rows.append(("lone", "r0", "yes"))  # one answer: cannot disagree, never counted
-        return read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]))
-
     with pytest.warns(ConvergenceWarning, match=r"dawid_skene: .* 10 items.*method='map'"):
-        module.model(frame(10, split_item=False))
+        module.model(unanimous_answers(10, split_item=False))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        module.model(frame(10, split_item=True))  # one split item: no warning
-        module.model(frame(9, split_item=False))  # too few items to say
-        module.posterior_mode(frame(10, split_item=False))  # the mode: labels, no sampling
+        module.model(unanimous_answers(10, split_item=True))  # one split item: no warning
+        module.model(unanimous_answers(9, split_item=False))  # too few items to say
+        module.posterior_mode(unanimous_answers(10, split_item=False))  # labels, no sampling

@@ -238,31 +238,16 @@ def test_bad_parameters_are_refused():
         get_model("rater_effects").build(edge_answers(), n_nodes=0)
 
 
-def _unanimous_frame(n_items: int, split_item: bool) -> pd.DataFrame:
-    """n_items items with three agreeing answers each (one item split 2:1 if split_item),
-    plus one item with a single answer (never counted: it cannot disagree)."""
-    rng = np.random.default_rng(3)
-    rows = [
-        (f"i{i}", f"r{j}", "yes" if i % 2 else "no")
-        for i in range(n_items)
-        for j in rng.choice(6, size=3, replace=False)
-    ]
-    if split_item:
-        rows[0] = ("i0", rows[0][1], "yes")  # i0 is a "no" item: now 1 yes, 2 no
-    rows.append(("lone", "r0", "yes"))
-    return pd.DataFrame(rows, columns=["task", "worker", "label"])
-
-
-def test_a_design_where_every_item_agrees_is_named_before_sampling():
+def test_a_design_where_every_item_agrees_is_named_before_sampling(unanimous_answers):
     from ambppl.inference.convergence import ConvergenceWarning
 
     build = get_model("rater_effects").build
     with pytest.warns(ConvergenceWarning, match=r"agree on every one of the 10 items.*count"):
-        build(read_long(_unanimous_frame(10, split_item=False)))
+        build(unanimous_answers(10, split_item=False))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        build(read_long(_unanimous_frame(10, split_item=True)))  # one split item: no warning
-        build(read_long(_unanimous_frame(9, split_item=False)))  # too few items to say
+        build(unanimous_answers(10, split_item=True))  # one split item: no warning
+        build(unanimous_answers(9, split_item=False))  # too few items to say
 
 
 def test_population_q_is_the_softmax_average_over_its_nodes(module):

@@ -110,7 +110,7 @@ def test_convergence_flags_chains_that_disagree(result: xr.DataTree) -> None:
 
 def test_exact_draws_need_no_diagnostics(result: xr.DataTree) -> None:
     conv = writer._convergence(result, rank(summarize(result)), "amb")
-    assert conv == {"method": "exact", "chains": 2, "draws": 300, "exact": True}
+    assert conv == {"method": "exact", "chains": 2, "draws": 300, "exact": True, "kind": "exact"}
 
 
 def test_agreement_is_the_validation_check(rng: np.random.Generator) -> None:
