@@ -293,6 +293,11 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
         help="dirichlet_categorical's Dirichlet prior (its parameter 'prior'): one number "
         "for a symmetric prior or one per category, comma-separated (default: 1)",
     )
+    _add_sampling_options(group)
+
+
+def _add_sampling_options(group: argparse._ArgumentGroup) -> None:
+    """The options of how the chosen model is fitted: draws, chains, NUTS's settings, seed."""
     group.add_argument(
         "--draws",
         type=_positive_int,
