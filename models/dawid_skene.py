@@ -483,9 +483,19 @@ def population_confusion(beta: Any, sigma: Any, nodes: np.ndarray) -> Any:
 
 def _codes(answers: Any) -> dict[str, Any]:
     """Integer codes of the answers' items, raters and categories (checked,
-    :func:`ambppl.inference.modeling.answer_codes`), with the proper classes and the
-    position of the can't-solve answer."""
+    :func:`ambppl.inference.modeling.answer_codes`), with the proper classes, the position
+    of the can't-solve answer and ``by_item``: the answers' items, raters and categories
+    sorted by item, with each item's first position (for the segment sums of
+    :func:`marginal_terms`)."""
     codes = answer_codes(answers, "dawid_skene")
+    order = np.argsort(codes["item"], kind="stable")
+    item = codes["item"][order]
+    by_item = {
+        "item": item,
+        "rater": codes["rater"][order],
+        "y": codes["y"][order],
+        "starts": np.searchsorted(item, np.arange(len(codes["item_ids"]))),
+    }
     categories, cs_label = codes["categories"], codes["cant_solve"]
     cs = None if cs_label is None else categories.index(cs_label)
     classes = [c for j, c in enumerate(categories) if j != cs]
@@ -494,7 +504,7 @@ def _codes(answers: Any) -> dict[str, Any]:
             f"answers must have at least 2 categories besides can't-solve, but got {classes}"
         )
     proper = [j for j in range(len(categories)) if j != cs]
-    return {**codes, "classes": classes, "proper": proper, "cs": cs}
+    return {**codes, "classes": classes, "proper": proper, "cs": cs, "by_item": by_item}
 
 
 def _coords(codes: dict[str, Any]) -> dict[str, Any]:
@@ -743,10 +753,9 @@ class _LogPosterior:
         self.n_items, self.n_raters = len(codes["item_ids"]), len(codes["rater_ids"])
         self.proper = np.asarray(codes["proper"])
         self.wrong = wrong_answers(codes["proper"], self.c)
-        order = np.argsort(codes["item"], kind="stable")
-        self.item = codes["item"][order]
-        self.rater, self.y = codes["rater"][order], codes["y"][order]
-        self.starts = np.searchsorted(self.item, np.arange(self.n_items))
+        self.codes = codes
+        by_item = codes["by_item"]
+        self.item, self.rater, self.y = by_item["item"], by_item["rater"], by_item["y"]
         self.cell = self.rater * self.c + self.y  # (rater, answer) of each answer
         self.params = params
         k, c, r = self.k, self.c, self.n_raters
@@ -789,9 +798,9 @@ class _LogPosterior:
         return out
 
     def joint(self, log_pi: np.ndarray, log_theta: np.ndarray) -> np.ndarray:
-        """``log pi_k + sum_{a in i} log theta_{r[a], k, y_a}`` (items x classes)."""
-        per_answer = log_theta[self.rater, :, self.y]  # (A, K)
-        return np.add.reduceat(per_answer, self.starts, axis=0) + log_pi[None, :]
+        """``log pi_k + sum_{a in i} log theta_{r[a], k, y_a}`` (items x classes):
+        :func:`marginal_terms` of one draw."""
+        return marginal_terms(log_pi[None], log_theta[None], self.codes)[0]
 
     def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """``(-log p(x | y), -gradient)``, for a minimizer."""
@@ -1034,18 +1043,15 @@ def marginal_terms(log_pi: np.ndarray, log_theta: np.ndarray, codes: dict[str, A
     log_pi : numpy.ndarray, shape (D, K)
     log_theta : numpy.ndarray, shape (D, R, K, C)
     codes : dict
-        From the answers (``item``, ``rater``, ``y`` positions, ``item_ids``).
+        From the answers (:func:`_codes`: ``by_item``, the answers sorted by item).
 
     Returns
     -------
     numpy.ndarray, shape (D, N, K)
     """
-    n_items = len(codes["item_ids"])
-    order = np.argsort(codes["item"], kind="stable")
-    item_idx, rater_idx, y = codes["item"][order], codes["rater"][order], codes["y"][order]
-    starts = np.searchsorted(item_idx, np.arange(n_items))
-    per_answer = log_theta[:, rater_idx, :, y]  # (A, D, K): advanced indices first
-    per_item = np.add.reduceat(per_answer, starts, axis=0)  # (N, D, K)
+    by_item = codes["by_item"]
+    per_answer = log_theta[:, by_item["rater"], :, by_item["y"]]  # (A, D, K): advanced first
+    per_item = np.add.reduceat(per_answer, by_item["starts"], axis=0)  # (N, D, K)
     return np.moveaxis(per_item, 0, 1) + log_pi[:, None, :]
 
 

@@ -50,6 +50,23 @@ BROWSER_FLAGS = [
 ]
 
 
+def run_browser(browser: str, url: str, tmp: Path, *extra: str):
+    """Run headless Chromium on ``url`` with :data:`BROWSER_FLAGS`, a fresh profile under
+    ``tmp`` and ``extra`` flags (e.g. ``--dump-dom``); the finished process (exit 0 asserted,
+    output in text)."""
+    import subprocess
+
+    profile = tmp / f"profile-{len(list(tmp.iterdir()))}"
+    done = subprocess.run(
+        [browser, *BROWSER_FLAGS, f"--user-data-dir={profile}", *extra, url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
 @pytest.fixture(scope="session")
 def browser() -> str:
     """Path of a headless Chromium; skips (fails in CI, where .ci/run installs one) where

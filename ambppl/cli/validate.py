@@ -79,10 +79,10 @@ def _run_validate(args: argparse.Namespace) -> int:
             "file to validate --model/--param/--prior, or leave them out"
         )
     _progress(args, "fitting the reference cases")
+    given = {k: v for k, v in (("draws", args.draws), ("chains", args.chains)) if v is not None}
     cases = validation.run_reference_cases(
         method=args.method or "exact",
-        draws=1000 if args.draws is None else args.draws,
-        chains=4 if args.chains is None else args.chains,
+        **given,  # else the reference cases' own defaults
         random_seed=args.seed,
         alpha=args.alpha,
     )

@@ -24,7 +24,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from conftest import BROWSER_FLAGS
+from conftest import run_browser
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -206,22 +206,7 @@ def _errors(dom: str) -> list[str]:
 
 def _dump(browser: str, url: str, tmp: Path) -> subprocess.CompletedProcess[str]:
     """The DOM after the page's scripts ran (virtual time lets the search finish)."""
-    profile = tmp / f"profile-{len(list(tmp.iterdir()))}"
-    done = subprocess.run(
-        [
-            browser,
-            *BROWSER_FLAGS,
-            f"--user-data-dir={profile}",
-            "--virtual-time-budget=10000",
-            "--dump-dom",
-            url,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done
+    return run_browser(browser, url, tmp, "--virtual-time-budget=10000", "--dump-dom")
 
 
 def _uncaught(stderr: str) -> list[str]:

@@ -16,7 +16,7 @@ from urllib.parse import unquote
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import BROWSER_FLAGS, REPORT_SECTIONS
+from conftest import REPORT_SECTIONS, run_browser
 
 from ambppl.cli import main
 
@@ -50,15 +50,7 @@ SORT_PROBE = """
 
 
 def _run(browser: str, page: Path, tmp: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    profile = tmp / f"profile-{len(list(tmp.iterdir()))}"
-    done = subprocess.run(
-        [browser, *BROWSER_FLAGS, f"--user-data-dir={profile}", *extra, page.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done
+    return run_browser(browser, page.as_uri(), tmp, *extra)
 
 
 def _console(stderr: str) -> list[str]:
