@@ -12,6 +12,10 @@ Per (data set, method):
   :data:`MIN_GOLD_ANSWERS` answers on gold items, of each method's rater accuracy (ambppl:
   the posterior mean of ``accuracy``; crowd-kit: ``sum_k prior_k errors_[worker][k, k]``) with
   the rater's share of right answers on the gold items;
+* paired against majority vote (random ties) and crowd-kit: on the gold items where exactly
+  one of the two labels is right, how many favour each (``wins`` / ``losses``) and the exact
+  two-sided McNemar p-value (``scipy.stats.binomtest`` of wins among the discordant items
+  at 1/2), so that a difference of a few items is read against the items that decide it;
 * wall time: ``fit_s`` is ``ambppl.fit`` (compilation included) from the answers table
   (``read_long`` apart); for ``map`` and crowd-kit's ``fit_predict`` the best of
   :data:`REPEATS` calls in one process (the first pays one-off imports), the same rule for
@@ -83,8 +87,11 @@ def load(name: str) -> tuple[Any, Any]:
     return frame, gold
 
 
-def majority(frame: Any, gold: Any, seed: int = 0) -> dict[str, float]:
-    """Majority vote: accuracy with random tie-breaking, its expectation, first-label ties."""
+def majority(frame: Any, gold: Any, seed: int = 0) -> dict[str, Any]:
+    """Majority vote: accuracy with random tie-breaking, its expectation, first-label ties,
+    and the random tie-breaking's labels on the gold items (``labels``)."""
+    import pandas as pd
+
     counts = frame.groupby(["question", "answer"]).size().unstack(fill_value=0)
     counts = counts.loc[counts.index.intersection(gold.index)]
     top = counts.values == counts.values.max(axis=1, keepdims=True)
@@ -96,7 +103,21 @@ def majority(frame: Any, gold: Any, seed: int = 0) -> dict[str, float]:
     pick = np.array([rng.choice(np.flatnonzero(row)) for row in top])
     random = float(right[np.arange(len(pick)), pick].mean())
     first = float(right[np.arange(len(pick)), top.argmax(axis=1)].mean())
-    return {"mv_random": random, "mv_expected": expected, "mv_first": first}
+    labels = pd.Series(columns[pick], index=counts.index.astype(str))
+    return {"mv_random": random, "mv_expected": expected, "mv_first": first, "labels": labels}
+
+
+def paired(labels: Any, other: Any, gold: Any) -> dict[str, Any]:
+    """Wins, losses and the exact McNemar p-value of ``labels`` against ``other`` on gold."""
+    from scipy.stats import binomtest
+
+    common = gold.index.intersection(labels.index).intersection(other.index)
+    truth = gold.loc[common].astype(str).to_numpy()
+    mine = labels.loc[common].astype(str).to_numpy() == truth
+    theirs = other.loc[common].astype(str).to_numpy() == truth
+    wins, losses = int((mine & ~theirs).sum()), int((theirs & ~mine).sum())
+    p = binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else 1.0
+    return {"wins": wins, "losses": losses, "mcnemar_p": round(float(p), 3)}
 
 
 #: Raters with fewer answers on gold items are left out of the rank correlation.
@@ -237,13 +258,21 @@ def run(name: str, methods: list[str]) -> list[dict[str, Any]]:
     from scipy.stats import spearmanr
 
     frame, gold = load(name)
-    rows: list[dict[str, Any]] = [{"data": name, "method": "majority", **majority(frame, gold)}]
+    mv = majority(frame, gold)
+    labels = {"majority": mv.pop("labels")}
+    rows: list[dict[str, Any]] = [{"data": name, "method": "majority", **mv}]
     truth_acc = gold_rater_accuracy(frame, gold)
-    for method in methods:
+    # crowd-kit first, so that every ambppl row can be paired with it
+    for method in sorted(methods, key=lambda m: m != "crowdkit"):
         got = crowdkit_fit(frame) if method == "crowdkit" else ambppl_fit(frame, method)
         row = {"data": name, "method": method, **got["info"]}
         if "labels" in got:
             row["accuracy"] = accuracy(got["labels"], gold)
+            for other in ("majority", "crowdkit"):
+                if other in labels and method != "crowdkit":
+                    pair = paired(got["labels"], labels[other], gold)
+                    row.update({f"vs_{other}_{k}": v for k, v in pair.items()})
+            labels[method] = got["labels"]
             row.update(reliability(got["labels"], got["label_prob"], gold, got["n_classes"]))
             est = got["rater_accuracy"]
             common = truth_acc.index.intersection(est.index)

@@ -109,6 +109,7 @@ measures are functions of the answers (the model's ``DATA_DEPENDENT``), not rank
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 import numpy as np
@@ -132,6 +133,12 @@ def run_once(args: argparse.Namespace, model: str, method: str, seed: int) -> ob
         long = {"n_raters": args.raters, "n_tracked": args.tracked}
     elif args.raters is not None or args.tracked is not None:
         raise SystemExit(f"--raters and --tracked apply to models of answers, not {model!r}")
+    params = {}
+    for item in args.param:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--param takes KEY=JSON, but got {item!r}")
+        params[key] = json.loads(value)
     return sbc(
         model,
         method=method,
@@ -146,6 +153,7 @@ def run_once(args: argparse.Namespace, model: str, method: str, seed: int) -> ob
         fit_kwargs=fit_kwargs,
         random_seed=seed,
         **long,
+        **params,
     )
 
 
@@ -207,6 +215,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fit-prior", type=float, default=None, help="fit with this prior")
     parser.add_argument("--repeat", type=int, default=1, help="rerun with this many seeds")
     parser.add_argument("--seed", type=int, default=20261125)
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="a model parameter for the simulations and the fits, e.g. rater_scale=2",
+    )
     args = parser.parse_args(argv)
     runs = ALL_RUNS if args.all else ((args.model, args.method),)
     for model, method in runs:

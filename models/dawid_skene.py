@@ -204,36 +204,38 @@ The model in Stan notation::
 Sampling
 --------
 NUTS (nutpie) samples ``pi``, ``diag_gap``, ``beta_off``, ``sigma_rater`` and the
-non-centred ``e``; every deterministic is computed afterwards per kept draw. The defaults are
-4 chains x 2000 draws after 1000 tuning steps (the info record), with :func:`nuts_defaults`'
-rules per design (``target_accept`` 0.9 below 10 raters, 3000 draws where the median item has
-at most three answers). 2000 draws rather than 1000 because the standard (R-hat <= 1.01,
-bulk and tail ESS >= 400, no divergences) is checked on every stored variable, thousands of
-per-item quantities among them: with 1000 draws the face data's largest R-hat was
-1.006-1.012 over five runs (a label probability or ``sigma_rater``), with 2000 it was
-1.0034-1.0044 over three seeds (bulk ESS >= 1183, 28-34 s). The real-data gallery with these
-defaults (``benchmarks/gallery.py --models dawid_skene``, 2 shared cores, 2026-11-27; wall
-time includes compilation; docs/benchmarks.md has the table) meets the standard on the
-weather (20000 answers, 148 s), anesthesia (22 s), dog (67 s), face (42 s) and Barzan (44 s)
-data and on the stress designs ``two_classes``, ``three_answers``, ``many_raters`` (756 s
-for 50000 answers, 13.2 GB), ``dominant_rater`` and ``near_identical``; not on the spam data
-(every item unanimous: 30 divergences, :func:`_warn_if_unanimous`) nor, with 2000 draws, on
-the product data (24945 answers, 3 per item, 176 raters: R-hat 1.013 on ``diag_gap``, bulk
-ESS 342, 197 s; 1.044 with 1000 draws; ``tune=2000`` does not help), which the 3000 draws of
-the few-answers rule bring to R-hat 1.0094 and 1.0083 (seeds 1 and 2; bulk ESS 489 and
-454; 172 and 183 s). The product
-data have four raters with 1300-2900 answers each (median 32): their ``e_rk`` are pinned by
-the data, so ``sigma_k`` can move only with them (the non-centred funnel), and the slowest
-quantities after ``diag_gap`` are those raters' ``e``. The remedy ``rater_effects`` uses,
-centring only the raters whose answers pin them, was tried and not kept: a 30-step EM pilot
-and a method-of-moments rater spread chose 72 of the 176 raters, split exactly from the
-rest (the gap between the two groups' means sampled as its own coordinate; the log density
-equal to this program's to 1e-8), and gave R-hat 1.030 and 1.041 (bulk ESS 106-112) on the
-product data in two runs, no clear gain over 1.044 for a new potential and a pilot; other
-thresholds and per-class splits gave 1.022-1.58. ``centred=True`` (free
-``rater_dev = sigma_k e_rk``) was faster on the product data (R-hat 1.027) but mixed
-``sigma_rater`` worse on the face (1.012, ESS 304) and dog (1.027, ESS 178) data, whose
-raters with few answers make a funnel: non-centred is the default.
+non-centred ``e``; every deterministic is computed afterwards per kept draw. The defaults
+are 4 chains x 2000 draws after 1000 tuning steps (the info record), with
+:func:`nuts_defaults`' rules per design (``target_accept`` 0.9 below 10 raters, 0.99 where
+every item is unanimous, 3000 draws where the median item has at most three answers). 2000
+draws rather than 1000 because the standard (R-hat <= 1.01, bulk and tail ESS >= 400, no
+divergences) is checked on every stored variable, thousands of per-item quantities among
+them: with 1000 draws the face data's largest R-hat was 1.006-1.012 over five runs (a label
+probability or ``sigma_rater``), with 2000 it was 1.0034-1.0044 over three seeds (bulk ESS
+>= 1183, 28-34 s). The real-data gallery with these defaults (``benchmarks/gallery.py
+--models dawid_skene``, 2 cores, 2026-11-27; wall time includes compilation;
+docs/benchmarks.md has the table) meets the standard on all twelve rows: the weather (20000
+answers, 148 s), anesthesia (22 s), dog (67 s), face (42 s), product (187 s), spam (171 s)
+and Barzan (44 s) data and the stress designs ``two_classes``, ``three_answers`` (82 s with
+the 3000 draws of the few-answers rule), ``many_raters`` (391 s for 50000 answers on a quiet
+machine, 13 GB), ``dominant_rater`` and ``near_identical``. Two rows needed a rule: the spam
+data (every item unanimous: 30 divergences at ``target_accept`` 0.8, none at 0.99,
+:func:`nuts_defaults`) and the product data (24945 answers, 3 per item, 176 raters: R-hat
+1.013 on ``diag_gap``, bulk ESS 342, 197 s with 2000 draws; 1.044 with 1000; ``tune=2000``
+does not help), which the 3000 draws of the few-answers rule bring to R-hat 1.0094 and
+1.0083 (seeds 1 and 2; bulk ESS 489 and 454; 172-187 s). The product data have four raters
+with 1300-2900 answers each (median 32): their ``e_rk`` are pinned by the data, so
+``sigma_k`` can move only with them (the non-centred funnel), and the slowest quantities
+after ``diag_gap`` are those raters' ``e``. The remedy ``rater_effects`` uses, centring only
+the raters whose answers pin them, was tried and not kept: a 30-step EM pilot and a
+method-of-moments rater spread chose 72 of the 176 raters, split exactly from the rest (the
+gap between the two groups' means sampled as its own coordinate; the log density equal to
+this program's to 1e-8), and gave R-hat 1.030 and 1.041 (bulk ESS 106-112) on the product
+data in two runs, no clear gain over 1.044 for a new potential and a pilot; other thresholds
+and per-class splits gave 1.022-1.58. ``centred=True`` (free ``rater_dev = sigma_k e_rk``)
+was faster on the product data (R-hat 1.027) but mixed ``sigma_rater`` worse on the face
+(1.012, ESS 304) and dog (1.027, ESS 178) data, whose raters with few answers make a funnel:
+non-centred is the default.
 
 The fast routes
 ---------------
@@ -274,31 +276,60 @@ commands and full tables are in the two benchmark files):
   parameters 0.970, majority vote 0.915), ``label_prob`` is calibrated (ECE 0.004), the 94 %
   HDIs of rater accuracy cover 0.912 of the ordinary raters' true accuracies but 0.25 of
   the random raters' (their posterior means sit about 0.18 above the true 0.25: the normal
-  rater population pulls an outlier towards the crowd; a heavier-tailed population would be
-  needed to cover such raters), and the prevalences' HDIs cover 0.97. Laplace labels 0.944
+  rater population pulls an outlier towards the crowd), and the prevalences' HDIs cover
+  0.97. A heavier-tailed rater population was tried and not kept: Student-t deviations (one
+  scale per rater, ``InverseGamma(2, 2)``, shared by its classes and answers, so 4 degrees
+  of freedom; centred over the raters after scaling to keep ``beta`` their mean) covered the
+  random raters' accuracies at 0.44 +- 0.07 only (mean error +0.15; the others 0.914,
+  labels 0.949, ECE 0.006; the same 12 seeds, 37 s per fit): some 37 answers per rater do
+  not overrule a population that still pools. On the gold data its labels were within 2
+  items of the normal population's (dog .840, face .658, Barzan .633) and on the product
+  data it did not converge (R-hat 1.54, 147 divergences, 360 s). Laplace labels 0.944
   right, ECE 0.020, covers 0.95 of the accuracies with intervals 1.7 times as wide.
 
-Against gold (``benchmarks/dawid_skene_gold.py``, 2 shared cores, 2026-11-27; NUTS with 4 x
-1000 draws, before ``nuts_defaults`` gave 2000): label accuracy, expected calibration error
-of ``label_prob`` (10 bins) and Spearman's correlation of the rater accuracies with the
-raters' accuracy on the gold items (raters with >= 5 gold answers):
+Against gold (``benchmarks/dawid_skene_gold.py``, 2 cores, 2026-11-27, each route with its
+defaults: NUTS 4 x 2000 draws, 3000 on the product data, ``target_accept`` 0.99 on the
+unanimous spam data; every NUTS fit met the convergence standard): label accuracy, expected
+calibration error of ``label_prob`` (10 bins), Spearman's correlation of the rater
+accuracies with the raters' accuracy on the gold items (raters with >= 5 gold answers), and
+NUTS's labels paired with crowd-kit's and majority vote's on the gold items (wins / losses:
+items only one of the two gets right; p: exact two-sided McNemar):
 
-=================  ===========================  =========================  ===================
-data (gold items)  accuracy NUTS/Lap/MAP/ck/MV  ECE NUTS/Lap/MAP/ck         Spearman NUTS/MAP/ck
-=================  ===========================  =========================  ===================
-dog (807)          .838/.839/.840/.843/.818     .145/.133/.153/.151        .74/.80/.74
-face (584)         .658/.658/.658/.640/.644     .311/.308/.325/.342        .08/.25/.13
-product (8315)     .937/.939/.940/.940/.897     .026/.023/.029/.030        .83/.79/.74
-spam (100)         .660 all five                .340 all                   .17/.20/.21
-Barzan (30)        .633/.633/.633/.633/.700     .338/.338/.341/.336        -.06/.08/-.06
-=================  ===========================  =========================  ===================
+=================  ===========================  ===================  =============
+data (gold items)  accuracy NUTS/Lap/MAP/ck/MV  ECE NUTS/Lap/MAP/ck  Spearman
+                                                                     NUTS/MAP/ck
+=================  ===========================  ===================  =============
+dog (807)          .838/.839/.840/.843/.818     .146/.133/.153/.151  .74/.80/.74
+face (584)         .658/.658/.658/.640/.644     .311/.308/.325/.342  .08/.25/.13
+product (8315)     .937/.939/.940/.940/.897     .027/.023/.029/.030  .83/.79/.74
+spam (100)         .660 all five                .340 all             .27/.20/.20
+Barzan (30)        .633/.633/.633/.633/.700     .338/.338/.341/.336  -.06/.08/-.06
+=================  ===========================  ===================  =============
+
+Paired on the gold items (wins / losses, exact McNemar p):
+
+=================  ==================  =================  =================
+data               NUTS vs crowd-kit   MAP vs crowd-kit   NUTS vs majority
+=================  ==================  =================  =================
+dog                1 / 5 (.22)         1 / 3 (.63)        38 / 22 (.05)
+face               13 / 3 (.02)        11 / 1 (.006)      18 / 10 (.19)
+product            21 / 45 (.004)      4 / 3 (1)          446 / 111 (<.001)
+spam               0 / 0               0 / 0              0 / 0
+Barzan             0 / 0               0 / 0              0 / 2 (.5)
+=================  ==================  =================  =================
 
 (ck: crowd-kit's DawidSkene, 100 EM iterations; MV: majority vote, random ties.) The
-Dawid-Skene fits beat majority vote on the three large sets and tie or trail crowd-kit by
-at most 4 items of 807 (dog); on the 30 Barzan gold items every Dawid-Skene fit misses two
-that majority vote gets. ``label_prob`` is better calibrated than crowd-kit's probabilities
-on dog, face and product; on spam every method gives probability ~1 to 100 gold items of
-which 34 disagree with the crowd's answer.
+Dawid-Skene fits beat majority vote on the three large sets and beat crowd-kit on face
+(p = .02). Two gaps are real or may be: on the product data NUTS trails crowd-kit by 24
+items net of 8315 (21 against 45, p = .004) while the mode (``map``) ties it (4 against 3,
+p = 1) and Laplace trails by 6 (p = .24): averaging the class posterior over the posterior
+of the raters (the product data's ``sigma_rater`` is one the prior decides,
+:func:`ambppl.hyperprior_sensitivity`) labels 2-1 splits differently from the unpooled
+point estimates, and worse there; on dog NUTS trails by 4 items of 807 (1 against 5, p =
+.22, not distinguishable from chance), and on the 30 Barzan gold items every Dawid-Skene
+fit, crowd-kit's too, misses two that majority vote gets (p = .5). ``label_prob`` is better
+calibrated than crowd-kit's probabilities on dog, face and product; on spam every method
+gives probability ~1 to 100 gold items of which 34 disagree with the crowd's answer.
 """
 
 from __future__ import annotations
@@ -311,6 +342,7 @@ from ambppl.inference.modeling import (
     add_annotation_data,
     add_measures,
     answer_codes,
+    is_unanimous,
     measure_values,
     qmc_normal_nodes,
     warn_if_unanimous,
@@ -360,6 +392,9 @@ FEW_ANSWERS = 3
 #: Draws per chain for designs of few answers per item (:func:`nuts_defaults`).
 FEW_ANSWERS_DRAWS = 3000
 
+#: NUTS's target acceptance rate where every item is unanimous (:func:`nuts_defaults`).
+UNANIMOUS_TARGET_ACCEPT = 0.99
+
 
 def _warn_if_unanimous(item_counts: np.ndarray) -> None:
     """Say before sampling when every item's answers agree.
@@ -369,24 +404,26 @@ def _warn_if_unanimous(item_counts: np.ndarray) -> None:
     with another: the data say nothing about error rates, every confusion matrix looks
     perfect, the right-answer gaps ``diag_gap`` and the spreads ``sigma_rater`` are decided
     by their priors (a long tail towards perfect raters), and NUTS diverges now and then
-    (the spam data, 5380 unanimous items, seed 1: 30 divergences with the defaults, 1 with
-    ``target_accept=0.95``, 134 s). The labels are the unanimous answers
+    (the spam data, 5380 unanimous items, seed 1: 30 divergences at ``target_accept`` 0.8,
+    1 at 0.95; :func:`nuts_defaults` sets :data:`UNANIMOUS_TARGET_ACCEPT`). The labels are
+    the unanimous answers
     (:func:`ambppl.inference.modeling.warn_if_unanimous` says so).
     """
     warn_if_unanimous(
         item_counts,
         model="dawid_skene",
         consequence="so the data say nothing about the raters' error rates: their accuracies "
-        "and sigma_rater are decided by the priors and NUTS may diverge; the labels are the "
-        "unanimous answers, which method='map' gives in a second",
+        "and sigma_rater are decided by the priors (NUTS takes target_accept=0.99 to sample "
+        "them without divergences); the labels are the unanimous answers, which method='map' "
+        "gives in a second",
     )
 
 
 def nuts_defaults(answers: Any, **params: Any) -> dict[str, Any]:
     """NUTS settings that depend on the design, over the info record's ``nuts_defaults``.
 
-    Two rules, measured on 2 shared cores (2026-11-27); ``fit``'s own ``draws=`` and
-    ``sample_kwargs=`` win over both:
+    Three rules, measured on 2 cores (2026-11-27); ``fit``'s own ``draws=`` and
+    ``sample_kwargs=`` win over them:
 
     **Few raters** (fewer than :data:`FEW_RATERS`): a handful of raters say little about
     their population's spread, the posterior of ``sigma_rater`` reaches towards 0 and the
@@ -404,6 +441,17 @@ def nuts_defaults(answers: Any, **params: Any) -> dict[str, Any]:
     with 1000 draws (bulk ESS 153), 1.013 with 2000 (ESS 342, 197 s), and 1.0094 and 1.0083
     with 3000 (seeds 1 and 2: ESS 489 / 966 and 454 / 857, 172 and 183 s); the
     ``three_answers`` stress design met the standard with 2000 already.
+
+    **Every item unanimous** (:func:`ambppl.inference.modeling.is_unanimous`; ``fit`` warns
+    too): no rater ever disagrees, the likelihood only bounds the right-answer gaps
+    ``diag_gap`` from below (about 11 on the spam data, prior mean 2) and the posterior
+    reaches out along the rater spread ``sigma_rater``, where the step size tuned for the
+    bulk diverges: ``target_accept`` is :data:`UNANIMOUS_TARGET_ACCEPT` (it overrides the
+    few-raters rule). On the spam data (5380 items x 7.9 answers, 153 raters; 4 x 2000
+    draws, 2 cores) seed 1 gave 30 divergences at 0.8 (141 s), 1 at 0.95 (131 s; their
+    ``sigma_rater`` 1.8 and 1.2 against a posterior mean of 0.5) and none at 0.99 (175 s);
+    seeds 2 and 3 at 0.99 none either (184 and 200 s; R-hat <= 1.0031, bulk / tail ESS
+    >= 3696 / 2794 in all three).
 
     Parameters
     ----------
@@ -429,6 +477,8 @@ def nuts_defaults(answers: Any, **params: Any) -> dict[str, Any]:
     settings: dict[str, Any] = {}
     if answers["rater"].nunique() < FEW_RATERS:
         settings["target_accept"] = FEW_RATERS_TARGET_ACCEPT
+    if is_unanimous(_item_counts(_codes(answers))):
+        settings["target_accept"] = UNANIMOUS_TARGET_ACCEPT
     if answers.groupby("item", observed=True).size().median() <= FEW_ANSWERS:
         settings["draws"] = FEW_ANSWERS_DRAWS
     return settings
@@ -505,6 +555,13 @@ def _codes(answers: Any) -> dict[str, Any]:
         )
     proper = [j for j in range(len(categories)) if j != cs]
     return {**codes, "classes": classes, "proper": proper, "cs": cs, "by_item": by_item}
+
+
+def _item_counts(codes: dict[str, Any]) -> np.ndarray:
+    """Answers per item and category (items x categories) from :func:`_codes`."""
+    n_items, c = len(codes["item_ids"]), len(codes["categories"])
+    flat = codes["item"] * c + codes["y"]
+    return np.bincount(flat, minlength=n_items * c).reshape(n_items, c)
 
 
 def _coords(codes: dict[str, Any]) -> dict[str, Any]:
@@ -640,7 +697,7 @@ def model(
     n_items, n_raters = len(codes["item_ids"]), len(codes["rater_ids"])
     nodes = qmc_nodes(n_nodes, c)
     item_idx, rater_idx, y = codes["item"], codes["rater"], codes["y"]
-    item_counts = np.bincount(item_idx * c + y, minlength=n_items * c).reshape(n_items, c)
+    item_counts = _item_counts(codes)
     _warn_if_unanimous(item_counts)
     counts = xr.DataArray(
         item_counts,

@@ -63,6 +63,7 @@ __all__ = [
     "count_statistics",
     "count_values",
     "dirichlet_multinomial_logp",
+    "is_unanimous",
     "log_likelihood",
     "log_pochhammer_excess",
     "measure_values",
@@ -691,6 +692,31 @@ def qmc_normal_nodes(n_nodes: int, dim: int, seed: int) -> np.ndarray:
     return norm.ppf(sobol.random_base2(m)[:n_nodes])
 
 
+def is_unanimous(item_counts: np.ndarray) -> bool:
+    """Whether the answers agree on every item of a design models of raters cannot learn from.
+
+    Parameters
+    ----------
+    item_counts : numpy.ndarray, shape (items, categories)
+        Answers per item and category.
+
+    Returns
+    -------
+    bool
+        ``True`` where every item with two or more answers is unanimous and there are at
+        least :data:`UNANIMOUS_MIN_ITEMS` of them (fewer say too little).
+
+    Examples
+    --------
+    >>> is_unanimous(np.array([[3, 0]] * 10)), is_unanimous(np.array([[3, 0]] * 9 + [[2, 1]]))
+    (True, False)
+    """
+    several = item_counts[item_counts.sum(axis=1) >= 2]
+    return len(several) >= UNANIMOUS_MIN_ITEMS and bool(
+        np.all(several.max(axis=1) == several.sum(axis=1))
+    )
+
+
 def warn_if_unanimous(item_counts: np.ndarray, *, model: str, consequence: str) -> bool:
     """Say before sampling when every item's answers agree (a design models of raters
     cannot learn from).
@@ -725,13 +751,12 @@ def warn_if_unanimous(item_counts: np.ndarray, *, model: str, consequence: str) 
     >>> str(seen[0].message)
     'm: the answers agree on every one of the 10 items with two or more answers, x'
     """
-    n = item_counts.sum(axis=1)
-    several = item_counts[n >= 2]
-    if len(several) < UNANIMOUS_MIN_ITEMS or np.any(several.max(axis=1) < several.sum(axis=1)):
+    if not is_unanimous(item_counts):
         return False
+    several = int((item_counts.sum(axis=1) >= 2).sum())
     warnings.warn(
         ConvergenceWarning(
-            f"{model}: the answers agree on every one of the {len(several)} items with two or "
+            f"{model}: the answers agree on every one of the {several} items with two or "
             f"more answers, {consequence}",
             model=model,
         ),

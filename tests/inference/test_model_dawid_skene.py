@@ -529,6 +529,18 @@ def test_nuts_defaults_follow_the_design(module, monkeypatch):
         assert seen["draws"] == 50
 
 
+def test_every_item_unanimous_raises_target_accept(module, unanimous_answers):
+    """nuts_defaults(): UNANIMOUS_TARGET_ACCEPT where every item agrees (the spam data's
+    divergences, its docstring's runs), over the few-raters rule; one split item, or too few
+    items to say, leave the other rules alone (6 raters: few raters; 3 answers: more draws)."""
+    few = {"target_accept": module.FEW_RATERS_TARGET_ACCEPT, "draws": module.FEW_ANSWERS_DRAWS}
+    assert module.UNANIMOUS_TARGET_ACCEPT == 0.99
+    got = module.nuts_defaults(unanimous_answers(10, split_item=False))
+    assert got == {**few, "target_accept": module.UNANIMOUS_TARGET_ACCEPT}
+    assert module.nuts_defaults(unanimous_answers(10, split_item=True)) == few
+    assert module.nuts_defaults(unanimous_answers(9, split_item=False)) == few
+
+
 def test_a_design_where_every_item_agrees_is_named_before_sampling(module, unanimous_answers):
     from ambppl.inference.convergence import ConvergenceWarning
 

@@ -292,3 +292,16 @@ def test_pytensor_likelihood_and_gradient_finite_at_extreme_concentrations():
     first = np.sum(counts * (counts - 1) / (2 * mu)) - np.sum(n * (n - 1) / 2)
     for kappa in (1e8, 1e16, 1e300):
         assert abs(fn(np.log(kappa))[1] + first / kappa) <= 8 * EPS * n.sum()
+
+
+def test_is_unanimous_reads_only_items_with_two_answers_or_more():
+    """is_unanimous: every item with >= 2 answers agrees and there are UNANIMOUS_MIN_ITEMS of
+    them; single answers cannot disagree and do not count; one split item is enough to say no."""
+    from ambppl.inference.modeling import UNANIMOUS_MIN_ITEMS, is_unanimous
+
+    agree = np.array([[3, 0, 0], [0, 2, 0], [0, 0, 5]] * 4)[:UNANIMOUS_MIN_ITEMS]
+    single = np.array([[1, 0, 0], [0, 1, 0]])
+    assert is_unanimous(agree) and is_unanimous(np.vstack([agree, single]))
+    assert not is_unanimous(agree[:-1])  # too few items to say
+    assert not is_unanimous(np.vstack([agree[:-1], single]))  # singles do not count
+    assert not is_unanimous(np.vstack([agree, [[2, 1, 0]]]))
