@@ -33,6 +33,9 @@ Run::
     .venv/bin/python benchmarks/dawid_skene_gold.py                     # every set with gold
     .venv/bin/python benchmarks/dawid_skene_gold.py --data face_sentiment --methods nuts
     .venv/bin/python benchmarks/dawid_skene_gold.py --methods map,crowdkit   # speed only
+    .venv/bin/python benchmarks/dawid_skene_gold.py --data jn_product --methods nuts,map \
+        --discordant nuts,map                  # where the two label differently
+    .venv/bin/python benchmarks/dawid_skene_gold.py --param rater_scale=2.5 --methods nuts
 """
 
 from __future__ import annotations
@@ -130,7 +133,7 @@ REPEATS = 3
 BINS = 10
 
 
-def ambppl_fit(frame: Any, method: str, seed: int = 1) -> dict[str, Any]:
+def ambppl_fit(frame: Any, method: str, seed: int = 1, **params: Any) -> dict[str, Any]:
     """Fit dawid_skene with its defaults: labels, label probabilities, rater accuracies,
     the wall time of ``fit`` and, after NUTS, the convergence record."""
     import pandas as pd
@@ -144,7 +147,7 @@ def ambppl_fit(frame: Any, method: str, seed: int = 1) -> dict[str, Any]:
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
-            result = ambppl.fit(answers, "dawid_skene", method=method, random_seed=seed)
+            result = ambppl.fit(answers, "dawid_skene", method=method, random_seed=seed, **params)
         walls.append(time.perf_counter() - start)
     post = result["posterior"]
     prob = post["label_prob"].mean(("chain", "draw")).transpose("item", "class")
@@ -157,7 +160,10 @@ def ambppl_fit(frame: Any, method: str, seed: int = 1) -> dict[str, Any]:
             post["accuracy"].mean(("chain", "draw")).values,
             index=[str(r) for r in post["rater"].values],
         ),
-        "info": {"fit_s": min(walls)},
+        "info": {
+            "fit_s": min(walls),
+            "sigma_rater": post["sigma_rater"].mean(("chain", "draw")).round(3).values.tolist(),
+        },
     }
     if "convergence" in result.attrs:
         record = json.loads(result.attrs["convergence"])
@@ -254,7 +260,28 @@ def gold_rater_accuracy(frame: Any, gold: Any) -> Any:
     return table.loc[table["size"] >= MIN_GOLD_ANSWERS, "mean"]
 
 
-def run(name: str, methods: list[str]) -> list[dict[str, Any]]:
+def discordant(frame: Any, gold: Any, first: Any, second: Any, names: tuple[str, str]) -> Any:
+    """The gold items two methods label differently, by the item's answers (sorted): how
+    many, and how many of them each method gets right."""
+    import pandas as pd
+
+    common = gold.index.intersection(first.index).intersection(second.index)
+    differ = common[first.loc[common].astype(str) != second.loc[common].astype(str)]
+    truth = gold.loc[differ].astype(str)
+    pattern = frame.groupby("question")["answer"].agg(lambda a: " ".join(sorted(map(str, a))))
+    table = pd.DataFrame(
+        {
+            "answers": pattern.reindex(differ).to_numpy(),
+            f"{names[0]}_right": (first.loc[differ].astype(str) == truth).to_numpy(),
+            f"{names[1]}_right": (second.loc[differ].astype(str) == truth).to_numpy(),
+        }
+    )
+    return table.groupby("answers").agg(["sum", "size"])
+
+
+def run(
+    name: str, methods: list[str], params: dict[str, Any], compare: list[str]
+) -> list[dict[str, Any]]:
     from scipy.stats import spearmanr
 
     frame, gold = load(name)
@@ -264,7 +291,7 @@ def run(name: str, methods: list[str]) -> list[dict[str, Any]]:
     truth_acc = gold_rater_accuracy(frame, gold)
     # crowd-kit first, so that every ambppl row can be paired with it
     for method in sorted(methods, key=lambda m: m != "crowdkit"):
-        got = crowdkit_fit(frame) if method == "crowdkit" else ambppl_fit(frame, method)
+        got = crowdkit_fit(frame) if method == "crowdkit" else ambppl_fit(frame, method, **params)
         row = {"data": name, "method": method, **got["info"]}
         if "labels" in got:
             row["accuracy"] = accuracy(got["labels"], gold)
@@ -282,6 +309,10 @@ def run(name: str, methods: list[str]) -> list[dict[str, Any]]:
                 row["rater_spearman"] = float(rho)
         rows.append(row)
         print(json.dumps(row), flush=True)
+    if compare:
+        a, b = compare
+        table = discordant(frame, gold, labels[a], labels[b], (a, b))
+        print(f"{name}: gold items {a} and {b} label differently\n{table.to_string()}")
     return rows
 
 
@@ -290,10 +321,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=",".join(GOLD))
     parser.add_argument("--methods", default="nuts,laplace,map,crowdkit")
     parser.add_argument("--json", default=None)
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="a dawid_skene parameter for the ambppl fits, e.g. rater_scale=2.5",
+    )
+    parser.add_argument(
+        "--discordant",
+        default=None,
+        metavar="A,B",
+        help="two of the methods: the gold items they label differently, by answers",
+    )
     args = parser.parse_args(argv)
+    params = {}
+    for item in args.param:
+        key, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"--param takes KEY=JSON, but got {item!r}")
+        params[key] = json.loads(value)
+    methods = args.methods.split(",")
+    compare = args.discordant.split(",") if args.discordant else []
+    if compare and (len(compare) != 2 or not set(compare) <= {*methods, "majority"}):
+        parser.error(f"--discordant takes two of {[*methods, 'majority']}, got {args.discordant}")
     rows = []
     for name in args.data.split(","):
-        rows.extend(run(name, args.methods.split(",")))
+        rows.extend(run(name, methods, params, compare))
     for row in rows:
         print(json.dumps(row))
     if args.json:
