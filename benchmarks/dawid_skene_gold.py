@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from settings import setting
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -325,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         "--param",
         action="append",
         default=[],
+        type=setting,
         metavar="KEY=JSON",
         help="a dawid_skene parameter for the ambppl fits, e.g. rater_scale=2.5",
     )
@@ -335,12 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         help="two of the methods: the gold items they label differently, by answers",
     )
     args = parser.parse_args(argv)
-    params = {}
-    for item in args.param:
-        key, sep, value = item.partition("=")
-        if not sep:
-            parser.error(f"--param takes KEY=JSON, but got {item!r}")
-        params[key] = json.loads(value)
+    params = dict(args.param)
     methods = args.methods.split(",")
     compare = args.discordant.split(",") if args.discordant else []
     if compare and (len(compare) != 2 or not set(compare) <= {*methods, "majority"}):

@@ -196,11 +196,9 @@ def run_isolated(name: str, seed: int, settings: list[str], timeout: float) -> d
 
 
 def _parse_settings(items: list[str]) -> dict[str, Any]:
-    out = {}
-    for item in items:
-        key, _, value = item.partition("=")
-        out[key] = json.loads(value)
-    return out
+    from settings import setting
+
+    return dict(map(setting, items))
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:

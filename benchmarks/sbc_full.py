@@ -109,10 +109,10 @@ measures are functions of the answers (the model's ``DATA_DEPENDENT``), not rank
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import numpy as np
+from settings import setting
 
 from ambppl.inference.catalog import get_model
 from ambppl.validation.sbc import sbc
@@ -133,12 +133,6 @@ def run_once(args: argparse.Namespace, model: str, method: str, seed: int) -> ob
         long = {"n_raters": args.raters, "n_tracked": args.tracked}
     elif args.raters is not None or args.tracked is not None:
         raise SystemExit(f"--raters and --tracked apply to models of answers, not {model!r}")
-    params = {}
-    for item in args.param:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--param takes KEY=JSON, but got {item!r}")
-        params[key] = json.loads(value)
     return sbc(
         model,
         method=method,
@@ -153,7 +147,7 @@ def run_once(args: argparse.Namespace, model: str, method: str, seed: int) -> ob
         fit_kwargs=fit_kwargs,
         random_seed=seed,
         **long,
-        **params,
+        **dict(args.param),
     )
 
 
@@ -219,6 +213,7 @@ def main(argv: list[str] | None = None) -> None:
         "--param",
         action="append",
         default=[],
+        type=setting,
         metavar="KEY=JSON",
         help="a model parameter for the simulations and the fits, e.g. rater_scale=2",
     )
