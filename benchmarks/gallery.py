@@ -16,7 +16,14 @@ Data sets:
   answers, 2 classes), ``three_answers`` (2000 items x 3 answers), ``many_raters`` (10^4
   items x 5 answers from 10^3 raters), ``dominant_rater`` (one rater gives half of all
   answers), ``near_identical`` (every item answered from one shared response distribution:
-  a learned prior's ``kappa`` has no upper bound in the data).
+  a learned prior's ``kappa`` has no upper bound in the data);
+- simulated crowds (seeded; :func:`crowd_design`): answers from a Dawid-Skene process (a
+  true class per item, a confusion matrix per rater, Zipf rater volumes, one spammer in
+  ten), shaped like public sets the project has not used: ``crowd_two_classes`` (800 items
+  x 10 answers from 164 raters, 2 classes, as textual entailment), ``crowd_cant_solve``
+  (1600 items x 5 answers from 44 raters, 4 classes and a can't-solve answer, as site
+  ratings with "broken"), ``crowd_dense`` (108 items, 39 raters who each answer every item,
+  2 classes, as bird photos).
 
 Every row runs in its own Python process (a fresh PyMC compilation and an honest peak RSS),
 one at a time, with a time limit (``--timeout``, default 1200 s). A row that fails or times
@@ -107,7 +114,25 @@ REAL = {
     },
 }
 
-STRESS = ("two_classes", "three_answers", "many_raters", "dominant_rater", "near_identical")
+#: Simulated crowds (:func:`crowd_design`), shaped like public sets the project has not used:
+#: items, answers per item (0: every rater answers every item), raters, classes, whether
+#: raters also answer "can't solve".
+CROWDS = {
+    "crowd_two_classes": (800, 10, 164, 2, False),  # textual entailment: 800 x 10, 164 raters
+    "crowd_cant_solve": (1600, 5, 44, 4, True),  # site ratings with "broken": 44 raters
+    "crowd_dense": (108, 0, 39, 2, False),  # bird photos: 108 x 39, every rater every item
+}
+#: The label of the can't-solve answer in :func:`crowd_design`.
+CROWD_CANT_SOLVE = "cant_solve"
+
+STRESS = (
+    "two_classes",
+    "three_answers",
+    "many_raters",
+    "dominant_rater",
+    "near_identical",
+    *CROWDS,
+)
 
 #: --small: items per data set, and the NUTS settings (a smoke run, not a verdict)
 SMALL_ITEMS = 60
@@ -123,6 +148,8 @@ def stress_design(name: str, n_items: int | None = None, seed: int = 20261127) -
     """
     import pandas as pd
 
+    if name in CROWDS:
+        return crowd_design(name, n_items, seed)
     rng = np.random.default_rng(seed)
     spec = {
         "two_classes": (500, 5, 100, [0.8, 0.8]),
@@ -149,13 +176,72 @@ def stress_design(name: str, n_items: int | None = None, seed: int = 20261127) -
     )
 
 
+def crowd_design(name: str, n_items: int | None = None, seed: int = 20261127) -> Any:
+    """A simulated crowd (:data:`CROWDS`): answers from a Dawid-Skene process, as real
+    crowds give them, rather than from item response distributions with inert rater ids.
+
+    Each item has a true class (prevalence ``Dirichlet(4, ..., 4)``); raters give answers in
+    Zipf proportions (rater ``r`` is picked with weight ``1 / (r + 1)``: a few raters give
+    most answers, many give a handful; each item's raters are distinct). A rater answers its
+    accuracy ``a_r ~ Beta(6, 2)`` on the true class and spreads the rest over the other
+    classes by its own ``Dirichlet(1)`` row per class; one rater in ten is a spammer whose
+    answers follow one ``Dirichlet(1)`` distribution whatever the class. With can't-solve,
+    rater ``r`` answers it with probability ``c_r ~ Beta(1, 19)`` (twice that on the last
+    class, the hard one) and otherwise as above. ``frame.attrs`` keeps ``truth`` (the class
+    code per item, in item order) and ``confusion`` (raters x classes x answers).
+    """
+    import pandas as pd
+
+    items, per_item, raters, k, with_cs = CROWDS[name]
+    items = n_items or items
+    rng = np.random.default_rng(seed)
+    prevalence = rng.dirichlet(np.full(k, 4.0))
+    truth = rng.choice(k, size=items, p=prevalence)
+    accuracy = rng.beta(6.0, 2.0, size=raters)
+    spammer = rng.random(raters) < 0.1
+    confusion = np.empty((raters, k, k))
+    for r in range(raters):
+        if spammer[r]:
+            confusion[r] = rng.dirichlet(np.ones(k))
+            continue
+        for t in range(k):
+            confusion[r, t, np.arange(k) != t] = (1 - accuracy[r]) * rng.dirichlet(np.ones(k - 1))
+            confusion[r, t, t] = accuracy[r]
+    if with_cs:
+        cs = rng.beta(1.0, 19.0, size=raters)[:, None] * np.r_[np.ones(k - 1), 2.0]
+        confusion = np.concatenate([confusion * (1 - cs[..., None]), cs[..., None]], axis=2)
+    if per_item == 0:
+        item, rater = np.repeat(np.arange(items), raters), np.tile(np.arange(raters), items)
+    else:
+        weight = 1.0 / np.arange(1, raters + 1)
+        weight /= weight.sum()
+        chosen = [rng.choice(raters, per_item, replace=False, p=weight) for _ in range(items)]
+        item, rater = np.repeat(np.arange(items), per_item), np.concatenate(chosen)
+    p_answer = confusion[rater, truth[item]]
+    answer = (rng.random((len(item), 1)) > np.cumsum(p_answer, axis=1)).sum(axis=1)
+    answer = np.minimum(answer, p_answer.shape[1] - 1)
+    labels = np.array([f"c{j}" for j in range(k)] + ([CROWD_CANT_SOLVE] if with_cs else []))
+    frame = pd.DataFrame(
+        {"item": item.astype(str), "rater": rater.astype(str), "label": labels[answer]}
+    )
+    frame.attrs.update(truth=truth, confusion=confusion)
+    return frame
+
+
 def _load(name: str, small: bool) -> tuple[Any, dict[str, Any]]:
     """The data (a long frame or a count matrix) and the reader's keywords."""
     import pandas as pd
 
     if name in STRESS:
         frame = stress_design(name, SMALL_ITEMS if small else None)
-        return frame, {"item": "item", "rater": "rater", "label": "label"}
+        kwargs: dict[str, Any] = {"item": "item", "rater": "rater", "label": "label"}
+        if name in CROWDS and CROWDS[name][4]:
+            k = CROWDS[name][3]
+            kwargs.update(
+                cant_solve=CROWD_CANT_SOLVE,
+                categories=[f"c{j}" for j in range(k)] + [CROWD_CANT_SOLVE],
+            )
+        return frame, kwargs
     spec = REAL[name]
     path = SHARED_DATA / spec["file"]
     if spec.get("counts"):

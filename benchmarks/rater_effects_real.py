@@ -15,7 +15,8 @@ answers, a fifth with one answer, so items answered by one rater; 150 raters wit
 answer; one rater with half of all answers; answers from the model itself) and the stress
 designs of
 ``benchmarks/gallery.py`` (``two_classes``, ``three_answers``, ``dominant_rater``,
-``near_identical``, ``many_raters``).
+``near_identical``, ``many_raters``, and the simulated crowds ``crowd_two_classes``,
+``crowd_cant_solve``, ``crowd_dense``: answers from a Dawid-Skene process).
 
 Run (2 cores)::
 
@@ -64,6 +65,9 @@ SIMULATED = (
     "many_raters",
     "dominant_rater",
     "near_identical",
+    "crowd_two_classes",
+    "crowd_cant_solve",
+    "crowd_dense",
 )
 
 

@@ -53,6 +53,39 @@ def test_stress_designs_are_what_they_say(gallery, name):
         assert np.all(np.abs(shares.to_numpy() - [0.55, 0.3, 0.15]) < 4 * sd)
 
 
+@pytest.mark.parametrize("name", ["crowd_two_classes", "crowd_cant_solve", "crowd_dense"])
+def test_crowd_designs_answer_from_their_raters_confusion(gallery, name):
+    """The simulated crowds: the shape of their spec, and per true class the answers' shares
+    are the confusion rows of the raters who gave them (within 4 binomial sd)."""
+    _, per_item, raters, k, with_cs = gallery.CROWDS[name]
+    frame = gallery.crowd_design(name, n_items=300)
+    assert list(frame.columns) == ["item", "rater", "label"]
+    per = frame.groupby("item").size()
+    assert frame["item"].nunique() == 300
+    assert (per == (per_item or raters)).all()
+    # each item's raters are distinct
+    assert not frame.duplicated(["item", "rater"]).any()
+    labels = [f"c{j}" for j in range(k)] + ([gallery.CROWD_CANT_SOLVE] if with_cs else [])
+    assert set(frame["label"]) <= set(labels)
+    truth, confusion = frame.attrs["truth"], frame.attrs["confusion"]
+    assert confusion.shape == (raters, k, len(labels))
+    np.testing.assert_allclose(confusion.sum(axis=2), 1.0)
+    item = frame["item"].astype(int).to_numpy()
+    rater = frame["rater"].astype(int).to_numpy()
+    answer = frame["label"].map({x: j for j, x in enumerate(labels)}).to_numpy()
+    for t in range(k):
+        mine = truth[item] == t
+        expected = confusion[rater[mine], t].mean(axis=0)
+        shares = np.bincount(answer[mine], minlength=len(labels)) / mine.sum()
+        sd = np.sqrt(expected * (1 - expected) / mine.sum())
+        assert np.all(np.abs(shares - expected) <= 4 * sd + 1e-12), (t, shares, expected)
+    if not per_item:  # every rater answers every item
+        assert frame["rater"].nunique() == raters
+    else:  # Zipf: rater 0 gives more answers than the median rater
+        counts = frame["rater"].value_counts()
+        assert counts.get("0", 0) > 3 * counts.median()
+
+
 @pytest.mark.slow
 def test_small_gallery_runs_every_row(gallery, shared_data, tmp_path, capsys):
     out = tmp_path / "rows.json"

@@ -5,8 +5,12 @@ and the functions of the sampling routes it offers) and ``<name>.json`` (the inf
 ``name``, ``description``, ``parameters`` with their defaults, ``reference``, ``data``
 (``"counts"`` or ``"long"``: what the model is fitted to) and ``methods``, the sampling
 routes of :func:`ambppl.fit`, the default first; optional: ``sampler``, the default NUTS
-implementation, and ``nuts_defaults``, ``fit``'s defaults for the methods that run NUTS, with
-keys from :data:`NUTS_DEFAULT_KEYS`). Adding a model is adding these two files;
+implementation; ``nuts_defaults``, ``fit``'s defaults for the methods that run NUTS, with
+keys from :data:`NUTS_DEFAULT_KEYS`; ``limitation``, a sentence the convergence advice quotes
+for divergent transitions; and ``slow``, a mapping from a posterior variable to a sentence on
+why it may mix slowly and what to do, quoted when that variable is the worst of a fit that
+missed the R-hat or ESS limits, :func:`ambppl.inference.convergence.convergence_advice`).
+Adding a model is adding these two files;
 what each route needs from the ``.py`` file:
 
 =================== ==========================================================================
@@ -219,12 +223,33 @@ def _read_info(json_path: Path) -> dict[str, Any]:
             f"but got {info['data']!r}"
         )
     _check_nuts_defaults(info.get("nuts_defaults", {}), json_path.name)
+    _check_sentences(info, json_path.name)
     if info.get("sampler") not in (None, *SAMPLERS):
         raise ValueError(
             f"info record {json_path.name!r} may name its default NUTS sampler from "
             f"{list(SAMPLERS)}, but got sampler {info['sampler']!r}"
         )
     return info
+
+
+def _check_sentences(info: dict[str, Any], name: str) -> None:
+    """The optional advice of an info record: ``limitation`` a non-empty string, ``slow`` a
+    mapping from variable names to non-empty strings."""
+
+    def sentence(value: Any) -> bool:
+        return isinstance(value, str) and bool(value.strip())
+
+    if "limitation" in info and not sentence(info["limitation"]):
+        raise ValueError(
+            f"info record {name!r} may set limitation, a sentence for the convergence "
+            f"advice, but got {info['limitation']!r}"
+        )
+    slow = info.get("slow", {})
+    if not isinstance(slow, dict) or not all(sentence(k) and sentence(v) for k, v in slow.items()):
+        raise ValueError(
+            f"info record {name!r} may set slow, a mapping from a posterior variable to a "
+            f"sentence for the convergence advice, but got {slow!r}"
+        )
 
 
 def _check_nuts_defaults(defaults: Any, name: str) -> None:

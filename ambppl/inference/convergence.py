@@ -208,8 +208,10 @@ def convergence_advice(
         Name the options of the ``ambppl`` command (``--draws``, ``--tune``,
         ``--target-accept``, ``--param``) instead of :func:`ambppl.fit`'s keywords.
     model : str, optional
-        The catalog model: a ``limitation`` in its info record is quoted for divergences,
-        and a model with the parameter ``centred`` is told to switch its parameterization.
+        The catalog model: a ``limitation`` in its info record is quoted for divergences, a
+        model with the parameter ``centred`` is told to switch its parameterization, and
+        where its record's ``slow`` names the worst parameter's variable (``record["worst"]``)
+        of a fit that missed R-hat or ESS, that sentence is quoted after the remedies.
 
     Returns
     -------
@@ -302,6 +304,13 @@ def convergence_advice(
         parts.append(f"{what} draws are autocorrelated (ESS below 400): draw more ({amount})")
     if "r_hat" in failed:
         parts.append("if a chain stays apart after that, the posterior has several modes")
+    slow = _model_info(model).get("slow") or {}
+    worst = (record.get("worst") or [{}])[0]
+    if parts and worst.get("variable") in slow:
+        parts.append(
+            f"{worst['variable']} is where {model} is known to mix slowly: "
+            + slow[worst["variable"]]
+        )
     return "; ".join(parts)
 
 

@@ -166,6 +166,10 @@ def model_page(name: str) -> str:
     if info.get("nuts_defaults"):
         defaults = ", ".join(f"``{k}={v!r}``" for k, v in info["nuts_defaults"].items())
         lines.append(f"- **NUTS defaults** (where the call gives none): {defaults}")
+    if info.get("limitation"):
+        lines.append(f"- **Known limitation** (quoted for divergences): {info['limitation']}")
+    for variable, sentence in info.get("slow", {}).items():
+        lines.append(f"- **Known to mix slowly**: ``{variable}``, {sentence}")
     lines += ["", "Parameters", "-" * 10, ""]
     lines += [".. list-table::", "   :header-rows: 1", "   :widths: 20 15 65", ""]
     lines += ["   * - parameter", "     - default", "     - meaning"]

@@ -143,6 +143,9 @@ def test_missing_folder(tmp_path, monkeypatch):
         (toy_info(parameters={"scale": 2.0}), r'must map each parameter to \{"default"'),
         (toy_info(data="wide"), r"must have data 'counts' or 'long', but got 'wide'"),
         (toy_info(sampler="stan"), r"may name its default NUTS sampler from .* got sampler 'stan'"),
+        (toy_info(limitation=""), r"may set limitation, a sentence .* but got ''"),
+        (toy_info(slow="slow"), r"may set slow, a mapping .* but got 'slow'"),
+        (toy_info(slow={"tau": 3}), r"may set slow, a mapping .* but got \{'tau': 3\}"),
     ],
 )
 def test_broken_info_records(tmp_path, info, match):

@@ -149,6 +149,29 @@ def test_divergence_advice_names_the_models_parameterization() -> None:
     assert "centred" not in convergence_advice(record, model="dirichlet_categorical")
 
 
+def test_advice_quotes_the_models_slow_spot_for_its_worst_variable() -> None:
+    """rater_effects' info record names sigma_item's known slow mixing (the dog photos): the
+    advice quotes it when sigma_item is the worst parameter of an R-hat or ESS miss, and only
+    then."""
+    record = {
+        "passed": False,
+        "failed": ["r_hat", "ess_bulk"],
+        "r_hat": 1.032,
+        "ess_bulk": 165.0,
+        "draws": 2000,
+        "worst": [{"parameter": "sigma_item[c1]", "variable": "sigma_item"}],
+    }
+    text = convergence_advice(record, model="rater_effects")
+    assert "draw more (draws=4900 or more)" in text
+    assert "sigma_item is where rater_effects is known to mix slowly" in text
+    assert "dawid_skene" in text
+    other = {**record, "worst": [{"parameter": "eta[1, c1]", "variable": "eta"}]}
+    assert "known to mix slowly" not in convergence_advice(other, model="rater_effects")
+    assert "known to mix slowly" not in convergence_advice(record, model="dawid_skene")
+    diverged = {**record, "failed": ["divergences"], "divergences": 3}
+    assert "known to mix slowly" not in convergence_advice(diverged, model="rater_effects")
+
+
 def test_warning_names_the_worst_parameter_and_keeps_the_record() -> None:
     tree = _tree(stuck=True)
     with pytest.warns(ConvergenceWarning) as caught:
