@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from settings import setting
+from settings import add_param_option
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -322,14 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=",".join(GOLD))
     parser.add_argument("--methods", default="nuts,laplace,map,crowdkit")
     parser.add_argument("--json", default=None)
-    parser.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        type=setting,
-        metavar="KEY=JSON",
-        help="a dawid_skene parameter for the ambppl fits, e.g. rater_scale=2.5",
-    )
+    add_param_option(parser, "a dawid_skene parameter for the ambppl fits, e.g. rater_scale=2.5")
     parser.add_argument(
         "--discordant",
         default=None,

@@ -192,6 +192,9 @@ def crowd_design(name: str, n_items: int | None = None, seed: int = 20261127) ->
     """
     import pandas as pd
 
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from crowds import confusion_matrix, draw_answers
+
     items, per_item, raters, k, with_cs = CROWDS[name]
     items = n_items or items
     rng = np.random.default_rng(seed)
@@ -203,10 +206,8 @@ def crowd_design(name: str, n_items: int | None = None, seed: int = 20261127) ->
     for r in range(raters):
         if spammer[r]:
             confusion[r] = rng.dirichlet(np.ones(k))
-            continue
-        for t in range(k):
-            confusion[r, t, np.arange(k) != t] = (1 - accuracy[r]) * rng.dirichlet(np.ones(k - 1))
-            confusion[r, t, t] = accuracy[r]
+        else:
+            confusion[r] = confusion_matrix(rng, accuracy[r], k, k)
     if with_cs:
         cs = rng.beta(1.0, 19.0, size=raters)[:, None] * np.r_[np.ones(k - 1), 2.0]
         confusion = np.concatenate([confusion * (1 - cs[..., None]), cs[..., None]], axis=2)
@@ -217,9 +218,7 @@ def crowd_design(name: str, n_items: int | None = None, seed: int = 20261127) ->
         weight /= weight.sum()
         chosen = [rng.choice(raters, per_item, replace=False, p=weight) for _ in range(items)]
         item, rater = np.repeat(np.arange(items), per_item), np.concatenate(chosen)
-    p_answer = confusion[rater, truth[item]]
-    answer = (rng.random((len(item), 1)) > np.cumsum(p_answer, axis=1)).sum(axis=1)
-    answer = np.minimum(answer, p_answer.shape[1] - 1)
+    answer = draw_answers(rng, confusion, truth, item, rater)
     labels = np.array([f"c{j}" for j in range(k)] + ([CROWD_CANT_SOLVE] if with_cs else []))
     frame = pd.DataFrame(
         {"item": item.astype(str), "rater": rater.astype(str), "label": labels[answer]}

@@ -111,6 +111,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from crowds import confusion_matrix, draw_answers
 
 import ambppl
 from ambppl.data.readers import read_long
@@ -169,9 +170,7 @@ def simulate(rng: np.random.Generator, args: argparse.Namespace) -> dict:
     acc = rng.uniform(0.5, 0.9, size=r)
     theta = np.empty((r, k, c))
     for j in range(r):
-        rest = rng.dirichlet(np.ones(c - 1), size=k) * (1 - acc[j])
-        for cls in range(k):
-            theta[j, cls] = np.insert(rest[cls], cls, acc[j])
+        theta[j] = confusion_matrix(rng, acc[j], k, c)
     spammer = np.zeros(r, dtype=bool)
     spammer[rng.choice(r, args.spammers, replace=False)] = True
     theta[spammer] = 1.0 / c
@@ -181,8 +180,7 @@ def simulate(rng: np.random.Generator, args: argparse.Namespace) -> dict:
     )
     item = np.repeat(np.arange(n), args.answers)
     z = rng.choice(k, size=n, p=PI)
-    cum = np.cumsum(theta[rater, z[item]], axis=1)
-    y = np.minimum((rng.random((item.size, 1)) > cum).sum(axis=1), c - 1)
+    y = draw_answers(rng, theta, z, item, rater)
     item_ids = np.array([f"t{i:04d}" for i in range(n)])
     rater_ids = np.array([f"w{j:03d}" for j in range(r)])
     frame = pd.DataFrame(

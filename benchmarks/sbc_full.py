@@ -112,7 +112,7 @@ import argparse
 import time
 
 import numpy as np
-from settings import setting
+from settings import add_param_option
 
 from ambppl.inference.catalog import get_model
 from ambppl.validation.sbc import sbc
@@ -209,13 +209,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fit-prior", type=float, default=None, help="fit with this prior")
     parser.add_argument("--repeat", type=int, default=1, help="rerun with this many seeds")
     parser.add_argument("--seed", type=int, default=20261125)
-    parser.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        type=setting,
-        metavar="KEY=JSON",
-        help="a model parameter for the simulations and the fits, e.g. rater_scale=2",
+    add_param_option(
+        parser, "a model parameter for the simulations and the fits, e.g. rater_scale=2"
     )
     args = parser.parse_args(argv)
     runs = ALL_RUNS if args.all else ((args.model, args.method),)
