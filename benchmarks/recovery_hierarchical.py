@@ -2,7 +2,7 @@
 
 Over ``--datasets`` data sets (default 100), each simulated from truths **drawn from the
 model's own prior** (its default parameters: ``mu ~ Dirichlet(1, ..., 1)``,
-``kappa ~ LogNormal(log K, 1.5)``), then ``q_i ~ Dirichlet(kappa * mu)`` and
+``kappa ~ HalfCauchy(K)``), then ``q_i ~ Dirichlet(kappa * mu)`` and
 ``counts_i ~ Multinomial(n, q_i)`` (default 200 items x 10 answers x 4 categories, the last
 one can't-solve), the collapsed route is fitted (NUTS on ``(mu, kappa)`` with ``q``
 integrated out, ``--chains`` x ``--draws`` after 1000 tuning steps, then one exact draw
@@ -54,11 +54,13 @@ import xarray as xr
 from bench_hierarchical import _hardware  # this folder is on sys.path when run as a script
 
 import ambppl
-
-fit_module = importlib.import_module("ambppl.inference.fitting")
+from ambppl.inference.convergence import check_convergence
+from ambppl.maths.draws import dirichlet_draws
 
 PROB = 0.94
 TUNE = 1000
+#: The model's own target_accept (its info record's nuts_defaults), as fit uses it.
+TARGET_ACCEPT = ambppl.get_model("hierarchical_dirichlet").info["nuts_defaults"]["target_accept"]
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -94,25 +96,22 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def _prior() -> tuple[np.ndarray, float, float]:
-    """The model's default prior: mu's concentration, log-median and sd of kappa."""
+def _prior() -> tuple[float, float]:
+    """The model's default prior: mu's concentration and kappa's scale over K (its median)."""
     params = ambppl.get_model("hierarchical_dirichlet").info["parameters"]
-    return (
-        float(params["mu_prior"]["default"]),
-        float(params["kappa_scale"]["default"]),
-        float(params["kappa_sd"]["default"]),
-    )
+    return float(params["mu_prior"]["default"]), float(params["kappa_scale"]["default"])
 
 
 def _simulate(rng: np.random.Generator, args: argparse.Namespace) -> dict:
     """Truths from the prior and the counts they generate."""
     k = args.categories
-    mu_prior, kappa_scale, kappa_sd = _prior()
+    mu_prior, kappa_scale = _prior()
     mu = rng.dirichlet(np.full(k, mu_prior))
-    kappa = float(np.exp(rng.normal(np.log(k * kappa_scale), kappa_sd)))
-    q = rng.dirichlet(kappa * mu, size=args.items)
+    kappa = float(k * kappa_scale * abs(rng.standard_cauchy()))  # HalfCauchy(K * kappa_scale)
+    # the package's Dirichlet draws: exact in log space where every gamma variate underflows
+    q = dirichlet_draws(rng, np.tile(kappa * mu, (args.items, 1)), 1)[0]
     if not np.all(np.isfinite(q)):
-        raise RuntimeError(f"numpy's Dirichlet gave non-finite draws at kappa*mu={kappa * mu}")
+        raise RuntimeError(f"non-finite Dirichlet draws at kappa*mu={kappa * mu}")
     values = rng.multinomial(args.answers, q)
     counts = xr.DataArray(
         values,
@@ -144,12 +143,12 @@ def _reusable_model(args: argparse.Namespace):
     from ambppl.inference.modeling import CountStatistics, dirichlet_multinomial_logp
 
     k, n = args.categories, args.answers
-    mu_prior, kappa_scale, kappa_sd = _prior()
+    mu_prior, kappa_scale = _prior()
     labels = [f"c{j}" for j in range(k - 1)] + ["cs"]
     with pm.Model(coords={"category": labels}) as model:
         weight = pm.Data("pair_weight", np.zeros(k * n))
         mu = pm.Dirichlet("mu", a=np.full(k, mu_prior), dims="category")
-        kappa = pm.LogNormal("kappa", mu=np.log(k * kappa_scale), sigma=kappa_sd)
+        kappa = pm.HalfCauchy("kappa", beta=k * kappa_scale)
         stats = CountStatistics(
             category=np.repeat(np.arange(k), n),
             value=np.tile(np.arange(1, n + 1), k),
@@ -208,6 +207,7 @@ class _Sampler:
                 self.compiled.with_data(pair_weight=weights),
                 draws=args.draws,
                 tune=TUNE,
+                target_accept=TARGET_ACCEPT,
                 chains=args.chains,
                 seed=seed,
                 progress_bar=False,
@@ -218,6 +218,7 @@ class _Sampler:
             return pm.sample(
                 draws=args.draws,
                 tune=TUNE,
+                target_accept=TARGET_ACCEPT,
                 chains=args.chains,
                 random_seed=seed,
                 progressbar=False,
@@ -231,9 +232,9 @@ def _convergence(tree) -> dict:
     """``fit``'s convergence record of a hyperparameter trace."""
     tree = tree.copy()
     entry = ambppl.get_model("hierarchical_dirichlet")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", fit_module.ConvergenceWarning)
-        fit_module._check_convergence(tree, entry, "collapsed")
+    with warnings.catch_warnings():  # the collapsed route's check: on the hyperparameters
+        warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
+        check_convergence(tree, list(entry.hyperparameters), model=entry.name)
     return json.loads(tree.attrs["convergence"])
 
 
@@ -244,7 +245,7 @@ def _amb_draws(
     conc = kappa[..., None] * mu
     out = np.empty((*kappa.shape, values.shape[0]))
     for c in range(conc.shape[0]):
-        q = fit_module._dirichlet_draws(rng, conc[c][:, None, :] + values[None], conc.shape[1])
+        q = dirichlet_draws(rng, conc[c][:, None, :] + values[None], conc.shape[1])
         out[c] = ambppl.amb(q, cant_solve=-1)
     return out
 
@@ -260,7 +261,7 @@ def _inside(draws: xr.DataArray, truth: Any) -> np.ndarray:
 
 def _fit_route(data: dict, args: argparse.Namespace, seed: int) -> tuple:
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", fit_module.ConvergenceWarning)
+        warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
         result = ambppl.fit(
             data["counts"],
             "hierarchical_dirichlet",

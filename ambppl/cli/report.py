@@ -49,7 +49,7 @@ def _add_report(subparsers: Any) -> argparse.ArgumentParser:
         "  ambppl report answers.parquet --item question --rater worker --label answer \\\n"
         "      --method nuts --draws 500 -o dogs.html --force\n"
         '  ambppl report answers.csv --cant-solve "I can\'t tell" \\\n'
-        "      --model hierarchical_dirichlet --param kappa_sd=1 -o learned.html",
+        "      --model hierarchical_dirichlet --param kappa_scale=0.5 -o learned.html",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_input_options(parser)

@@ -98,7 +98,7 @@ def refuse_read_options(
 
     Examples
     --------
-    >>> refuse_read_options({"kappa_sd": 1.0}, "fit")
+    >>> refuse_read_options({"kappa_scale": 1.0}, "fit")
     >>> refuse_read_options({"item": "task"}, "fit")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     TypeError: fit takes annotations already read, ... but got ['item']; ...

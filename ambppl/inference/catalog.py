@@ -641,7 +641,7 @@ def model_parameters(
     >>> entry = get_model("dirichlet_categorical")
     >>> model_parameters(entry, {"prior": 0.5})
     {'prior': 0.5}
-    >>> model_parameters(entry, {"kappa_sd": 1.0})  # doctest: +ELLIPSIS
+    >>> model_parameters(entry, {"kappa_scale": 1.0})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ValueError: model 'dirichlet_categorical' has the parameters ['prior'], but got ...
     >>> model_parameters(entry, {"cant_solve": "?"})  # doctest: +ELLIPSIS

@@ -65,10 +65,10 @@ def test_implied_mean_against_the_closed_form(learned: xr.DataTree) -> None:
     assert [float(np.mean(v)) for v in out["samples"].values()] == [
         i["mean"] for i in out["implied"]
     ]
-    # hyperparameters: posterior means, beta = kappa / K
+    # hyperparameters: posterior means (kappa: median), beta = kappa / K
     assert [m["mean"] for m in out["mu"]] == pytest.approx(post["mu"].mean(("chain", "draw")))
     assert [m["is_cs"] for m in out["mu"]] == [False, False, True]
-    assert out["beta"]["mean"] == pytest.approx(float(post["kappa"].mean()) / 3)
+    assert out["beta"]["median"] == pytest.approx(float(post["kappa"].median()) / 3)
     assert not out["point_estimate"] and out["n_items"] == 30 and out["n_categories"] == 3
 
 
@@ -107,7 +107,7 @@ def test_report_section_is_the_function_output(learned: xr.DataTree) -> None:
     shown = re.findall(r"prior mean of <code>amb</code>, ([^<]+)</td><td>([^<]+)</td>", html)
     assert shown == [(i["label"], f"{i['mean']:.3f}") for i in out["implied"]]
     kappa = out["kappa"]
-    assert f"{kappa['mean']:.3f} [{kappa['lower']:.3f}, {kappa['upper']:.3f}]" in html
+    assert f"{kappa['median']:.3f} [{kappa['lower']:.3f}, {kappa['upper']:.3f}]" in html
 
 
 def test_refuses_a_fit_without_a_learned_prior(learned: xr.DataTree) -> None:

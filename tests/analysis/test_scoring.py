@@ -468,9 +468,9 @@ def test_other_methods_are_fitted_and_summarized(three_class, fit_calls):
     )
     assert lines[1].startswith("fitted in ")
     # a learned prior's default method (collapsed): only the summarized measure is stored
-    ambppl.score(counts, "hierarchical_dirichlet", measure="modified", kappa_sd=1.0)
+    ambppl.score(counts, "hierarchical_dirichlet", measure="modified", kappa_scale=0.5)
     assert fit_calls[1]["method"] == "collapsed" and fit_calls[1]["var_names"] == ["amb_modified"]
-    assert fit_calls[1]["kappa_sd"] == 1.0 and fit_calls[1]["draws"] is None
+    assert fit_calls[1]["kappa_scale"] == 0.5 and fit_calls[1]["draws"] is None
     # a sampler alone picks the model's NUTS method
     ambppl.score(counts, sampler="pymc")
     assert fit_calls[2]["method"] == "nuts" and fit_calls[2]["sampler"] == "pymc"

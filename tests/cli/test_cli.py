@@ -246,7 +246,7 @@ def test_models_lists_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["models", "--verbose"]) == 0
     verbose = capsys.readouterr().out
     assert "prior (default 1.0; --prior or --param prior=VALUE)" in verbose
-    assert "kappa_sd (default 1.5; --param kappa_sd=VALUE)" in verbose
+    assert "kappa_scale (default 1.0; --param kappa_scale=VALUE)" in verbose
 
 
 # ---------------------------------------------------------------------- other models, --param
@@ -301,11 +301,11 @@ def test_param_reaches_the_model(
     out = tmp_path / "s.csv"
     argv = ["score", str(EXAMPLE), "--cant-solve", "I can't tell", "-o", str(out), *FAST]
     argv += ["--model", "hierarchical_dirichlet", "--method", "empirical_bayes"]
-    argv += ["--param", "kappa_sd=1", "--param", "mu_prior=1,1,1,1,2.5"]
+    argv += ["--param", "kappa_scale=0.5", "--param", "mu_prior=1,1,1,1,2.5"]
     assert main(argv) == 0
     (call,) = score_calls
     assert call["model"] == "hierarchical_dirichlet" and call["method"] == "empirical_bayes"
-    assert call["kappa_sd"] == 1.0 and call["mu_prior"] == [1.0, 1.0, 1.0, 1.0, 2.5]
+    assert call["kappa_scale"] == 0.5 and call["mu_prior"] == [1.0, 1.0, 1.0, 1.0, 2.5]
     assert "prior" not in call
     assert "warning:" not in capsys.readouterr().err  # no NUTS, no convergence warning
     table = pd.read_csv(out, index_col="item")
@@ -403,11 +403,11 @@ def test_report_writes_one_self_contained_file(answers_csv: Path, tmp_path: Path
         (
             ["--model", "hierarchical_dirichlet", "--prior", "0.5"],
             "--prior sets the parameter 'prior' of dirichlet_categorical, but model "
-            "'hierarchical_dirichlet' has the parameters mu_prior, kappa_scale, kappa_sd",
+            "'hierarchical_dirichlet' has the parameters mu_prior, kappa_scale",
         ),
         (
             ["--model", "hierarchical_dirichlet", "--param", "prior=0.5"],
-            "its parameters are mu_prior, kappa_scale, kappa_sd",
+            "its parameters are mu_prior, kappa_scale",
         ),
         (
             ["--model", "hierarchical_dirichlet", "--method", "exact"],
@@ -420,9 +420,9 @@ def test_report_writes_one_self_contained_file(answers_csv: Path, tmp_path: Path
                 "--method",
                 "empirical_bayes",
                 "--param",
-                "kappa_sd=0",
+                "kappa_scale=0",
             ],
-            "kappa_sd",  # from the model, through ambppl.fit
+            "kappa_scale",  # from the model, through ambppl.fit
         ),
         (["--model", "no_such_model"], "no_such_model"),
         (["--measure", "variance"], "variance"),

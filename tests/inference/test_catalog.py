@@ -205,7 +205,7 @@ def test_entry_properties(toy_catalog):
     assert entry.hyperparameters == ()
     real = get_model("hierarchical_dirichlet")
     assert real.hyperparameters == ("mu", "kappa")
-    assert real.defaults == {"mu_prior": 1.0, "kappa_scale": 1.0, "kappa_sd": 1.5}
+    assert real.defaults == {"mu_prior": 1.0, "kappa_scale": 1.0}
 
 
 def test_info_keys_constant():

@@ -525,9 +525,9 @@ def test_unknown_keywords_are_refused(small_counts):
 def test_parameters_of_another_model_are_refused(small_counts):
     with pytest.raises(
         ValueError,
-        match=r"model 'hierarchical_dirichlet' has the parameters \['kappa_scale', 'kappa_sd', "
-        r"'mu_prior'\], but got \['prior'\] \(parameters of other models\); drop them or "
-        r"choose the model that has them$",
+        match=r"model 'hierarchical_dirichlet' has the parameters \['kappa_scale', 'mu_prior'\], "
+        r"but got \['prior'\] \(parameters of other models\); drop them or choose the model "
+        r"that has them$",
     ):
         ambppl.fit(small_counts, "hierarchical_dirichlet", prior=0.5)
 

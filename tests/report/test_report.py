@@ -444,13 +444,13 @@ def test_learned_prior_section(learned_result: xr.DataTree, learned_page: str) -
         assert f'<section id="{section}">' in page
     section = re.search(r'<section id="learned-prior">(.*?)</section>', page, flags=re.S)
     section = section.group(1)
-    # mu: one row per category with its posterior mean; kappa and beta = kappa / K
+    # mu: one row per category with its posterior mean; kappa (median) and beta = kappa / K
     mu = learned_result["posterior"]["mu"].mean(("chain", "draw")).values
     mu_table = re.search(r'<table id="learned-mu">(.*?)</table>', section, flags=re.S).group(1)
     rows = re.findall(r"<tr><td class=\"text[^\"]*\">([^<]*)</td><td>([^<]*)</td>", mu_table)
     assert [r[0] for r in rows] == ["yes", "no", "cs"]
     assert [r[1] for r in rows] == [f"{m:.3f}" for m in mu]
-    kappa = float(learned_result["posterior"]["kappa"].mean())
+    kappa = float(learned_result["posterior"]["kappa"].median())
     assert f"{kappa:.3f} [" in section and f"{kappa / 3:.3f} [" in section
     # the two figures, embedded
     assert (
@@ -499,7 +499,7 @@ def test_learned_prior_numbers(learned_result: xr.DataTree) -> None:
     assert [m["is_cs"] for m in out["mu"]] == [False, False, True]
     kappa_hdi = az.hdi(post["kappa"], prob=0.9, dim=["chain", "draw"]).values
     assert [out["kappa"]["lower"], out["kappa"]["upper"]] == pytest.approx(kappa_hdi)
-    assert out["beta"]["mean"] == pytest.approx(float(post["kappa"].mean()) / 3)
+    assert out["beta"]["median"] == pytest.approx(float(post["kappa"].median()) / 3)
     assert [out["beta"]["lower"], out["beta"]["upper"]] == pytest.approx(kappa_hdi / 3)
     assert not out["point_estimate"]
     # implied prior mean of amb under the symmetric priors: closed form, 5 MCSE

@@ -171,9 +171,9 @@ def test_uniformity_test_is_calibrated_and_corrects_for_pooling():
         ({"alpha": 1.5}, ValueError, "alpha must be in the open interval"),
         ({"thin": 0}, ValueError, "thin must be a positive integer"),
         ({"fit_kwargs": {"draws": 5}}, ValueError, "fit_kwargs must not contain"),
-        ({"fit_kwargs": {"kappa_sd": 1.0}}, ValueError, "fit_kwargs must hold parameters"),
+        ({"fit_kwargs": {"kappa_scale": 1.0}}, ValueError, "fit_kwargs must hold parameters"),
         ({"fit_kwargs": [("prior", 3)]}, TypeError, "fit_kwargs must be a dict"),
-        ({"kappa_sd": 1.0}, ValueError, "must be parameters of model"),
+        ({"kappa_scale": 1.0}, ValueError, "must be parameters of model"),
     ],
 )
 def test_bad_inputs(kwargs, error, match):
