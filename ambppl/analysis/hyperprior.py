@@ -163,10 +163,10 @@ def implied_prior(
 
     For a fit with hyperparameters ``mu`` and ``kappa`` (``hierarchical_dirichlet``): their
     posterior means (``kappa``: median) and HDIs, the symmetric ``beta = kappa / K`` they
-    correspond to, and
-    ``draws`` draws of the measure under the learned prior, ``q ~ Dirichlet(kappa * mu)``
-    with ``(mu, kappa)`` resampled from the posterior, next to ``draws`` draws under each
-    symmetric prior ``q ~ Dirichlet(beta * ones)`` of ``comparison``.
+    correspond to, and ``draws`` draws of the measure under the learned prior,
+    ``q ~ Dirichlet(kappa * mu)`` with ``(mu, kappa)`` resampled from the posterior, next to
+    ``draws`` draws under each symmetric prior ``q ~ Dirichlet(beta * ones)`` of
+    ``comparison``.
 
     Parameters
     ----------

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -11,6 +12,7 @@ import xarray as xr
 
 import ambppl
 from ambppl.inference.catalog import get_model
+from ambppl.report.writer import render_report
 
 
 @pytest.fixture(scope="module")
@@ -203,6 +205,22 @@ def test_hyperprior_sensitivity_flags_kappa_only_where_the_data_cannot_bound_it(
             assert table.loc["kappa", "diagnosis"] == "ok"
             assert abs(np.log(ratio)) < 0.1, ratio
     assert flagged == {"alike": True, "spread": False}
+
+
+@pytest.mark.slow
+def test_report_says_the_prior_decides_kappa_on_alike_items(alike_and_spread):
+    """The report's learned-prior section opens with the flag, says what decides kappa (the
+    prior's shape at 1 / kappa = 0, not its scale) and does not print beta in bold."""
+    result = ambppl.fit(
+        alike_and_spread[0], "hierarchical_dirichlet", random_seed=3, progressbar=False
+    )
+    page = render_report(result, top=2, random_seed=5)
+    section = re.search(r'<section id="learned-prior">(.*?)</section>', page, flags=re.S)
+    flag = re.search(r'<p id="hyperprior-sensitivity-flag">(.*?)</p>', section.group(1), re.S)
+    assert flag is not None and "kappa" in flag.group(1)
+    assert "shape at 1/&kappa; = 0" in flag.group(1) and "hardly moves it" in flag.group(1)
+    assert "set by the prior of &kappa;" in section.group(1)
+    assert "<strong>" not in section.group(1).split('<div class="figs">')[0]
 
 
 def test_hyperprior_sensitivity_needs_a_learned_prior_fit(alike_and_spread):
