@@ -8,6 +8,10 @@ Per (data set, method):
   crowd-kit its ``probas_``) against gold: a reliability table (10 equal bins of the
   probability from 1/K to 1: items, mean probability, share right) and the expected
   calibration error ``ECE = sum_b (n_b / n) |share right_b - mean prob_b|``;
+* the Brier score of the whole class posterior against gold, ``mean_i sum_k (p_ik -
+  [k = gold_i])^2`` (a proper score: it rewards the probabilities, not only the label they
+  pick), and paired against crowd-kit the mean per-item difference with its standard error
+  (``vs_crowdkit_brier_diff``, ``..._se``; negative: ambppl's probabilities are better);
 * rater accuracy against gold: Spearman's rank correlation, over the raters with at least
   :data:`MIN_GOLD_ANSWERS` answers on gold items, of each method's rater accuracy (ambppl:
   the posterior mean of ``accuracy``; crowd-kit: ``sum_k prior_k errors_[worker][k, k]``) with
@@ -21,6 +25,13 @@ Per (data set, method):
   :data:`REPEATS` calls in one process (the first pays one-off imports), the same rule for
   both; and for NUTS the convergence record (worst R-hat, smallest bulk / tail ESS,
   divergences).
+
+``oracle`` (only where gold labels every item of the set: dog, face, product) is not a
+method but a ceiling: the Dawid-Skene labels from the raters' confusion matrices and the
+prevalence *counted on the gold labels themselves* (:func:`oracle_fit`), i.e. the best a
+Dawid-Skene labelling of these answers can do knowing every rater's true confusion as
+measured on these very items; the gap between it and crowd-kit is the room left for any
+estimate of the raters.
 
 Majority vote breaks ties at random (seeded) and counts a tie's expected accuracy as the
 share of tied labels that are right (``mv_expected``); ``mv_first`` breaks ties by the first
@@ -36,6 +47,7 @@ Run::
     .venv/bin/python benchmarks/dawid_skene_gold.py --data jn_product --methods nuts,map \
         --discordant nuts,map                  # where the two label differently
     .venv/bin/python benchmarks/dawid_skene_gold.py --param rater_scale=2.5 --methods nuts
+    .venv/bin/python benchmarks/dawid_skene_gold.py --methods oracle,crowdkit  # the ceiling
 """
 
 from __future__ import annotations
@@ -156,6 +168,9 @@ def ambppl_fit(frame: Any, method: str, seed: int = 1, **params: Any) -> dict[st
     out: dict[str, Any] = {
         "labels": pd.Series(prob["class"].values[prob.values.argmax(axis=1)], index=items),
         "label_prob": pd.Series(prob.values.max(axis=1), index=items),
+        "probs": pd.DataFrame(
+            prob.values, index=items, columns=[str(c) for c in prob["class"].values]
+        ),
         "n_classes": prob.sizes["class"],
         "rater_accuracy": pd.Series(
             post["accuracy"].mean(("chain", "draw")).values,
@@ -186,6 +201,7 @@ for _ in range(int(sys.argv[3])):
     walls.append(time.perf_counter() - t)
 probas = ds.probas_
 out = pd.DataFrame({"label": labels, "label_prob": probas.max(axis=1)})
+out = out.join(probas.rename(columns=lambda c: "p_" + str(c)))
 out.index.name = "task"
 out.to_csv(sys.argv[2])
 acc = {}
@@ -218,13 +234,85 @@ def crowdkit_fit(frame: Any) -> dict[str, Any] | None:
         table = pd.read_csv(dst, dtype={"task": str, "label": str}, keep_default_na=False)
         table = table.set_index("task")
     record = json.loads(done.stdout.strip().splitlines()[-1])
+    probs = table[[c for c in table.columns if c.startswith("p_")]].astype(float)
     return {
         "labels": table["label"],
         "label_prob": table["label_prob"].astype(float),
+        "probs": probs.rename(columns=lambda c: c[2:]),
         "n_classes": record["n_classes"],
         "rater_accuracy": pd.Series(record["rater_accuracy"]),
         "info": {"fit_s": record["wall_s"]},
     }
+
+
+#: Pseudo-answers of the pooled gold confusion row that :func:`oracle_fit` adds to each
+#: rater's own gold counts (a rater with no gold answers of a class answers as the crowd).
+ORACLE_BACKOFF = 1.0
+
+
+def oracle_fit(frame: Any, gold: Any) -> dict[str, Any]:
+    """Dawid-Skene labels from confusion matrices and prevalence counted on the gold labels.
+
+    Rater ``r``'s row for true class ``k`` is ``(n_rkc + w P_kc) / (n_rk + w)``: its answers
+    ``c`` on the gold items of class ``k``, backed off by :data:`ORACLE_BACKOFF` (``w``)
+    pseudo-answers of the pooled row ``P_k`` (all raters' gold answers of class ``k``, plus
+    half an answer per category); the
+    prevalence is the gold class shares. Each item's label is the class of largest ``log
+    pi_k + sum_a log theta_{r[a], k, y_a}``, its probabilities the softmax of that. Fitted
+    to the items it is scored on: a ceiling, not a method (module docstring).
+    """
+    import pandas as pd
+
+    on_gold = frame[frame["question"].isin(gold.index)].copy()
+    on_gold["truth"] = gold.loc[on_gold["question"]].astype(str).to_numpy()
+    classes = sorted(gold.astype(str).unique())
+    answers = sorted(set(on_gold["answer"].astype(str)) | set(classes))
+    counts = pd.crosstab([on_gold["worker"], on_gold["truth"]], on_gold["answer"].astype(str))
+    counts = counts.reindex(columns=answers, fill_value=0)
+    pooled = counts.groupby(level="truth").sum().reindex(classes, fill_value=0)
+    pooled = (pooled + 0.5).div((pooled + 0.5).sum(axis=1), axis=0)
+    workers = on_gold["worker"].unique()
+    full = pd.MultiIndex.from_product([workers, classes], names=["worker", "truth"])
+    counts = counts.reindex(full, fill_value=0)
+    prior = pooled.loc[counts.index.get_level_values("truth")].to_numpy()
+    theta = (counts.to_numpy() + ORACLE_BACKOFF * prior) / (
+        counts.to_numpy().sum(axis=1, keepdims=True) + ORACLE_BACKOFF
+    )
+    theta = theta.reshape(len(workers), len(classes), len(answers))
+    w = pd.Index(workers).get_indexer(on_gold["worker"])
+    c = pd.Index(answers).get_indexer(on_gold["answer"].astype(str))
+    items = pd.Index(on_gold["question"].unique())
+    joint = np.zeros((len(items), len(classes)))
+    np.add.at(joint, items.get_indexer(on_gold["question"]), np.log(theta)[w, :, c])
+    shares = gold.astype(str).value_counts(normalize=True).reindex(classes).to_numpy()
+    joint += np.log(shares)
+    probs = np.exp(joint - joint.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    index = items.astype(str)
+    right = theta[:, np.arange(len(classes)), pd.Index(answers).get_indexer(classes)]
+    return {
+        "labels": pd.Series(np.asarray(classes, dtype=object)[probs.argmax(axis=1)], index=index),
+        "label_prob": pd.Series(probs.max(axis=1), index=index),
+        "probs": pd.DataFrame(probs, index=index, columns=classes),
+        "n_classes": len(classes),
+        "rater_accuracy": pd.Series(right @ shares, index=[str(x) for x in workers]),
+        "info": {"fit_s": None, "note": "fitted to the gold labels it is scored on: a ceiling"},
+    }
+
+
+def brier(probs: Any, gold: Any) -> Any:
+    """Per gold item, the Brier score ``sum_k (p_k - [k = gold])^2`` of the class posterior
+    (rows: items, columns: classes); a gold class the columns lack counts as probability 0."""
+    common = gold.index.intersection(probs.index)
+    p = probs.loc[common].to_numpy(dtype=float)
+    hit = (
+        np.asarray(probs.columns, dtype=str)[None, :]
+        == gold.loc[common].astype(str).to_numpy()[:, None]
+    )
+    missing = ~hit.any(axis=1)
+    import pandas as pd
+
+    return pd.Series(((p - hit) ** 2).sum(axis=1) + missing, index=common)
 
 
 def accuracy(labels: Any, gold: Any) -> float:
@@ -291,9 +379,28 @@ def run(
     rows: list[dict[str, Any]] = [{"data": name, "method": "majority", **mv}]
     truth_acc = gold_rater_accuracy(frame, gold)
     # crowd-kit first, so that every ambppl row can be paired with it
+    briers = {}
     for method in sorted(methods, key=lambda m: m != "crowdkit"):
-        got = crowdkit_fit(frame) if method == "crowdkit" else ambppl_fit(frame, method, **params)
+        if method == "oracle" and not frame["question"].isin(gold.index).all():
+            covered = int(gold.index.isin(frame["question"]).sum())
+            note = f"gold labels {covered} of {frame['question'].nunique()} items: no ceiling"
+            print(json.dumps(row := {"data": name, "method": method, "note": note}), flush=True)
+            rows.append(row)
+            continue
+        if method == "crowdkit":
+            got = crowdkit_fit(frame)
+        elif method == "oracle":
+            got = oracle_fit(frame, gold)
+        else:
+            got = ambppl_fit(frame, method, **params)
         row = {"data": name, "method": method, **got["info"]}
+        if "probs" in got:
+            briers[method] = brier(got["probs"], gold)
+            row["brier"] = float(briers[method].mean())
+            if "crowdkit" in briers and method != "crowdkit":
+                diff = (briers[method] - briers["crowdkit"]).dropna()
+                row["vs_crowdkit_brier_diff"] = float(diff.mean())
+                row["vs_crowdkit_brier_se"] = float(diff.std(ddof=1) / np.sqrt(len(diff)))
         if "labels" in got:
             row["accuracy"] = accuracy(got["labels"], gold)
             for other in ("majority", "crowdkit"):
