@@ -37,7 +37,9 @@ Majority vote breaks ties at random (seeded) and counts a tie's expected accurac
 share of tied labels that are right (``mv_expected``); ``mv_first`` breaks ties by the first
 label. crowd-kit is not a dependency of ambppl: where ``/tmp/ck/bin/python`` exists (a venv
 with ``pip install crowd-kit``) its DawidSkene (100 EM iterations) runs there by subprocess,
-else the row says so.
+else the row says so; ``glad``, ``mace`` and ``onecoin`` run crowd-kit's GLAD, MACE and
+one-coin Dawid-Skene the same way (:data:`CROWDKIT_METHODS`), for the other methods a user
+would try beside it.
 
 Run::
 
@@ -48,6 +50,7 @@ Run::
         --discordant nuts,map                  # where the two label differently
     .venv/bin/python benchmarks/dawid_skene_gold.py --param rater_scale=2.5 --methods nuts
     .venv/bin/python benchmarks/dawid_skene_gold.py --methods oracle,crowdkit  # the ceiling
+    .venv/bin/python benchmarks/dawid_skene_gold.py --methods crowdkit,glad,mace,onecoin
 """
 
 from __future__ import annotations
@@ -188,15 +191,24 @@ def ambppl_fit(frame: Any, method: str, seed: int = 1, **params: Any) -> dict[st
     return out
 
 
+#: crowd-kit's aggregators by method name: ``crowdkit`` is its DawidSkene, the others are
+#: run for the table of its other methods (a rater score where crowd-kit gives one per rater).
+CROWDKIT_METHODS = {
+    "crowdkit": "DawidSkene(n_iter=100)",
+    "glad": "GLAD(n_iter=100)",
+    "mace": "MACE(n_iter=100, random_state=0)",
+    "onecoin": "OneCoinDawidSkene(n_iter=100)",
+}
+
 CROWDKIT_SCRIPT = """
 import json, sys, time, pandas as pd
-from crowdkit.aggregation import DawidSkene
+from crowdkit.aggregation import DawidSkene, GLAD, MACE, OneCoinDawidSkene
 df = pd.read_csv(sys.argv[1], dtype=str, keep_default_na=False)
 df = df.rename(columns={"question": "task", "answer": "label"})
 walls = []
 for _ in range(int(sys.argv[3])):
     t = time.perf_counter()
-    ds = DawidSkene(n_iter=100)
+    ds = eval(sys.argv[4])
     labels = ds.fit_predict(df)
     walls.append(time.perf_counter() - t)
 probas = ds.probas_
@@ -205,17 +217,23 @@ out = out.join(probas.rename(columns=lambda c: "p_" + str(c)))
 out.index.name = "task"
 out.to_csv(sys.argv[2])
 acc = {}
-for worker, matrix in ds.errors_.groupby(level="worker"):
-    m = matrix.droplevel("worker")
-    acc[str(worker)] = float(sum(ds.priors_[k] * m.loc[k, k] for k in ds.priors_.index
-                                 if k in m.index and k in m.columns))
+if isinstance(ds, DawidSkene):  # the rater's accuracy: sum_k prior_k P(answer k | class k)
+    for worker, matrix in ds.errors_.groupby(level="worker"):
+        m = matrix.droplevel("worker")
+        acc[str(worker)] = float(sum(ds.priors_[k] * m.loc[k, k] for k in ds.priors_.index
+                                     if k in m.index and k in m.columns))
+elif isinstance(ds, GLAD):  # its rater ability alpha (ranked only)
+    acc = {str(w): float(a) for w, a in ds.alphas_.items()}
+elif hasattr(ds, "skills_"):  # one-coin: the rater's probability of the right answer
+    acc = {str(w): float(a) for w, a in ds.skills_.items()}
 print(json.dumps({"wall_s": min(walls), "rater_accuracy": acc,
                   "n_classes": int(probas.shape[1])}))
 """
 
 
-def crowdkit_fit(frame: Any) -> dict[str, Any] | None:
-    """crowd-kit's DawidSkene (100 EM iterations) in its own venv, by subprocess."""
+def crowdkit_fit(frame: Any, method: str = "crowdkit") -> dict[str, Any] | None:
+    """A crowd-kit aggregator (:data:`CROWDKIT_METHODS`; ``crowdkit``: its DawidSkene, 100
+    EM iterations) in its own venv, by subprocess."""
     import pandas as pd
 
     if not CROWDKIT_PYTHON.exists():
@@ -224,7 +242,15 @@ def crowdkit_fit(frame: Any) -> dict[str, Any] | None:
         src, dst = Path(tmp) / "answers.csv", Path(tmp) / "labels.csv"
         frame.to_csv(src, index=False)
         done = subprocess.run(
-            [str(CROWDKIT_PYTHON), "-c", CROWDKIT_SCRIPT, str(src), str(dst), str(REPEATS)],
+            [
+                str(CROWDKIT_PYTHON),
+                "-c",
+                CROWDKIT_SCRIPT,
+                str(src),
+                str(dst),
+                str(REPEATS),
+                CROWDKIT_METHODS[method],
+            ],
             capture_output=True,
             text=True,
             check=False,
@@ -240,7 +266,7 @@ def crowdkit_fit(frame: Any) -> dict[str, Any] | None:
         "label_prob": table["label_prob"].astype(float),
         "probs": probs.rename(columns=lambda c: c[2:]),
         "n_classes": record["n_classes"],
-        "rater_accuracy": pd.Series(record["rater_accuracy"]),
+        "rater_accuracy": pd.Series(record["rater_accuracy"], dtype=float),
         "info": {"fit_s": record["wall_s"]},
     }
 
@@ -387,8 +413,8 @@ def run(
             print(json.dumps(row := {"data": name, "method": method, "note": note}), flush=True)
             rows.append(row)
             continue
-        if method == "crowdkit":
-            got = crowdkit_fit(frame)
+        if method in CROWDKIT_METHODS:
+            got = crowdkit_fit(frame, method)
         elif method == "oracle":
             got = oracle_fit(frame, gold)
         else:
