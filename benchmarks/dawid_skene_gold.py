@@ -194,21 +194,22 @@ def ambppl_fit(frame: Any, method: str, seed: int = 1, **params: Any) -> dict[st
 #: crowd-kit's aggregators by method name: ``crowdkit`` is its DawidSkene, the others are
 #: run for the table of its other methods (a rater score where crowd-kit gives one per rater).
 CROWDKIT_METHODS = {
-    "crowdkit": "DawidSkene(n_iter=100)",
-    "glad": "GLAD(n_iter=100)",
-    "mace": "MACE(n_iter=100, random_state=0)",
-    "onecoin": "OneCoinDawidSkene(n_iter=100)",
+    "crowdkit": ("DawidSkene", {"n_iter": 100}),
+    "glad": ("GLAD", {"n_iter": 100}),
+    "mace": ("MACE", {"n_iter": 100, "random_state": 0}),
+    "onecoin": ("OneCoinDawidSkene", {"n_iter": 100}),
 }
 
 CROWDKIT_SCRIPT = """
 import json, sys, time, pandas as pd
-from crowdkit.aggregation import DawidSkene, GLAD, MACE, OneCoinDawidSkene
+from crowdkit import aggregation
+from crowdkit.aggregation import DawidSkene, GLAD
 df = pd.read_csv(sys.argv[1], dtype=str, keep_default_na=False)
 df = df.rename(columns={"question": "task", "answer": "label"})
 walls = []
 for _ in range(int(sys.argv[3])):
     t = time.perf_counter()
-    ds = eval(sys.argv[4])
+    ds = getattr(aggregation, sys.argv[4])(**json.loads(sys.argv[5]))
     labels = ds.fit_predict(df)
     walls.append(time.perf_counter() - t)
 probas = ds.probas_
@@ -249,7 +250,8 @@ def crowdkit_fit(frame: Any, method: str = "crowdkit") -> dict[str, Any] | None:
                 str(src),
                 str(dst),
                 str(REPEATS),
-                CROWDKIT_METHODS[method],
+                CROWDKIT_METHODS[method][0],
+                json.dumps(CROWDKIT_METHODS[method][1]),
             ],
             capture_output=True,
             text=True,
@@ -410,8 +412,8 @@ def run(
         if method == "oracle" and not frame["question"].isin(gold.index).all():
             covered = int(gold.index.isin(frame["question"]).sum())
             note = f"gold labels {covered} of {frame['question'].nunique()} items: no ceiling"
-            print(json.dumps(row := {"data": name, "method": method, "note": note}), flush=True)
-            rows.append(row)
+            rows.append({"data": name, "method": method, "note": note})
+            print(json.dumps(rows[-1]), flush=True)
             continue
         if method in CROWDKIT_METHODS:
             got = crowdkit_fit(frame, method)
