@@ -284,10 +284,10 @@ def oracle_fit(frame: Any, gold: Any) -> dict[str, Any]:
     Rater ``r``'s row for true class ``k`` is ``(n_rkc + w P_kc) / (n_rk + w)``: its answers
     ``c`` on the gold items of class ``k``, backed off by :data:`ORACLE_BACKOFF` (``w``)
     pseudo-answers of the pooled row ``P_k`` (all raters' gold answers of class ``k``, plus
-    half an answer per category); the
-    prevalence is the gold class shares. Each item's label is the class of largest ``log
-    pi_k + sum_a log theta_{r[a], k, y_a}``, its probabilities the softmax of that. Fitted
-    to the items it is scored on: a ceiling, not a method (module docstring).
+    half an answer per category); the prevalence is the gold class shares. Each item's
+    label is the class of largest ``log pi_k + sum_a log theta_{r[a], k, y_a}``, its
+    probabilities the softmax of that. Fitted to the items it is scored on: a ceiling, not a
+    method (module docstring).
     """
     import pandas as pd
 
@@ -331,15 +331,13 @@ def oracle_fit(frame: Any, gold: Any) -> dict[str, Any]:
 def brier(probs: Any, gold: Any) -> Any:
     """Per gold item, the Brier score ``sum_k (p_k - [k = gold])^2`` of the class posterior
     (rows: items, columns: classes); a gold class the columns lack counts as probability 0."""
-    common = gold.index.intersection(probs.index)
-    p = probs.loc[common].to_numpy(dtype=float)
-    hit = (
-        np.asarray(probs.columns, dtype=str)[None, :]
-        == gold.loc[common].astype(str).to_numpy()[:, None]
-    )
-    missing = ~hit.any(axis=1)
     import pandas as pd
 
+    common = gold.index.intersection(probs.index)
+    p = probs.loc[common].to_numpy(dtype=float)
+    truth = gold.loc[common].astype(str).to_numpy()
+    hit = np.asarray(probs.columns, dtype=str)[None, :] == truth[:, None]
+    missing = ~hit.any(axis=1)
     return pd.Series(((p - hit) ** 2).sum(axis=1) + missing, index=common)
 
 
