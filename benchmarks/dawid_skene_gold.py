@@ -66,6 +66,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from crowds import brier_scores, class_posterior
 from settings import add_param_option
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -307,15 +308,16 @@ def oracle_fit(frame: Any, gold: Any) -> dict[str, Any]:
         counts.to_numpy().sum(axis=1, keepdims=True) + ORACLE_BACKOFF
     )
     theta = theta.reshape(len(workers), len(classes), len(answers))
-    w = pd.Index(workers).get_indexer(on_gold["worker"])
-    c = pd.Index(answers).get_indexer(on_gold["answer"].astype(str))
     items = pd.Index(on_gold["question"].unique())
-    joint = np.zeros((len(items), len(classes)))
-    np.add.at(joint, items.get_indexer(on_gold["question"]), np.log(theta)[w, :, c])
     shares = gold.astype(str).value_counts(normalize=True).reindex(classes).to_numpy()
-    joint += np.log(shares)
-    probs = np.exp(joint - joint.max(axis=1, keepdims=True))
-    probs /= probs.sum(axis=1, keepdims=True)
+    probs = class_posterior(
+        shares,
+        theta,
+        items.get_indexer(on_gold["question"]),
+        pd.Index(workers).get_indexer(on_gold["worker"]),
+        pd.Index(answers).get_indexer(on_gold["answer"].astype(str)),
+        len(items),
+    )
     index = items.astype(str)
     right = theta[:, np.arange(len(classes)), pd.Index(answers).get_indexer(classes)]
     return {
@@ -330,15 +332,13 @@ def oracle_fit(frame: Any, gold: Any) -> dict[str, Any]:
 
 def brier(probs: Any, gold: Any) -> Any:
     """Per gold item, the Brier score ``sum_k (p_k - [k = gold])^2`` of the class posterior
-    (rows: items, columns: classes); a gold class the columns lack counts as probability 0."""
+    (rows: items, columns: classes; :func:`crowds.brier_scores`); a gold class the columns
+    lack counts as probability 0."""
     import pandas as pd
 
     common = gold.index.intersection(probs.index)
-    p = probs.loc[common].to_numpy(dtype=float)
-    truth = gold.loc[common].astype(str).to_numpy()
-    hit = np.asarray(probs.columns, dtype=str)[None, :] == truth[:, None]
-    missing = ~hit.any(axis=1)
-    return pd.Series(((p - hit) ** 2).sum(axis=1) + missing, index=common)
+    truth = pd.Index(probs.columns.astype(str)).get_indexer(gold.loc[common].astype(str))
+    return pd.Series(brier_scores(probs.loc[common].to_numpy(dtype=float), truth), index=common)
 
 
 def accuracy(labels: Any, gold: Any) -> float:

@@ -111,7 +111,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from crowds import confusion_matrix, draw_answers
+from crowds import brier_scores, class_posterior, confusion_matrix, draw_answers
 
 import ambppl
 from ambppl.data.readers import read_long
@@ -202,11 +202,8 @@ def simulate(rng: np.random.Generator, args: argparse.Namespace) -> dict:
 
 def oracle_posterior(data: dict) -> np.ndarray:
     """The class posterior of every item under the planted parameters (N x K)."""
-    from scipy.special import softmax
-
-    log_terms = np.repeat(np.log(PI)[None], len(data["item_ids"]), axis=0)
-    np.add.at(log_terms, data["item"], np.log(data["theta"][data["rater"], :, data["y"]]))
-    return softmax(log_terms, axis=1)
+    n_items = len(data["item_ids"])
+    return class_posterior(PI, data["theta"], data["item"], data["rater"], data["y"], n_items)
 
 
 def majority_vote(data: dict, rng: np.random.Generator) -> np.ndarray:
@@ -257,13 +254,12 @@ def calibration(prob: np.ndarray, z: np.ndarray) -> dict:
     n = np.bincount(which, minlength=nb).astype(np.float64)
     conf_sum = np.bincount(which, weights=conf, minlength=nb)
     correct_sum = np.bincount(which, weights=correct, minlength=nb)
-    onehot = np.eye(prob.shape[1])[z]
     return {
         "n": n,
         "confidence": conf_sum,
         "correct": correct_sum,
         "ece": _ece(n, conf_sum, correct_sum),
-        "brier": float(((prob - onehot) ** 2).sum(axis=1).mean()),
+        "brier": float(brier_scores(prob, z).mean()),
     }
 
 
