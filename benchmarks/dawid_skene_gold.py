@@ -20,6 +20,11 @@ Per (data set, method):
   one of the two labels is right, how many favour each (``wins`` / ``losses``) and the exact
   two-sided McNemar p-value (``scipy.stats.binomtest`` of wins among the discordant items
   at 1/2), so that a difference of a few items is read against the items that decide it;
+  and, as items answered by the same raters with the same answers are labelled alike by
+  every Dawid-Skene method (one decision, not several: :func:`configurations`), how many
+  such configurations the discordant items fall in (``..._clusters``) and the exact
+  sign-flip p-value over them (``..._cluster_p``, :func:`cluster_sign_test`; McNemar's
+  where every configuration holds one item);
 * wall time: ``fit_s`` is ``ambppl.fit`` (compilation included) from the answers table
   (``read_long`` apart); for ``map`` and crowd-kit's ``fit_predict`` the best of
   :data:`REPEATS` calls in one process (the first pays one-off imports), the same rule for
@@ -35,7 +40,12 @@ estimate of the raters.
 
 Majority vote breaks ties at random (seeded) and counts a tie's expected accuracy as the
 share of tied labels that are right (``mv_expected``); ``mv_first`` breaks ties by the first
-label. crowd-kit is not a dependency of ambppl: where ``/tmp/ck/bin/python`` exists (a venv
+label. ``em`` and ``gibbs`` are the textbook conjugate Dawid-Skene
+(:mod:`conjugate_dawid_skene`: rows ``Dirichlet(DIAG, OFF, ...)`` fixed by ``--dirichlet``,
+default flat), its mode by EM (with flat rows crowd-kit's maximum likelihood) and its
+posterior by Gibbs sampling: a yardstick that tells the price of a prior and of averaging
+over the posterior from that of ambppl's rater population. crowd-kit is not a dependency of
+ambppl: where ``/tmp/ck/bin/python`` exists (a venv
 with ``pip install crowd-kit``) its DawidSkene (100 EM iterations) runs there by subprocess,
 else the row says so; ``glad``, ``mace`` and ``onecoin`` run crowd-kit's GLAD, MACE and
 one-coin Dawid-Skene the same way (:data:`CROWDKIT_METHODS`), for the other methods a user
@@ -51,6 +61,7 @@ Run::
     .venv/bin/python benchmarks/dawid_skene_gold.py --param rater_scale=2.5 --methods nuts
     .venv/bin/python benchmarks/dawid_skene_gold.py --methods oracle,crowdkit  # the ceiling
     .venv/bin/python benchmarks/dawid_skene_gold.py --methods crowdkit,glad,mace,onecoin
+    .venv/bin/python benchmarks/dawid_skene_gold.py --methods crowdkit,em,gibbs --dirichlet 2,1
 """
 
 from __future__ import annotations
@@ -127,8 +138,11 @@ def majority(frame: Any, gold: Any, seed: int = 0) -> dict[str, Any]:
     return {"mv_random": random, "mv_expected": expected, "mv_first": first, "labels": labels}
 
 
-def paired(labels: Any, other: Any, gold: Any) -> dict[str, Any]:
-    """Wins, losses and the exact McNemar p-value of ``labels`` against ``other`` on gold."""
+def paired(labels: Any, other: Any, gold: Any, cluster: Any = None) -> dict[str, Any]:
+    """Wins, losses and the exact McNemar p-value of ``labels`` against ``other`` on gold;
+    with ``cluster`` (item -> configuration, :func:`configurations`) also how many
+    configurations the discordant items fall in and the exact sign-flip p-value over them
+    (:func:`cluster_sign_test`)."""
     from scipy.stats import binomtest
 
     common = gold.index.intersection(labels.index).intersection(other.index)
@@ -137,7 +151,52 @@ def paired(labels: Any, other: Any, gold: Any) -> dict[str, Any]:
     theirs = other.loc[common].astype(str).to_numpy() == truth
     wins, losses = int((mine & ~theirs).sum()), int((theirs & ~mine).sum())
     p = binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else 1.0
-    return {"wins": wins, "losses": losses, "mcnemar_p": round(float(p), 3)}
+    out = {"wins": wins, "losses": losses, "mcnemar_p": round(float(p), 3)}
+    if cluster is not None:
+        import pandas as pd
+
+        net = pd.Series(mine.astype(int) - theirs.astype(int), index=common)
+        key = cluster.reindex(common)
+        out["clusters"] = int(key[net != 0].nunique())
+        out["cluster_p"] = round(cluster_sign_test(net.groupby(key).sum().to_numpy()), 3)
+    return out
+
+
+def configurations(frame: Any) -> Any:
+    """Each item's *configuration*: its (rater, answer) pairs, sorted, as one string.
+
+    Under any Dawid-Skene fit, two items with the same configuration have the same class
+    posterior (the likelihood of an item is a function of its raters and their answers
+    alone), so every Dawid-Skene method here labels them alike (majority vote too, but for
+    its random ties), and a difference between two methods on such items is one decision,
+    not several: the unit of a paired comparison is the configuration. On the product data
+    the same three raters answered many items (a HIT): 7912 of the 8315 items share their
+    configuration with another item."""
+    pairs = frame["worker"].astype(str) + "=" + frame["answer"].astype(str)
+    return pairs.groupby(frame["question"]).agg(lambda p: " ".join(sorted(p)))
+
+
+def cluster_sign_test(nets: np.ndarray) -> float:
+    """Exact two-sided sign-flip p-value of a paired comparison clustered by configuration.
+
+    ``nets`` holds, per configuration, the items the first method gets right and the second
+    wrong minus the reverse (integers; zeros are dropped). Under the null hypothesis that
+    neither method is better, each configuration's net is as likely to carry either sign;
+    the p-value is ``P(|sum_c s_c |net_c|| >= |sum_c net_c|)`` over independent fair signs
+    ``s_c``, computed exactly by convolving the per-configuration distributions. With every
+    ``|net_c| = 1`` it is the exact McNemar test (``binomtest(wins, n, 1/2)``)."""
+    sizes = np.abs(np.asarray(nets, dtype=int))
+    sizes = sizes[sizes > 0]
+    if sizes.size == 0:
+        return 1.0
+    total = int(sizes.sum())
+    dist = np.zeros(2 * total + 1)  # P(sum = s), index s + total
+    dist[total] = 1.0
+    for v in sizes:
+        dist = 0.5 * (np.roll(dist, v) + np.roll(dist, -v))  # no wrap: |sum| <= total
+    observed = abs(int(np.sum(nets)))
+    support = np.arange(-total, total + 1)
+    return float(min(1.0, dist[np.abs(support) >= observed].sum()))
 
 
 #: Raters with fewer answers on gold items are left out of the rank correlation.
@@ -330,6 +389,37 @@ def oracle_fit(frame: Any, gold: Any) -> dict[str, Any]:
     }
 
 
+#: Methods of :mod:`conjugate_dawid_skene` by name (the conjugate Dirichlet-row model).
+CONJUGATE_METHODS = ("em", "gibbs")
+
+
+def conjugate_fit(frame: Any, method: str, dirichlet: tuple[float, float]) -> dict[str, Any]:
+    """The conjugate Dirichlet-row Dawid-Skene (rows ``Dirichlet(diag, off, ...)``, the pair
+    ``dirichlet``): ``em`` its mode by 100 EM iterations (``1, 1``: maximum likelihood, as
+    crowd-kit), ``gibbs`` its posterior by 1500 Gibbs sweeps (300 dropped, seed 0); the
+    classes are the answer categories. The rater accuracy is ``sum_k pi_k theta_rkk``."""
+    import pandas as pd
+    from conjugate_dawid_skene import em_fit, gibbs_fit
+
+    items, item = np.unique(frame["question"].astype(str), return_inverse=True)
+    raters, rater = np.unique(frame["worker"].astype(str), return_inverse=True)
+    classes, answer = np.unique(frame["answer"].astype(str), return_inverse=True)
+    fit = {"em": em_fit, "gibbs": gibbs_fit}[method]
+    start = time.perf_counter()
+    got = fit(item, rater, answer, len(classes), *dirichlet)
+    wall = time.perf_counter() - start
+    probs = pd.DataFrame(got["label_prob"], index=items, columns=classes)
+    diagonal = got["confusion"][:, np.arange(len(classes)), np.arange(len(classes))]
+    return {
+        "labels": pd.Series(classes[probs.to_numpy().argmax(axis=1)], index=items),
+        "label_prob": probs.max(axis=1),
+        "probs": probs,
+        "n_classes": len(classes),
+        "rater_accuracy": pd.Series(diagonal @ got["pi"], index=raters),
+        "info": {"fit_s": wall, "dirichlet": list(dirichlet)},
+    }
+
+
 def brier(probs: Any, gold: Any) -> Any:
     """Per gold item, the Brier score ``sum_k (p_k - [k = gold])^2`` of the class posterior
     (rows: items, columns: classes; :func:`crowds.brier_scores`); a gold class the columns
@@ -395,7 +485,11 @@ def discordant(frame: Any, gold: Any, first: Any, second: Any, names: tuple[str,
 
 
 def run(
-    name: str, methods: list[str], params: dict[str, Any], compare: list[str]
+    name: str,
+    methods: list[str],
+    params: dict[str, Any],
+    compare: list[str],
+    dirichlet: tuple[float, float] = (1.0, 1.0),
 ) -> list[dict[str, Any]]:
     from scipy.stats import spearmanr
 
@@ -404,6 +498,7 @@ def run(
     labels = {"majority": mv.pop("labels")}
     rows: list[dict[str, Any]] = [{"data": name, "method": "majority", **mv}]
     truth_acc = gold_rater_accuracy(frame, gold)
+    cluster = configurations(frame)
     # crowd-kit first, so that every ambppl row can be paired with it
     briers = {}
     for method in sorted(methods, key=lambda m: m != "crowdkit"):
@@ -417,6 +512,8 @@ def run(
             got = crowdkit_fit(frame, method)
         elif method == "oracle":
             got = oracle_fit(frame, gold)
+        elif method in CONJUGATE_METHODS:
+            got = conjugate_fit(frame, method, dirichlet)
         else:
             got = ambppl_fit(frame, method, **params)
         row = {"data": name, "method": method, **got["info"]}
@@ -431,7 +528,7 @@ def run(
             row["accuracy"] = accuracy(got["labels"], gold)
             for other in ("majority", "crowdkit"):
                 if other in labels and method != "crowdkit":
-                    pair = paired(got["labels"], labels[other], gold)
+                    pair = paired(got["labels"], labels[other], gold, cluster)
                     row.update({f"vs_{other}_{k}": v for k, v in pair.items()})
             labels[method] = got["labels"]
             row.update(reliability(got["labels"], got["label_prob"], gold, got["n_classes"]))
@@ -462,15 +559,29 @@ def main(argv: list[str] | None = None) -> int:
         metavar="A,B",
         help="two of the methods: the gold items they label differently, by answers",
     )
+    parser.add_argument(
+        "--dirichlet",
+        default="1,1",
+        metavar="DIAG,OFF",
+        help="the rows' Dirichlet prior of the em and gibbs methods (default 1,1: flat)",
+    )
     args = parser.parse_args(argv)
     params = dict(args.param)
+    try:
+        dirichlet = tuple(float(x) for x in args.dirichlet.split(","))
+    except ValueError:
+        dirichlet = ()
+    if len(dirichlet) != 2 or min(dirichlet) <= 0:
+        parser.error(f"--dirichlet takes two positive numbers DIAG,OFF, got {args.dirichlet}")
+    if "em" in args.methods.split(",") and min(dirichlet) < 1:
+        parser.error(f"em needs --dirichlet DIAG,OFF of at least 1 (a mode), got {args.dirichlet}")
     methods = args.methods.split(",")
     compare = args.discordant.split(",") if args.discordant else []
     if compare and (len(compare) != 2 or not set(compare) <= {*methods, "majority"}):
         parser.error(f"--discordant takes two of {[*methods, 'majority']}, got {args.discordant}")
     rows = []
     for name in args.data.split(","):
-        rows.extend(run(name, methods, params, compare))
+        rows.extend(run(name, methods, params, compare, dirichlet))
     for row in rows:
         print(json.dumps(row))
     if args.json:

@@ -70,3 +70,70 @@ def test_oracle_reads_the_raters_confusion_off_the_gold_labels(gold_bench):
     probs = got["probs"].loc[gold.index]
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=0, atol=1e-12)
     assert (got["label_prob"] > 0.99).all()
+
+
+def test_cluster_sign_test_is_mcnemar_when_every_configuration_holds_one_item(gold_bench):
+    from scipy.stats import binomtest
+
+    # 21 wins and 45 losses, each its own configuration: the exact McNemar test
+    nets = np.array([1] * 21 + [-1] * 45)
+    expected = binomtest(21, 66, 0.5).pvalue
+    assert gold_bench.cluster_sign_test(nets) == pytest.approx(expected, rel=1e-12)
+    assert gold_bench.cluster_sign_test(np.array([0, 0])) == 1.0
+
+
+def test_cluster_sign_test_counts_a_configuration_once(gold_bench):
+    # by hand: signs of (3, 1) give sums +-4, +-2, each 1/4; observed 4: P(|S| >= 4) = 1/2
+    assert gold_bench.cluster_sign_test(np.array([3, 1])) == pytest.approx(0.5, abs=1e-15)
+    # (3, -1): observed 2 and every sum is at least 2 in size
+    assert gold_bench.cluster_sign_test(np.array([3, -1])) == pytest.approx(1.0, abs=1e-15)
+    # ten losses in one configuration are one coin, not ten: p = 1, where McNemar's is .002
+    assert gold_bench.cluster_sign_test(np.array([-10])) == pytest.approx(1.0, abs=1e-15)
+    # (5, 4, 3, 2, 1) all positive: only the all-plus and all-minus signs reach 15: 2 / 32
+    nets = np.array([5, 4, 3, 2, 1])
+    assert gold_bench.cluster_sign_test(nets) == pytest.approx(2 / 32, abs=1e-15)
+
+
+def test_paired_groups_the_discordant_items_by_configuration(gold_bench):
+    # q1-q3: the same raters gave the same answers (one configuration); q4 on its own
+    frame = pd.DataFrame(
+        [(q, w, a) for q in ("q1", "q2", "q3") for w, a in (("u", "1"), ("v", "1"), ("w", "0"))]
+        + [("q4", "u", "0"), ("q4", "v", "1")],
+        columns=["question", "worker", "answer"],
+    )
+    cluster = gold_bench.configurations(frame)
+    assert cluster.loc["q1"] == cluster.loc["q2"] == cluster.loc["q3"] == "u=1 v=1 w=0"
+    assert cluster.loc["q4"] == "u=0 v=1"
+    gold = pd.Series(["1", "1", "1", "0"], index=["q1", "q2", "q3", "q4"])
+    mine = pd.Series(["0", "0", "0", "0"], index=gold.index)
+    theirs = pd.Series(["1", "1", "1", "1"], index=gold.index)
+    got = gold_bench.paired(mine, theirs, gold, cluster)
+    assert (got["wins"], got["losses"], got["clusters"]) == (1, 3, 2)
+    # nets: q1-q3 -3, q4 +1; sums +-4, +-2 each 1/4; observed |-2|: p = 1
+    assert got["cluster_p"] == 1.0
+    assert got["mcnemar_p"] == pytest.approx(0.625, abs=1e-3)  # binomtest(1, 4): 10 / 16
+    assert "cluster_p" not in gold_bench.paired(mine, theirs, gold)
+
+
+def test_conjugate_fit_names_the_labels_and_raters(gold_bench):
+    # a unanimous crowd: every item's class is its one answer, every rater always right
+    truth = pd.Series(["x", "y", "x", "y", "y"], index=[f"q{i}" for i in range(5)])
+    frame = pd.DataFrame(
+        [(q, w, t) for q, t in truth.items() for w in ("u", "v", "w")],
+        columns=["question", "worker", "answer"],
+    )
+    sys.path.insert(0, str(ROOT / "benchmarks"))  # conjugate_fit's sibling import
+    try:
+        fits = {m: gold_bench.conjugate_fit(frame, m, (1.0, 1.0)) for m in ("em", "gibbs")}
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    for got in fits.values():
+        assert (got["labels"].loc[truth.index] == truth).all()
+        assert list(got["probs"].columns) == ["x", "y"]
+        assert got["n_classes"] == 2
+        assert sorted(got["rater_accuracy"].index) == ["u", "v", "w"]
+    # maximum likelihood: each rater's rows are its answer shares, all on the diagonal
+    np.testing.assert_allclose(fits["em"]["rater_accuracy"], 1.0, rtol=0, atol=1e-12)
+    # the posterior's rows are Dirichlet(1 + counts): a rater right on 2 x-items and 3
+    # y-items has E[theta_kk] below 1 (3/4 and 4/5 given z, pi near 2/5, 3/5)
+    assert (fits["gibbs"]["rater_accuracy"] < 0.9).all()
