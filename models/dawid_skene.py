@@ -325,8 +325,8 @@ Barzan             0 / 0                  0 / 0             0 / 2 (.5)         +
 (ck: crowd-kit's DawidSkene, 100 EM iterations; MV: majority vote, random ties; the Brier
 difference is the mean per-item difference on the gold items +- its standard error.
 Spearman NUTS / MAP / ck: dog .74/.80/.74, face .07/.25/.13, product .83/.79/.74, spam
-.27/.20/.20, Barzan -.06/.08/-.06. NUTS's labels moved by one face item since the run of
-2026-11-27: the chains' interleaving is not reproducible to the last item.) The
+.27/.20/.20, Barzan -.06/.08/-.06. NUTS's labels moved by one face item since the previous
+run with the same seed: threaded chains are not reproducible to the last item.) The
 Dawid-Skene fits beat majority vote on the three large sets and beat crowd-kit on face
 (p = .013).
 
@@ -340,22 +340,22 @@ their configuration with another. The benchmark therefore also gives, per pair o
 the configurations the discordant items fall in and the exact sign-flip p-value over them
 (``cluster_sign_test``: each configuration's net count of wins may carry either sign under
 the null; it is McNemar's test where every configuration holds one item, as on the other
-four sets). NUTS's 66 discordant product items fall in 36 configurations: p = .064. By the Brier score NUTS's class posterior
-is better than crowd-kit's on face and on the product data (4 standard errors each) and
-within a third of a standard error of it on the other three. By label accuracy it is not
-at least crowd-kit's everywhere: on the
-product data NUTS trails crowd-kit by 24 items net of 8315 (21 against 45; p = .004 by
-items, .064 by configurations) while the mode (``map``) ties it (4 against 3, p = 1) and
-Laplace trails by 6 (p = .24); on dog
-it trails by 4 items of 807 (1 against 5, p = .22, not distinguishable from chance), and on
-the 30 Barzan gold items every Dawid-Skene fit, crowd-kit's too, misses two that majority
-vote gets (p = .5). crowd-kit's other methods a user would try (``--methods
-crowdkit,glad,mace,onecoin``, the same frames, 2026-11-28) label fewer gold items right than
-its Dawid-Skene on dog, face and product and as many on spam: GLAD / MACE / one-coin
-Dawid-Skene .834 / .830 / .830 on dog, .630 / .635 / .611 on face, .928 / .929 / .908 on
-product (88 / 183, 96 / 186 and 115 / 376 against crowd-kit's Dawid-Skene, p < .001), so
-NUTS's labels beat all three there; on Barzan all three get the two items majority vote
-gets (.700; Brier .614 / .618 / .601).
+four sets). NUTS's 66 discordant product items fall in 36 configurations: p = .064.
+
+By the Brier score NUTS's class posterior is better than crowd-kit's on face and on the
+product data (4 standard errors each) and within a third of a standard error of it on the
+other three. By label accuracy it is not at least crowd-kit's everywhere: on the product
+data NUTS trails crowd-kit by 24 items net of 8315 (21 against 45; p = .004 by items, .064
+by configurations) while the mode (``map``) ties it (4 against 3, p = 1) and Laplace trails
+by 6 (p = .24); on dog it trails by 4 items of 807 (1 against 5, p = .22, not
+distinguishable from chance), and on the 30 Barzan gold items every Dawid-Skene fit,
+crowd-kit's too, misses two that majority vote gets (p = .5). crowd-kit's other methods a
+user would try (``--methods crowdkit,glad,mace,onecoin``, the same frames, 2026-11-28) label
+fewer gold items right than its Dawid-Skene on dog, face and product and as many on spam:
+GLAD / MACE / one-coin Dawid-Skene .834 / .830 / .830 on dog, .630 / .635 / .611 on face,
+.928 / .929 / .908 on product (88 / 183, 96 / 186 and 115 / 376 against crowd-kit's
+Dawid-Skene, p < .001), so NUTS's labels beat all three there; on Barzan all three get the
+two items majority vote gets (.700; Brier .614 / .618 / .601).
 
 *How far any Dawid-Skene labelling can go* (the benchmark's ``oracle`` row, where gold
 labels every item: each rater's confusion rows and the prevalence counted on the gold labels
@@ -528,7 +528,13 @@ def nuts_defaults(answers: Any, **params: Any) -> dict[str, Any]:
     (8315 items x 3 answers, 176 raters, four of them with 1300-2900 answers) R-hat was 1.044
     with 1000 draws (bulk ESS 153), 1.013 with 2000 (ESS 342, 197 s), and 1.0094 and 1.0083
     with 3000 (seeds 1 and 2: ESS 489 / 966 and 454 / 857, 172 and 183 s); the
-    ``three_answers`` stress design met the standard with 2000 already.
+    ``three_answers`` stress design met the standard with 2000 already. The margin is thin:
+    of seeds 1-5 (2026-11-28) four meet the standard with 3000 draws (R-hat 1.0083-1.0094)
+    and seed 3 misses it (R-hat 1.0119, bulk ESS 388, on ``e`` of the rater with 2615
+    answers); 4000 draws bring seed 3 to 1.0106 only (228 s), and nutpie's low-rank mass
+    matrix (``sample_kwargs={"nuts_sampler_kwargs": {"adaptation": "low_rank"}}``) to 1.0057
+    but with 72 divergences (425 s): neither is the default. The labels are the same in
+    all five runs to one gold item.
 
     **Every item unanimous** (:func:`ambppl.inference.modeling.is_unanimous`; ``fit`` warns
     too): no rater ever disagrees, the likelihood only bounds the right-answer gaps
