@@ -17,7 +17,8 @@ So the two differ only in point estimate against posterior average, and each can
 at any strength of prior: what the gold benchmark needs to say whether a gap to crowd-kit
 is ambppl's prior or the price of any prior and of averaging on those data.
 
-Both take integer codes (``item``, ``rater``, ``answer``: one entry per answer) with the
+The class posterior given the parameters is :func:`crowds.class_posterior`. Both take
+integer codes (``item``, ``rater``, ``answer``: one entry per answer) with the
 classes the answer categories (``n_classes`` of them), and return the class posterior
 (items x classes), the confusion matrices (raters x classes x answers) and the prevalence.
 """
@@ -25,6 +26,7 @@ classes the answer categories (``n_classes`` of them), and return the class post
 from __future__ import annotations
 
 import numpy as np
+from crowds import class_posterior
 
 #: The smallest probability EM takes the logarithm of.
 FLOOR = 1e-12
@@ -36,18 +38,6 @@ def prior_rows(n_classes: int, diag: float, off: float) -> np.ndarray:
     alpha = np.full((n_classes, n_classes), float(off))
     np.fill_diagonal(alpha, float(diag))
     return alpha
-
-
-def _class_log_weights(item, rater, answer, log_theta, log_pi, n_items):
-    """``log pi_k + sum_{a in i} log theta_{r[a], k, y_a}`` for every item and class."""
-    out = np.tile(log_pi, (n_items, 1))
-    np.add.at(out, item, log_theta[rater, :, answer])
-    return out
-
-
-def _softmax(x: np.ndarray) -> np.ndarray:
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
 
 
 def _counts(item, rater, answer, weights, n_raters, n_classes):
@@ -91,8 +81,8 @@ def em_fit(
         total = rows.sum(axis=2, keepdims=True)
         theta = np.where(total > 0, rows / np.where(total > 0, total, 1.0), 1.0 / n_classes)
         pi = post.mean(axis=0)
-        log_theta, log_pi = np.log(np.maximum(theta, FLOOR)), np.log(np.maximum(pi, FLOOR))
-        post = _softmax(_class_log_weights(item, rater, answer, log_theta, log_pi, n_items))
+        floored = np.maximum(theta, FLOOR)
+        post = class_posterior(np.maximum(pi, FLOOR), floored, item, rater, answer, n_items)
     return {"label_prob": post, "confusion": theta, "pi": pi}
 
 
@@ -121,7 +111,7 @@ def gibbs_fit(
         theta = rng.gamma(alpha[None] + _counts(item, rater, answer, onehot, n_raters, n_classes))
         theta /= theta.sum(axis=2, keepdims=True)
         pi = rng.dirichlet(1.0 + onehot.sum(axis=0))
-        post = _softmax(_class_log_weights(item, rater, answer, np.log(theta), np.log(pi), n_items))
+        post = class_posterior(pi, theta, item, rater, answer, n_items)
         if sweep >= burn:
             for key, value in (("label_prob", post), ("confusion", theta), ("pi", pi)):
                 sums[key] = sums[key] + value

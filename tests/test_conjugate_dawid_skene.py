@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import sys
 
 import numpy as np
 import pytest
@@ -15,10 +16,14 @@ from scipy.special import gammaln
 
 @pytest.fixture(scope="module")
 def conjugate():
-    path = ROOT / "benchmarks" / "conjugate_dawid_skene.py"
-    spec = importlib.util.spec_from_file_location("conjugate_dawid_skene", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(ROOT / "benchmarks"))  # its sibling import of crowds.py
+    try:
+        path = ROOT / "benchmarks" / "conjugate_dawid_skene.py"
+        spec = importlib.util.spec_from_file_location("conjugate_dawid_skene", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
     return module
 
 
