@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,21 @@ settings.register_profile("mutation", phases=[Phase.explicit, Phase.reuse, Phase
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def load_benchmark(name: str):
+    """The module ``benchmarks/<name>.py``, loaded with ``benchmarks/`` on the import path
+    while it runs (its sibling imports: settings, crowds, ...)."""
+    folder = str(ROOT / "benchmarks")
+    sys.path.insert(0, folder)
+    try:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(folder)
+    return module
+
 
 #: The ``<section id=...>`` elements every HTML report must contain (issue 5's list).
 REPORT_SECTIONS = (

@@ -4,27 +4,17 @@ exact posterior of a crowd small enough to enumerate."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-import sys
 
 import numpy as np
 import pytest
-from conftest import ROOT
+from conftest import load_benchmark
 from scipy.special import gammaln
 
 
 @pytest.fixture(scope="module")
 def conjugate():
-    sys.path.insert(0, str(ROOT / "benchmarks"))  # its sibling import of crowds.py
-    try:
-        path = ROOT / "benchmarks" / "conjugate_dawid_skene.py"
-        spec = importlib.util.spec_from_file_location("conjugate_dawid_skene", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-    return module
+    return load_benchmark("conjugate_dawid_skene")
 
 
 #: 4 items, 3 raters, 2 classes; item 3 answered once (codes: item, rater, answer).

@@ -3,26 +3,17 @@ to the accuracy table (the table itself is in the ``dawid_skene`` model's docstr
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ROOT
+from conftest import ROOT, load_benchmark
 
 
 @pytest.fixture(scope="module")
 def gold_bench():
-    sys.path.insert(0, str(ROOT / "benchmarks"))  # its sibling import of settings.py
-    try:
-        path = ROOT / "benchmarks" / "dawid_skene_gold.py"
-        spec = importlib.util.spec_from_file_location("dawid_skene_gold", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-    return module
+    return load_benchmark("dawid_skene_gold")
 
 
 def test_brier_is_the_squared_distance_to_the_gold_class(gold_bench):
