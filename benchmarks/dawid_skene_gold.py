@@ -77,6 +77,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from conjugate_dawid_skene import em_fit, gibbs_fit
 from crowds import brier_scores, class_posterior
 from settings import add_param_option
 
@@ -399,7 +400,6 @@ def conjugate_fit(frame: Any, method: str, dirichlet: tuple[float, float]) -> di
     crowd-kit), ``gibbs`` its posterior by 1500 Gibbs sweeps (300 dropped, seed 0); the
     classes are the answer categories. The rater accuracy is ``sum_k pi_k theta_rkk``."""
     import pandas as pd
-    from conjugate_dawid_skene import em_fit, gibbs_fit
 
     items, item = np.unique(frame["question"].astype(str), return_inverse=True)
     raters, rater = np.unique(frame["worker"].astype(str), return_inverse=True)
@@ -573,9 +573,9 @@ def main(argv: list[str] | None = None) -> int:
         dirichlet = ()
     if len(dirichlet) != 2 or min(dirichlet) <= 0:
         parser.error(f"--dirichlet takes two positive numbers DIAG,OFF, got {args.dirichlet}")
-    if "em" in args.methods.split(",") and min(dirichlet) < 1:
-        parser.error(f"em needs --dirichlet DIAG,OFF of at least 1 (a mode), got {args.dirichlet}")
     methods = args.methods.split(",")
+    if "em" in methods and min(dirichlet) < 1:
+        parser.error(f"em needs --dirichlet DIAG,OFF of at least 1 (a mode), got {args.dirichlet}")
     compare = args.discordant.split(",") if args.discordant else []
     if compare and (len(compare) != 2 or not set(compare) <= {*methods, "majority"}):
         parser.error(f"--discordant takes two of {[*methods, 'majority']}, got {args.discordant}")

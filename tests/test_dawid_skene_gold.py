@@ -3,12 +3,10 @@ to the accuracy table (the table itself is in the ``dawid_skene`` model's docstr
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ROOT, load_benchmark
+from conftest import load_benchmark
 
 
 @pytest.fixture(scope="module")
@@ -113,11 +111,7 @@ def test_conjugate_fit_names_the_labels_and_raters(gold_bench):
         [(q, w, t) for q, t in truth.items() for w in ("u", "v", "w")],
         columns=["question", "worker", "answer"],
     )
-    sys.path.insert(0, str(ROOT / "benchmarks"))  # conjugate_fit's sibling import
-    try:
-        fits = {m: gold_bench.conjugate_fit(frame, m, (1.0, 1.0)) for m in ("em", "gibbs")}
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    fits = {m: gold_bench.conjugate_fit(frame, m, (1.0, 1.0)) for m in ("em", "gibbs")}
     for got in fits.values():
         assert (got["labels"].loc[truth.index] == truth).all()
         assert list(got["probs"].columns) == ["x", "y"]
