@@ -207,34 +207,37 @@ NUTS (nutpie) samples ``pi``, ``diag_gap``, ``beta_off``, ``sigma_rater`` and th
 non-centred ``e``; every deterministic is computed afterwards per kept draw. The defaults
 are 4 chains x 2000 draws after 1000 tuning steps (the info record), with
 :func:`nuts_defaults`' rules per design (``target_accept`` 0.9 below 10 raters, 0.99 where
-every item is unanimous, 3000 draws where the median item has at most three answers). 2000
-draws rather than 1000 because the standard (R-hat <= 1.01, bulk and tail ESS >= 400, no
+every item is unanimous, 3000 draws where the median item has at most three answers, and
+then nutpie's draw-variance mass matrix where one rater gives a tenth of them). 2000 draws
+rather than 1000 because the standard (R-hat <= 1.01, bulk and tail ESS >= 400, no
 divergences) is checked on every stored variable, thousands of per-item quantities among
 them: with 1000 draws the face data's largest R-hat was 1.006-1.012 over five runs (a label
 probability or ``sigma_rater``), with 2000 it was 1.0034-1.0044 over three seeds (bulk ESS
 >= 1183, 28-34 s). The real-data gallery with these defaults (``benchmarks/gallery.py
 --models dawid_skene``, 2 cores, 2026-11-27; wall time includes compilation;
 docs/benchmarks.md has the table) meets the standard on all fifteen rows: the weather (20000
-answers, 148 s), anesthesia (22 s), dog (67 s), face (42 s), product (187 s), spam (171 s)
-and Barzan (44 s) data, the stress designs ``two_classes``, ``three_answers`` (82 s with
-the 3000 draws of the few-answers rule), ``many_raters`` (391 s for 50000 answers on a quiet
-machine, 13 GB), ``dominant_rater`` and ``near_identical``, and the simulated crowds shaped
-like public sets the project has not used (answers from a Dawid-Skene process with Zipf
-rater volumes and spammers, 2026-11-28): ``crowd_two_classes`` (800 x 10 answers, 164
-raters, 45 s), ``crowd_cant_solve`` (1600 x 5, 44 raters, 4 classes and can't-solve, 72 s)
-and ``crowd_dense`` (108 items x 39 raters, 33 s). Two rows needed a rule: the spam
-data (every item unanimous: 30 divergences at ``target_accept`` 0.8, none at 0.99,
-:func:`nuts_defaults`) and the product data (24945 answers, 3 per item, 176 raters: R-hat
-1.013 on ``diag_gap``, bulk ESS 342, 197 s with 2000 draws; 1.044 with 1000; ``tune=2000``
-does not help), which the 3000 draws of the few-answers rule bring to R-hat 1.0094 and
-1.0083 (seeds 1 and 2; bulk ESS 489 and 454; 172-187 s). The product data have four raters
-with 1300-2900 answers each (median 32): their ``e_rk`` are pinned by the data, so
-``sigma_k`` can move only with them (the non-centred funnel), and the slowest quantities
-after ``diag_gap`` are those raters' ``e``. The remedy ``rater_effects`` uses, centring only
-the raters whose answers pin them, was tried and not kept: a 30-step EM pilot and a
-method-of-moments rater spread chose 72 of the 176 raters, split exactly from the rest (the
-gap between the two groups' means sampled as its own coordinate; the log density equal to
-this program's to 1e-8), and gave R-hat 1.030 and 1.041 (bulk ESS 106-112) on the product
+answers, 148 s), anesthesia (22 s), dog (67 s), face (42 s), product (284 s; rerun
+2026-11-29), spam (171 s) and Barzan (44 s) data, the stress designs ``two_classes``,
+``three_answers`` (82 s with the 3000 draws of the few-answers rule), ``many_raters`` (391 s
+for 50000 answers on a quiet machine, 13 GB), ``dominant_rater`` and ``near_identical``, and
+the simulated crowds shaped like public sets the project has not used (answers from a
+Dawid-Skene process with Zipf rater volumes and spammers, 2026-11-28): ``crowd_two_classes``
+(800 x 10 answers, 164 raters, 45 s), ``crowd_cant_solve`` (1600 x 5, 44 raters, 4 classes
+and can't-solve, 72 s) and ``crowd_dense`` (108 items x 39 raters, 33 s). Two rows needed a
+rule: the spam data (every item unanimous: 30 divergences at ``target_accept`` 0.8, none at
+0.99, :func:`nuts_defaults`) and the product data (24945 answers, 3 per item, 176 raters:
+R-hat 1.013 on ``diag_gap``, bulk ESS 342, 197 s with 2000 draws; 1.044 with 1000;
+``tune=2000`` does not help), which the 3000 draws of the few-answers rule bring to R-hat
+1.0083-1.0119 (seeds 1-5; four of five within the standard) and its busy-rater clause,
+nutpie's mass matrix from the variances of the draws, to 1.0031-1.0046 (seeds 1-5, bulk ESS
+>= 981, no divergences, 237-284 s; :func:`nuts_defaults` has the runs). The product data
+have four raters with 1300-2900 answers each (median 32): their ``e_rk`` are pinned by the
+data, so ``sigma_k`` can move only with them (the non-centred funnel), and the slowest
+quantities after ``diag_gap`` are those raters' ``e``. The remedy ``rater_effects`` uses,
+centring only the raters whose answers pin them, was tried and not kept: a 30-step EM pilot
+and a method-of-moments rater spread chose 72 of the 176 raters, split exactly from the rest
+(the gap between the two groups' means sampled as its own coordinate; the log density equal
+to this program's to 1e-8), and gave R-hat 1.030 and 1.041 (bulk ESS 106-112) on the product
 data in two runs, no clear gain over 1.044 for a new potential and a pilot; other thresholds
 and per-class splits gave 1.022-1.58. ``centred=True`` (free ``rater_dev = sigma_k e_rk``)
 was faster on the product data (R-hat 1.027) but mixed ``sigma_rater`` worse on the face
@@ -480,6 +483,14 @@ FEW_ANSWERS = 3
 #: Draws per chain for designs of few answers per item (:func:`nuts_defaults`).
 FEW_ANSWERS_DRAWS = 3000
 
+#: nutpie's mass-matrix adaptation for designs of few answers per item with a busy rater
+#: (:func:`nuts_defaults`): the variances of the draws rather than nutpie's default, which
+#: also uses the gradients.
+FEW_ANSWERS_ADAPTATION = "draw_diag"
+
+#: A rater who gives at least this share of all answers is busy (:func:`nuts_defaults`).
+BUSY_RATER_SHARE = 0.1
+
 #: NUTS's target acceptance rate where every item is unanimous (:func:`nuts_defaults`).
 UNANIMOUS_TARGET_ACCEPT = 0.99
 
@@ -510,7 +521,7 @@ def _warn_if_unanimous(item_counts: np.ndarray) -> None:
 def nuts_defaults(answers: Any, **params: Any) -> dict[str, Any]:
     """NUTS settings that depend on the design, over the info record's ``nuts_defaults``.
 
-    Three rules, measured on 2 cores (2026-11-27); ``fit``'s own ``draws=`` and
+    Three rules, measured on 2 cores (2026-11-27 to 29); ``fit``'s own ``draws=`` and
     ``sample_kwargs=`` win over them:
 
     **Few raters** (fewer than :data:`FEW_RATERS`): a handful of raters say little about
@@ -522,19 +533,34 @@ def nuts_defaults(answers: Any, **params: Any) -> dict[str, Any]:
     <= 1.0062, bulk / tail ESS >= 814 / 620, 13-41 s).
 
     **Few answers per item** (the median item has at most :data:`FEW_ANSWERS`): each item's
-    class is uncertain, which ties the labels to the raters' parameters, and the rater spread
-    ``sigma_rater`` of a common class mixes slowly where a few raters give many answers and
-    most raters few: the draws per chain are :data:`FEW_ANSWERS_DRAWS`. On the product data
-    (8315 items x 3 answers, 176 raters, four of them with 1300-2900 answers) R-hat was 1.044
-    with 1000 draws (bulk ESS 153), 1.013 with 2000 (ESS 342, 197 s), and 1.0094 and 1.0083
-    with 3000 (seeds 1 and 2: ESS 489 / 966 and 454 / 857, 172 and 183 s); the
-    ``three_answers`` stress design met the standard with 2000 already. The margin is thin:
-    of seeds 1-5 (2026-11-28) four meet the standard with 3000 draws (R-hat 1.0083-1.0094)
-    and seed 3 misses it (R-hat 1.0119, bulk ESS 388, on ``e`` of the rater with 2615
-    answers); 4000 draws bring seed 3 to 1.0106 only (228 s), and nutpie's low-rank mass
-    matrix (``sample_kwargs={"nuts_sampler_kwargs": {"adaptation": "low_rank"}}``) to 1.0057
-    but with 72 divergences (425 s): neither is the default. The labels are the same in
-    all five runs to one gold item.
+    class is uncertain, which ties the labels to the raters' parameters, and the rater
+    spread ``sigma_rater`` of a common class mixes slowly where a few raters give many
+    answers and most raters few: the draws per chain are :data:`FEW_ANSWERS_DRAWS`. On the
+    product data (8315 items x 3 answers, 176 raters, four of them with 1300-2900 answers)
+    R-hat was 1.044 with 1000 draws (bulk ESS 153) and 1.013 with 2000 (ESS 342, 197 s).
+    With 3000 draws and nutpie's default mass matrix, seeds 1-5 (2026-11-28) gave R-hat
+    1.0094, 1.0083, 1.0119, 1.0086, 1.0083 (bulk ESS 489, 454, 388, 534, 488; 170-239 s):
+    seed 3 missed the standard, on ``e`` of the rater with 2615 answers, and 4000 draws
+    brought it to 1.0106 only. **With a busy rater** (one who gives at least
+    :data:`BUSY_RATER_SHARE` of the answers; the product data's busiest gives 0.118) nutpie
+    (the default sampler) also adapts its mass matrix to the variances of the draws
+    (:data:`FEW_ANSWERS_ADAPTATION`, ``"draw_diag"``) rather than its default, which mixes
+    in the variances of the gradients: the step is half as long (0.11 against 0.25, 31
+    leapfrog steps per draw against 16) but crosses the busy raters' ``e`` better. Seeds 1-5
+    (2026-11-28 and 29) gave R-hat 1.0044, 1.0031, 1.0046, 1.0033, 1.0036 (bulk ESS 1046,
+    1019, 981, 1288, 1221; no divergences; 237-261 s, seed 1 beside other work), nearly
+    twice the effective draws per second; seeds 1-3 label .9367-.9369 of the gold items
+    right, as the default's runs did (to one item). Without a busy rater the draw variances
+    are no help: on the ``three_answers`` stress design (2000 x 3 answers spread evenly over
+    300 raters, whose answers do not depend on the rater at all, so ``sigma_rater`` sits at
+    0; the busiest gives 0.007) they diverged 55 and 1 times in seeds 1 and 2 (148 and 112
+    s) where nutpie's default meets the standard (82 s); on a simulated crowd shaped like
+    the product data (3000 x 3 answers, 150 raters in Zipf proportions, the busiest 0.153;
+    ``benchmarks/gallery.py``'s ``crowd_design``) both met it (R-hat 1.0026 and 1.0022, 98
+    and 84 s). Also tried on the product data's seed 3 and not kept: nutpie's low-rank mass
+    matrix (``sample_kwargs={"nuts": {"adaptation": "low_rank"}}``: R-hat 1.0057 but 72
+    divergences at ``target_accept`` 0.9, 425 s; 1.0061, bulk ESS 704 and none at 0.95, 381
+    s, over the gallery's time target) and ``centred=True`` (R-hat 1.0209, 208 s).
 
     **Every item unanimous** (:func:`ambppl.inference.modeling.is_unanimous`; ``fit`` warns
     too): no rater ever disagrees, the likelihood only bounds the right-answer gaps
@@ -566,7 +592,7 @@ def nuts_defaults(answers: Any, **params: Any) -> dict[str, Any]:
     >>> frame = pd.DataFrame({"item": [1, 1, 2], "rater": ["a", "b", "a"],
     ...                       "label": ["x", "y", "x"]})
     >>> nuts_defaults(read_long(frame, item="item", rater="rater", label="label"))
-    {'target_accept': 0.9, 'draws': 3000}
+    {'target_accept': 0.9, 'draws': 3000, 'adaptation': 'draw_diag'}
     """
     settings: dict[str, Any] = {}
     if answers["rater"].nunique() < FEW_RATERS:
@@ -575,6 +601,8 @@ def nuts_defaults(answers: Any, **params: Any) -> dict[str, Any]:
         settings["target_accept"] = UNANIMOUS_TARGET_ACCEPT
     if answers.groupby("item", observed=True).size().median() <= FEW_ANSWERS:
         settings["draws"] = FEW_ANSWERS_DRAWS
+        if answers["rater"].value_counts().iloc[0] >= BUSY_RATER_SHARE * len(answers):
+            settings["adaptation"] = FEW_ANSWERS_ADAPTATION
     return settings
 
 

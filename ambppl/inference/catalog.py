@@ -79,7 +79,10 @@ INFO_KEYS = ("name", "description", "parameters", "reference", "methods", "data"
 #: used by ``fit(method="nuts")`` when ``sampler=None`` and the package is installed).
 SAMPLERS = ("pymc", "nutpie", "numpyro", "blackjax")
 #: Keys of an info record's optional ``nuts_defaults`` (``fit``'s defaults for NUTS methods).
-NUTS_DEFAULT_KEYS = ("draws", "chains", "tune", "target_accept")
+NUTS_DEFAULT_KEYS = ("draws", "chains", "tune", "target_accept", "adaptation")
+#: nutpie's mass-matrix adaptations, the values of ``nuts_defaults["adaptation"]`` (a nutpie
+#: option: ``fit`` passes it where the sampler is nutpie, and other samplers have none).
+NUTPIE_ADAPTATIONS = ("diag", "draw_diag", "low_rank")
 #: Sampling route (``fit``'s ``method``) -> the functions the model file must define for it.
 ROUTE_FUNCTIONS: dict[str, tuple[str, ...]] = {
     "exact": ("concentration",),
@@ -255,13 +258,22 @@ def _check_sentences(info: dict[str, Any], name: str) -> None:
 def _check_nuts_defaults(defaults: Any, name: str) -> None:
     """The optional ``nuts_defaults`` of an info record: ``fit``'s defaults for the methods
     that run NUTS (``draws`` and ``chains``: positive integers; ``tune``: a non-negative
-    integer; ``target_accept``: a number in (0, 1))."""
+    integer; ``target_accept``: a number in (0, 1); ``adaptation``: one of
+    :data:`NUTPIE_ADAPTATIONS`)."""
     if not isinstance(defaults, dict) or set(defaults) - set(NUTS_DEFAULT_KEYS):
         raise ValueError(
             f"info record {name!r} may set nuts_defaults, a mapping with keys from "
             f"{list(NUTS_DEFAULT_KEYS)}, but got {defaults!r}"
         )
     for key, value in defaults.items():
+        if key == "adaptation":
+            if value not in NUTPIE_ADAPTATIONS:
+                raise ValueError(
+                    f"info record {name!r}: nuts_defaults['adaptation'] must be one of "
+                    f"{list(NUTPIE_ADAPTATIONS)} (nutpie's mass-matrix adaptations), but got "
+                    f"{value!r}"
+                )
+            continue
         if key == "target_accept":
             ok = isinstance(value, int | float) and not isinstance(value, bool)
             ok = ok and 0.0 < value < 1.0
@@ -375,7 +387,8 @@ class ModelEntry:
         Returns
         -------
         dict
-            Keys from ``draws``, ``chains``, ``tune``, ``target_accept``.
+            Keys from ``draws``, ``chains``, ``tune``, ``target_accept`` and ``adaptation``
+            (nutpie's mass-matrix adaptation, :data:`NUTPIE_ADAPTATIONS`).
 
         Raises
         ------

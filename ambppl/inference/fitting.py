@@ -165,7 +165,11 @@ def fit(
         Show a progress bar.
     sample_kwargs : dict, optional
         Further arguments for ``pymc.sample`` (e.g. ``tune``, ``target_accept``; those the
-        model's info record sets in ``nuts_defaults`` apply unless given here).
+        model's info record sets in ``nuts_defaults`` apply unless given here). A model's
+        ``nuts_defaults`` may also choose nutpie's mass-matrix ``adaptation`` (e.g.
+        ``dawid_skene`` on designs of few answers per item with a busy rater); it is passed as
+        ``nuts={"adaptation": ...}`` where the sampler is nutpie, unless
+        ``sample_kwargs["nuts"]`` sets its own.
     log_likelihood : bool, default True
         Store the ``log_likelihood`` group (draws x chains x items x 8 bytes).
     **kwargs
@@ -301,6 +305,13 @@ def fit(
         for key in ("tune", "target_accept"):
             if key in own:
                 sample_kwargs.setdefault(key, own[key])
+        if "adaptation" in own and sampler == "nutpie":  # a nutpie option (mass matrix)
+            # pymc.sample's nuts={...} (or the caller's deprecated nuts_sampler_kwargs: PyMC
+            # refuses both), copied: PyMC moves target_accept into it
+            key = "nuts_sampler_kwargs" if "nuts_sampler_kwargs" in sample_kwargs else "nuts"
+            nutpie_kwargs = dict(sample_kwargs.get(key) or {})
+            nutpie_kwargs.setdefault("adaptation", own["adaptation"])
+            sample_kwargs[key] = nutpie_kwargs
     else:
         _refuse_nuts_options(method, sampler, sample_kwargs)
     cs_label = counts.attrs.get("cant_solve")

@@ -489,8 +489,9 @@ class _Sampled(Exception):
 def test_nuts_defaults_follow_the_design(module, monkeypatch):
     """nuts_defaults(): target_accept 0.9 below FEW_RATERS raters (the anesthesia data's
     divergences), 3000 draws where the median item has at most FEW_ANSWERS answers (the
-    product data), nothing else (its docstring's runs); fit applies them and the caller's
-    settings win."""
+    product data) and then nutpie's draw-variance mass matrix where a rater gives at least
+    BUSY_RATER_SHARE of the answers (the product data, not the three_answers design),
+    nothing else (its docstring's runs); fit applies them and the caller's settings win."""
     import importlib
 
     fit_module = importlib.import_module("ambppl.inference.fitting")
@@ -513,27 +514,108 @@ def test_nuts_defaults_follow_the_design(module, monkeypatch):
         with pytest.raises(_Sampled):
             ambppl.fit(answers, "dawid_skene", sample_kwargs={"target_accept": 0.95})
         assert seen["sample_kwargs"] == {"target_accept": 0.95}
-    # few answers per item (median <= FEW_ANSWERS): more draws; 4 answers: the record's 2000
+    # few answers per item (median <= FEW_ANSWERS) and a busy rater (3 of the 27 answers):
+    # more draws and nutpie's draw-variance mass matrix; 4 answers: the record's 2000 draws
+    # and nutpie's own adaptation
+    assert module.BUSY_RATER_SHARE == 0.1
     for per_item, draws in ((module.FEW_ANSWERS, 3000), (module.FEW_ANSWERS + 1, 2000)):
         rows = [
             (f"t{i}", f"r{(i + j) % 12}", "ab"[j % 2]) for i in range(9) for j in range(per_item)
         ]
         answers = read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]))
-        expected = {"draws": draws} if draws == 3000 else {}
+        few = draws == 3000
+        expected = {"draws": draws, "adaptation": "draw_diag"} if few else {}
         assert module.nuts_defaults(answers) == expected, per_item
         with pytest.raises(_Sampled):
-            ambppl.fit(answers, "dawid_skene")
-        assert seen == {"sample_kwargs": {}, "draws": draws}
+            ambppl.fit(answers, "dawid_skene")  # the info record's sampler: nutpie
+        nutpie = {"nuts": {"adaptation": "draw_diag"}} if few else {}
+        assert seen == {"sample_kwargs": nutpie, "draws": draws}
         with pytest.raises(_Sampled):
             ambppl.fit(answers, "dawid_skene", draws=50)
         assert seen["draws"] == 50
+    # few answers spread evenly (40 items x 3 answers, 30 raters with 4 each, a share of
+    # 0.033 < BUSY_RATER_SHARE, as in the three_answers design): more draws, nutpie's own
+    # mass matrix; one rater more than BUSY_RATER_SHARE of the answers turns it on
+    rows = [(f"t{i}", f"r{(3 * i + j) % 30}", "ab"[j % 2]) for i in range(40) for j in range(3)]
+    even = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    assert even["worker"].value_counts().max() == 4
+    assert module.nuts_defaults(read_long(even)) == {"draws": 3000}
+    with pytest.raises(_Sampled):
+        ambppl.fit(read_long(even), "dawid_skene")
+    assert seen == {"sample_kwargs": {}, "draws": 3000}
+    busy = even.copy()
+    busy.loc[busy.index[::3][:13], "worker"] = "busy"  # 13 of 120 answers: 0.108
+    got = module.nuts_defaults(read_long(busy))
+    assert got == {"draws": 3000, "adaptation": "draw_diag"}
+    busy.loc[busy.index[::3][12], "worker"] = "r0"  # 12 of 120: exactly 0.1 counts as busy
+    assert module.nuts_defaults(read_long(busy)) == got
+    busy.loc[busy.index[::3][11], "worker"] = "r1"  # 11 of 120: 0.092, not busy
+    assert module.nuts_defaults(read_long(busy)) == {"draws": 3000}
+    # the adaptation is nutpie's: PyMC's own NUTS gets none; the caller's nutpie settings
+    # win key by key
+    few_answers = _few_answers_frame(module)
+    with pytest.raises(_Sampled):
+        ambppl.fit(few_answers, "dawid_skene", sampler="pymc")
+    assert seen["sample_kwargs"] == {}
+    for given, expected in (
+        ({"adaptation": "low_rank"}, {"adaptation": "low_rank"}),
+        ({"store_unconstrained": True}, {"store_unconstrained": True, "adaptation": "draw_diag"}),
+    ):
+        before = dict(given)
+        with pytest.raises(_Sampled):
+            ambppl.fit(few_answers, "dawid_skene", sample_kwargs={"nuts": given})
+        assert seen["sample_kwargs"] == {"nuts": expected}
+        assert given == before  # the caller's dict is not changed
+    # PyMC refuses nuts= beside its deprecated nuts_sampler_kwargs: the caller's key is kept
+    with pytest.raises(_Sampled):
+        ambppl.fit(few_answers, "dawid_skene", sample_kwargs={"nuts_sampler_kwargs": {}})
+    assert seen["sample_kwargs"] == {"nuts_sampler_kwargs": {"adaptation": "draw_diag"}}
+
+
+def _few_answers_frame(module):
+    """9 items x FEW_ANSWERS answers from 12 raters (the few-answers rule applies)."""
+    rows = [
+        (f"t{i}", f"r{(i + j) % 12}", "ab"[j % 2])
+        for i in range(9)
+        for j in range(module.FEW_ANSWERS)
+    ]
+    return read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]))
+
+
+@pytest.mark.slow
+def test_few_answers_reach_nutpie_with_the_draw_variance_mass_matrix(module, monkeypatch):
+    """The few-answers rule's adaptation arrives in nutpie.sample (through PyMC) and nutpie
+    samples with it: a real, small fit of 3 answers per item from 8 raters (the busiest
+    gives at least 1/8 of the answers)."""
+    import nutpie
+
+    calls = []
+    original = nutpie.sample
+
+    def recording(*args, **kwargs):
+        calls.append(kwargs.get("adaptation"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(nutpie, "sample", recording)
+    answers, *_ = planted(n_items=40, n_raters=8, per_item=3, k=2, seed=3)
+    with warnings.catch_warnings():  # 100 draws: too few for the convergence standard
+        warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
+        result = ambppl.fit(
+            answers, "dawid_skene", random_seed=2, draws=100, chains=2, sample_kwargs={"tune": 100}
+        )
+    assert calls == ["draw_diag"]
+    assert result["posterior"]["label_prob"].shape == (2, 100, 40, 2)
 
 
 def test_every_item_unanimous_raises_target_accept(module, unanimous_answers):
     """nuts_defaults(): UNANIMOUS_TARGET_ACCEPT where every item agrees (the spam data's
     divergences, its docstring's runs), over the few-raters rule; one split item, or too few
     items to say, leave the other rules alone (6 raters: few raters; 3 answers: more draws)."""
-    few = {"target_accept": module.FEW_RATERS_TARGET_ACCEPT, "draws": module.FEW_ANSWERS_DRAWS}
+    few = {
+        "target_accept": module.FEW_RATERS_TARGET_ACCEPT,
+        "draws": module.FEW_ANSWERS_DRAWS,
+        "adaptation": module.FEW_ANSWERS_ADAPTATION,
+    }
     assert module.UNANIMOUS_TARGET_ACCEPT == 0.99
     got = module.nuts_defaults(unanimous_answers(10, split_item=False))
     assert got == {**few, "target_accept": module.UNANIMOUS_TARGET_ACCEPT}

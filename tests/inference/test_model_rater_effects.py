@@ -192,6 +192,7 @@ def test_nuts_defaults_of_an_info_record_apply_and_are_checked(
         ({"draws": 0}, r"nuts_defaults\['draws'\] must be a whole number"),
         ({"tune": 2.5}, r"nuts_defaults\['tune'\] must be a whole number"),
         ({"target_accept": 1.0}, r"nuts_defaults\['target_accept'\] must be a number in"),
+        ({"adaptation": "dense"}, r"nuts_defaults\['adaptation'\] must be one of \['diag'"),
         ([2000], r"nuts_defaults, a mapping"),
     ):
         write(bad)
