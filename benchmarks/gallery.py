@@ -23,7 +23,9 @@ Data sets:
   x 10 answers from 164 raters, 2 classes, as textual entailment), ``crowd_cant_solve``
   (1600 items x 5 answers from 44 raters, 4 classes and a can't-solve answer, as site
   ratings with "broken"), ``crowd_dense`` (108 items, 39 raters who each answer every item,
-  2 classes, as bird photos).
+  2 classes, as bird photos), ``crowd_few_answers`` (3000 items x 3 answers from 150 raters,
+  2 classes: a platform's overlap of three, where the Zipf volumes leave one rater a seventh
+  of all answers, the design of ``dawid_skene``'s busy-rater rule).
 
 Every row runs in its own Python process (a fresh PyMC compilation and an honest peak RSS),
 one at a time, with a time limit (``--timeout``, default 1200 s). A row that fails or times
@@ -121,6 +123,7 @@ CROWDS = {
     "crowd_two_classes": (800, 10, 164, 2, False),  # textual entailment: 800 x 10, 164 raters
     "crowd_cant_solve": (1600, 5, 44, 4, True),  # site ratings with "broken": 44 raters
     "crowd_dense": (108, 0, 39, 2, False),  # bird photos: 108 x 39, every rater every item
+    "crowd_few_answers": (3000, 3, 150, 2, False),  # overlap 3, a few busy raters (Zipf)
 }
 #: The label of the can't-solve answer in :func:`crowd_design`.
 CROWD_CANT_SOLVE = "cant_solve"

@@ -16,7 +16,8 @@ answer; one rater with half of all answers; answers from the model itself) and t
 designs of
 ``benchmarks/gallery.py`` (``two_classes``, ``three_answers``, ``dominant_rater``,
 ``near_identical``, ``many_raters``, and the simulated crowds ``crowd_two_classes``,
-``crowd_cant_solve``, ``crowd_dense``: answers from a Dawid-Skene process).
+``crowd_cant_solve``, ``crowd_dense``, ``crowd_few_answers``: answers from a Dawid-Skene
+process).
 
 Run (2 cores)::
 
@@ -68,6 +69,7 @@ SIMULATED = (
     "crowd_two_classes",
     "crowd_cant_solve",
     "crowd_dense",
+    "crowd_few_answers",
 )
 
 

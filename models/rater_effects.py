@@ -187,7 +187,8 @@ the simulated crowds shaped like public sets the project has not used (answers f
 Dawid-Skene process with Zipf rater volumes and spammers, ``benchmarks/gallery.py``,
 2026-11-28: ``crowd_two_classes``, 800 x 10 answers from 164 raters, 49 s;
 ``crowd_cant_solve``, 1600 x 5 from 44 raters with a can't-solve answer, 123 s;
-``crowd_dense``, 108 items x 39 raters, 28 s),
+``crowd_dense``, 108 items x 39 raters, 28 s; 2026-11-29: ``crowd_few_answers``, 3000 x 3
+from 150 raters, the busiest a seventh of all answers, 117 s),
 and, just, the ``many_raters`` design (10^4 items x 5 answers from 10^3 raters without rater
 effects: R-hat 1.0071 on ``sigma_rater``, bulk / tail ESS 483 / 562, 558 s, 13.8 GB, alone
 on the cores; an earlier run with other jobs sharing them gave R-hat 1.012, 535 s).

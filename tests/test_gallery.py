@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
+from ambppl import get_model
+from ambppl.data import read_long
+
 
 @pytest.fixture(scope="module")
 def gallery():
@@ -53,7 +56,9 @@ def test_stress_designs_are_what_they_say(gallery, name):
         assert np.all(np.abs(shares.to_numpy() - [0.55, 0.3, 0.15]) < 4 * sd)
 
 
-@pytest.mark.parametrize("name", ["crowd_two_classes", "crowd_cant_solve", "crowd_dense"])
+@pytest.mark.parametrize(
+    "name", ["crowd_two_classes", "crowd_cant_solve", "crowd_dense", "crowd_few_answers"]
+)
 def test_crowd_designs_answer_from_their_raters_confusion(gallery, name):
     """The simulated crowds: the shape of their spec, and per true class the answers' shares
     are the confusion rows of the raters who gave them (within 4 binomial sd)."""
@@ -84,6 +89,19 @@ def test_crowd_designs_answer_from_their_raters_confusion(gallery, name):
     else:  # Zipf: rater 0 gives more answers than the median rater
         counts = frame["rater"].value_counts()
         assert counts.get("0", 0) > 3 * counts.median()
+
+
+def test_crowd_few_answers_is_the_design_of_dawid_skenes_busy_rater_clause(gallery):
+    """Three answers per item and one rater with a seventh of them: the gallery's row checks
+    ``dawid_skene``'s few-answers rule and its busy-rater clause on a crowd they were not
+    chosen on."""
+    frame = gallery.crowd_design("crowd_few_answers")
+    entry = get_model("dawid_skene")
+    share = frame["rater"].value_counts().iloc[0] / len(frame)
+    assert share >= entry.module.BUSY_RATER_SHARE  # 0.153 (the docs' gallery row)
+    assert (frame.groupby("item").size() <= entry.module.FEW_ANSWERS).all()
+    answers = read_long(frame, item="item", rater="rater", label="label")
+    assert entry.nuts_defaults(answers) == {"draws": 3000, "adaptation": "draw_diag"}
 
 
 @pytest.mark.slow
