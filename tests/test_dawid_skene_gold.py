@@ -122,3 +122,35 @@ def test_conjugate_fit_names_the_labels_and_raters(gold_bench):
     # the posterior's rows are Dirichlet(1 + counts): a rater right on 2 x-items and 3
     # y-items has E[theta_kk] below 1 (3/4 and 4/5 given z, pi near 2/5, 3/5)
     assert (fits["gibbs"]["rater_accuracy"] < 0.9).all()
+
+
+def test_simulated_crowds_are_scored_against_their_true_classes(gold_bench):
+    """``--data`` takes the gallery's crowds without can't-solve: the answers as the gold
+    sets give them and the simulated true classes as gold; the others are refused by
+    name."""
+    assert gold_bench.SIMULATED_GOLD == ("crowd_two_classes", "crowd_dense", "crowd_few_answers")
+    frame, gold = gold_bench.load("crowd_dense")
+    crowd = gold_bench.crowd_design("crowd_dense")
+    assert list(frame.columns) == ["question", "worker", "answer"]
+    assert frame["answer"].tolist() == crowd["label"].tolist()
+    assert gold.index.tolist() == [str(i) for i in range(108)]
+    truth = crowd.attrs["truth"]
+    assert gold.tolist() == [f"c{t}" for t in truth]
+    # gold labels every item, so the ceiling runs; majority vote is scored on every item
+    assert set(frame["question"]) == set(gold.index)
+    # another draw of the crowd (--crowd-seed)
+    other, other_gold = gold_bench.load("crowd_dense", crowd_seed=2)
+    again = gold_bench.crowd_design("crowd_dense", seed=2)
+    assert other["answer"].tolist() == again["label"].tolist() != frame["answer"].tolist()
+    assert other_gold.tolist() == [f"c{t}" for t in again.attrs["truth"]]
+    with pytest.raises(ValueError, match="--data crowd_cant_solve: its raters also answer"):
+        gold_bench.load("crowd_cant_solve")
+
+
+def test_main_names_the_data_sets_it_takes(gold_bench, capsys):
+    with pytest.raises(SystemExit) as stop:
+        gold_bench.main(["--data", "crowd_cant_solve", "--methods", "map"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "--data takes data sets with gold" in err and "got crowd_cant_solve" in err
+    assert "Traceback" not in err
