@@ -203,3 +203,19 @@ def unanimous_answers():
         return read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]))
 
     return make
+
+
+@pytest.fixture
+def slow_legend_clock(monkeypatch):
+    """A clock for matplotlib's legend placement that moves 2 s per reading: the loaded
+    machine on which matplotlib warns "Creating legend with loc="best" can be slow" for a
+    legend at the default location (over 1 s of placement). A figure whose legends name their
+    location draws without the warning (warnings are errors here)."""
+    import types
+
+    import matplotlib.legend
+
+    ticks = iter(range(0, 10**6, 2))
+    clock = types.SimpleNamespace(perf_counter=lambda: float(next(ticks)))
+    monkeypatch.setattr(matplotlib.legend, "time", clock)
+    return clock

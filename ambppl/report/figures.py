@@ -68,6 +68,10 @@ __all__ = [
 
 #: Resolution of the embedded PNGs (dots per inch).
 DPI = 96
+#: Where a legend goes: matplotlib's best free corner, *named*, because for the default
+#: location matplotlib warns ("can be slow") whenever placing it took over a second of wall
+#: clock, which a loaded machine reaches with any figure (a warning that comes and goes).
+LEGEND_LOC = "best"
 
 _BLUE = "#3b6ea8"
 _ORANGE = "#d9822b"
@@ -427,7 +431,7 @@ def plot_ambiguity_histogram(
     ax.axvline(threshold, color=_GREY, ls="--", lw=1, label=f"threshold {threshold:g}")
     ax.set_xlabel(plain(measure))
     ax.set_ylabel("items")
-    ax.legend(frameon=False)
+    ax.legend(frameon=False, loc=LEGEND_LOC)
     return fig
 
 
@@ -472,7 +476,7 @@ def plot_zscores(z: np.ndarray) -> Figure:
     ax.plot(grid, norm.pdf(grid), color=_ORANGE, lw=1.6, label="N(0, 1)")
     ax.set_xlabel("z = (mean − closed-form mean) / MCSE")
     ax.set_ylabel("density")
-    ax.legend(frameon=False)
+    ax.legend(frameon=False, loc=LEGEND_LOC)
     return fig
 
 
@@ -744,7 +748,7 @@ def plot_implied_prior(samples: Mapping[str, np.ndarray], measure: str) -> Figur
         )
     ax.set_xlabel(f"{plain(measure)} of a new item (prior, before its answers)")
     ax.set_ylabel("density")
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False, fontsize=8, loc=LEGEND_LOC)
     return fig
 
 
@@ -871,5 +875,5 @@ def plot_energy(energy: np.ndarray, bfmi: Sequence[float]) -> Figure:
     ax.set_xlabel("energy − mean (marginal), change between draws (transition)", fontsize=8)
     ax.set_ylabel("density")
     ax.set_yticks([])
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False, fontsize=8, loc=LEGEND_LOC)
     return fig

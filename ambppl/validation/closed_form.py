@@ -329,7 +329,8 @@ def _plot(check: ValidationResult, *, n_items: int = 5) -> Any:
         ax.axvline(s, color="#cf222e", ls="--", lw=1)
     ax.set_xlabel("z = (estimate - closed form) / MCSE")
     ax.set_title(f"moments: {'passed' if check.passed else 'FAILED'}")
-    ax.legend(frameon=False, fontsize=8)
+    # loc named: matplotlib warns, by the clock, where the default placement is slow
+    ax.legend(frameon=False, fontsize=8, loc="best")
     worst = table.reindex(table["z"].abs().sort_values(ascending=False).index[:n_items])
     labels = [f"{r.item} {r.measure} {r.moment}" for r in worst.itertuples()]
     ax2.barh(range(len(worst))[::-1], worst["z"].abs(), color="#6baed6")

@@ -779,7 +779,8 @@ def _plot_check(check: ValidationResult, *, bins: int = 40, figsize: Any = None)
             fontsize=9,
         )
         ax.set_yticks([])
-    axes[0, 0].legend(fontsize=8, frameon=False)
+    # loc named: matplotlib warns, by the clock, where the default placement is slow
+    axes[0, 0].legend(fontsize=8, frameon=False, loc="best")
     word = "passed" if check.passed else "FAILED"
     fig.suptitle(f"{check.details['kind']} predictive check {word} at level {check.level:g}")
     return fig

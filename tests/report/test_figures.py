@@ -128,6 +128,15 @@ def test_report_figures_are_figures_outside_pyplot(name):
     assert base64.b64decode(uri.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.parametrize("name", list(_report_figures()))
+def test_report_figures_draw_on_a_slow_machine_without_a_warning(name, slow_legend_clock):
+    """Each legend names its location (figures.LEGEND_LOC): on a loaded machine matplotlib
+    would warn for the default one (the CI run of 2026-11-29 failed on plot_zscores so)."""
+    from ambppl.report.figures import figure_to_data_uri
+
+    assert figure_to_data_uri(_report_figures()[name]()).startswith("data:image/png;base64,")
+
+
 def test_figure_to_data_uri_closes_a_pyplot_figure():
     import matplotlib.pyplot as plt
 

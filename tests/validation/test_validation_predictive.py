@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -174,7 +176,7 @@ def test_same_seed_same_replicates(small_fit):
 # ------------------------------------------------------------------- the check
 
 
-def test_check_table_and_plot(small_fit):
+def test_check_table_and_plot(small_fit, slow_legend_clock):
     check = check_predictive(small_fit, random_seed=8)
     assert check.check == "predictive" and check.level == 0.01
     assert list(check.table["statistic"]) == [s for s in STATISTICS for _ in range(2)]
@@ -188,6 +190,7 @@ def test_check_table_and_plot(small_fit):
     fig = check.plot()
     try:
         assert len(fig.axes) == 6
+        fig.savefig(io.BytesIO(), format="png")  # drawn on a slow machine: no legend warning
     finally:
         plt.close(fig)
 
