@@ -53,10 +53,10 @@ would try beside it.
 
 ``--data`` also takes the simulated crowds of ``benchmarks/gallery.py`` that have no
 can't-solve answer (:data:`SIMULATED_GOLD`: answers from a Dawid-Skene process, Zipf rater
-volumes, one spammer in ten), their true classes as gold: data the model's author did not
-choose, whose answers follow the Dawid-Skene likelihood by construction (the rater
-population and the priors are not ambppl's), so that a gap to crowd-kit there is the
-method's and not a misfit of the likelihood.
+volumes, one spammer in ten), their true classes as gold: answers that follow the
+Dawid-Skene likelihood by construction while the rater population that made them is not
+ambppl's (nor its priors), so that a gap to crowd-kit there is the method's and not a
+misfit of the likelihood.
 
 Run::
 
@@ -602,7 +602,7 @@ def main(argv: list[str] | None = None) -> int:
         "--crowd-seed",
         type=int,
         default=None,
-        help="simulated crowds: another draw than the gallery's (its seed)",
+        help="simulated crowds: draw them with this seed instead of the gallery's",
     )
     args = parser.parse_args(argv)
     params = dict(args.param)
