@@ -578,20 +578,21 @@ def nuts_defaults(answers: Any, **params: Any) -> dict[str, Any]:
     in the variances of the gradients: the step is half as long (0.11 against 0.25, 31
     leapfrog steps per draw against 16) but crosses the busy raters' ``e`` better. Seeds 1-5
     (2026-11-28 and 29) gave R-hat 1.0044, 1.0031, 1.0046, 1.0033, 1.0036 (bulk ESS 1046,
-    1019, 981, 1288, 1221; no divergences; 237-261 s, seed 1 beside other work), nearly
-    twice the effective draws per second; seeds 1-3 label .9367-.9369 of the gold items
-    right, as the default's runs did (to one item). Without a busy rater the draw variances
-    are no help: on the ``three_answers`` stress design (2000 x 3 answers spread evenly over
-    300 raters, whose answers do not depend on the rater at all, so ``sigma_rater`` sits at
-    0; the busiest gives 0.007) they diverged 55 and 1 times in seeds 1 and 2 (148 and 112
-    s) where nutpie's default meets the standard (82 s); on a simulated crowd of the same
-    shape, unseen while the clause was chosen (the gallery's ``crowd_few_answers``: 3000 x
-    3 answers, 150 raters in Zipf proportions, the busiest 0.153), the clause and nutpie's
-    default both met it (R-hat 1.0026 and 1.0022, 98 and 84 s; the gallery's row, 1.003,
-    88 s). Also tried on the product data's seed 3 and not kept: nutpie's low-rank mass
-    matrix (``sample_kwargs={"nuts": {"adaptation": "low_rank"}}``: R-hat 1.0057 but 72
-    divergences at ``target_accept`` 0.9, 425 s; 1.0061, bulk ESS 704 and none at 0.95, 381
-    s, over the gallery's time target) and ``centred=True`` (R-hat 1.0209, 208 s).
+    1019, 981, 1288, 1221; no divergences; 237-261 s, seed 1 beside other work), 1.6-2 times
+    the effective draws per second (seeds 1, 4, 5 with their walls); seeds 1-3 label
+    .9367-.9369 of the gold items right, as the default's runs did (to one item). Without a
+    busy rater the draw variances are no help: on the ``three_answers`` stress design (2000
+    x 3 answers spread evenly over 300 raters, whose answers do not depend on the rater at
+    all, so ``sigma_rater`` sits at 0; the busiest gives 0.007) they diverged 55 and 1 times
+    in seeds 1 and 2 (148 and 112 s) where nutpie's default meets the standard (82 s); on a
+    simulated crowd of the same shape, unseen while the clause was chosen (the gallery's
+    ``crowd_few_answers``: 3000 x 3 answers, 150 raters in Zipf proportions, the busiest
+    0.153), the clause and nutpie's default both met it (R-hat 1.0026 and 1.0022, 98 and 84
+    s; the gallery's row, 1.003, 88 s). Also tried on the product data's seed 3 and not
+    kept: nutpie's low-rank mass matrix
+    (``sample_kwargs={"nuts": {"adaptation": "low_rank"}}``: R-hat 1.0057 but 72 divergences
+    at ``target_accept`` 0.9, 425 s; 1.0061, bulk ESS 704 and none at 0.95, 381 s, over the
+    gallery's time target) and ``centred=True`` (R-hat 1.0209, 208 s).
 
     **Every item unanimous** (:func:`ambppl.inference.modeling.is_unanimous`; ``fit`` warns
     too): no rater ever disagrees, the likelihood only bounds the right-answer gaps
