@@ -519,10 +519,7 @@ def test_nuts_defaults_follow_the_design(module, monkeypatch):
     # and nutpie's own adaptation
     assert module.BUSY_RATER_SHARE == 0.1
     for per_item, draws in ((module.FEW_ANSWERS, 3000), (module.FEW_ANSWERS + 1, 2000)):
-        rows = [
-            (f"t{i}", f"r{(i + j) % 12}", "ab"[j % 2]) for i in range(9) for j in range(per_item)
-        ]
-        answers = read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]))
+        answers = _nine_items(per_item)
         few = draws == 3000
         expected = {"draws": draws, "adaptation": "draw_diag"} if few else {}
         assert module.nuts_defaults(answers) == expected, per_item
@@ -553,7 +550,7 @@ def test_nuts_defaults_follow_the_design(module, monkeypatch):
     assert module.nuts_defaults(read_long(busy)) == {"draws": 3000}
     # the adaptation is nutpie's: PyMC's own NUTS gets none; the caller's nutpie settings
     # win key by key
-    few_answers = _few_answers_frame(module)
+    few_answers = _nine_items(module.FEW_ANSWERS)
     with pytest.raises(_Sampled):
         ambppl.fit(few_answers, "dawid_skene", sampler="pymc")
     assert seen["sample_kwargs"] == {}
@@ -572,13 +569,10 @@ def test_nuts_defaults_follow_the_design(module, monkeypatch):
     assert seen["sample_kwargs"] == {"nuts_sampler_kwargs": {"adaptation": "draw_diag"}}
 
 
-def _few_answers_frame(module):
-    """9 items x FEW_ANSWERS answers from 12 raters (the few-answers rule applies)."""
-    rows = [
-        (f"t{i}", f"r{(i + j) % 12}", "ab"[j % 2])
-        for i in range(9)
-        for j in range(module.FEW_ANSWERS)
-    ]
+def _nine_items(per_item: int):
+    """9 items x ``per_item`` answers from 12 raters (rater ``r`` answers items ``r - j``):
+    with 3 answers the busiest rater gives 3 of the 27."""
+    rows = [(f"t{i}", f"r{(i + j) % 12}", "ab"[j % 2]) for i in range(9) for j in range(per_item)]
     return read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]))
 
 
