@@ -3,7 +3,9 @@
 The notebooks run with small settings: ``AMBPPL_NOTEBOOK_SMALL=1`` (a notebook that samples
 reads it and draws less; its checks stay the same) and ``AMBPPL_SHARED`` naming the
 ``../shared`` folder, or a folder that does not exist where ``../shared`` is absent, so that a
-notebook using the real data falls back to the bundled example (as its text says).
+notebook using the real data falls back to the bundled example (as its text says). They
+draw under ``slow_legend_clock`` (``conftest.py``): a legend left at matplotlib's default
+location would warn "can be slow" on a loaded machine, and warnings are errors here.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def _run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: Pa
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs(path, tmp_path, monkeypatch):
+def test_notebook_runs(path, tmp_path, monkeypatch, slow_legend_clock):
     shared = SHARED if WEATHER.is_file() else tmp_path / "absent"
     namespace = _run(path, tmp_path, monkeypatch, shared)
     if path == LEARNED_PRIOR:  # the real data where ../shared has it, else the example
@@ -57,7 +59,7 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
         assert namespace["N"] == (1000 if WEATHER.is_file() else 200)
 
 
-def test_learned_prior_notebook_falls_back_to_the_example(tmp_path, monkeypatch):
+def test_learned_prior_notebook_falls_back_to_the_example(tmp_path, monkeypatch, slow_legend_clock):
     """Without ../shared, notebook 05 runs (and checks what it says) on the bundled subset."""
     if not WEATHER.is_file():
         pytest.skip(f"{WEATHER} is absent: test_notebook_runs already used the bundled subset")
