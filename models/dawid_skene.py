@@ -227,10 +227,10 @@ and can't-solve, 72 s), ``crowd_dense`` (108 items x 39 raters, 33 s) and, 2026-
 ``crowd_few_answers`` (3000 x 3 answers, 150 raters, the busiest a seventh of the answers:
 the busy-rater clause below, met unseen; R-hat 1.003, 88 s). One full run of the gallery
 on 2026-12-01 met the standard again on all sixteen rows with the same diagnostics (walls
-0.7-1.6 times these, anesthesia's 2.8 on a new compilation cache; product 287 s). Two rows needed a
-rule: the spam data (every item unanimous: 30 divergences at ``target_accept`` 0.8, none at
-0.99, :func:`nuts_defaults`) and the product data (24945 answers, 3 per item, 176 raters:
-R-hat 1.013 on ``diag_gap``, bulk ESS 342, 197 s with 2000 draws; 1.044 with 1000;
+0.7-1.6 times these, anesthesia's 2.8 on a new compilation cache; product 287 s). Two rows
+needed a rule: the spam data (every item unanimous: 30 divergences at ``target_accept``
+0.8, none at 0.99, :func:`nuts_defaults`) and the product data (24945 answers, 3 per item,
+176 raters: R-hat 1.013 on ``diag_gap``, bulk ESS 342, 197 s with 2000 draws; 1.044 with 1000;
 ``tune=2000`` does not help), which the 3000 draws of the few-answers rule bring to R-hat
 1.0083-1.0119 (seeds 1-5; four of five within the standard) and its busy-rater clause,
 nutpie's mass matrix from the variances of the draws, to 1.0031-1.0046 (seeds 1-5, bulk ESS

@@ -21,6 +21,9 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 LEARNED_PRIOR = ROOT / "notebooks" / "05_learned_prior.ipynb"
 WEATHER = SHARED / "data" / "cf_weather_sentiment" / "weather-non-agg-DFE.csv"
 
+#: Every notebook test draws under the slow legend clock (the module docstring says why).
+pytestmark = pytest.mark.usefixtures("slow_legend_clock")
+
 
 def test_there_are_notebooks():
     assert len(NOTEBOOKS) >= 3
@@ -51,7 +54,7 @@ def _run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: Pa
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs(path, tmp_path, monkeypatch, slow_legend_clock):
+def test_notebook_runs(path, tmp_path, monkeypatch):
     shared = SHARED if WEATHER.is_file() else tmp_path / "absent"
     namespace = _run(path, tmp_path, monkeypatch, shared)
     if path == LEARNED_PRIOR:  # the real data where ../shared has it, else the example
@@ -59,7 +62,7 @@ def test_notebook_runs(path, tmp_path, monkeypatch, slow_legend_clock):
         assert namespace["N"] == (1000 if WEATHER.is_file() else 200)
 
 
-def test_learned_prior_notebook_falls_back_to_the_example(tmp_path, monkeypatch, slow_legend_clock):
+def test_learned_prior_notebook_falls_back_to_the_example(tmp_path, monkeypatch):
     """Without ../shared, notebook 05 runs (and checks what it says) on the bundled subset."""
     if not WEATHER.is_file():
         pytest.skip(f"{WEATHER} is absent: test_notebook_runs already used the bundled subset")
