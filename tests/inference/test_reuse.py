@@ -106,7 +106,7 @@ def test_the_cache_keeps_the_most_recent_programs(rng, monkeypatch):
     assert [entry.frozen for entry in reuse._CACHE] == [frozen[2], frozen[1]]
 
 
-def _fit(counts: xr.DataArray, seed: int, **params) -> xr.DataTree:
+def _fit(counts: xr.DataArray, seed: int) -> xr.DataTree:
     with warnings.catch_warnings():  # short chains: the test compares draws, not convergence
         warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
         return ambppl.fit(
@@ -119,7 +119,6 @@ def _fit(counts: xr.DataArray, seed: int, **params) -> xr.DataTree:
             log_likelihood=False,
             progressbar=False,
             sample_kwargs={"tune": 100, "cores": 1},
-            **params,
         )
 
 
