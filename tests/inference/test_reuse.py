@@ -106,7 +106,7 @@ def test_the_cache_keeps_the_most_recent_programs(rng, monkeypatch):
     assert [entry.frozen for entry in reuse._CACHE] == [frozen[2], frozen[1]]
 
 
-def _fit(counts: xr.DataArray, seed: int) -> xr.DataTree:
+def _fit(counts: xr.DataArray, seed: int, sample_kwargs: dict | None = None) -> xr.DataTree:
     with warnings.catch_warnings():  # short chains: the test compares draws, not convergence
         warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
         return ambppl.fit(
@@ -118,7 +118,7 @@ def _fit(counts: xr.DataArray, seed: int) -> xr.DataTree:
             var_names=["amb"],
             log_likelihood=False,
             progressbar=False,
-            sample_kwargs={"tune": 100, "cores": 1},
+            sample_kwargs=sample_kwargs or {"tune": 100, "cores": 1},
         )
 
 
@@ -152,3 +152,17 @@ def test_a_reused_program_gives_the_draws_of_a_fresh_one(rng, monkeypatch):
     assert not np.array_equal(
         _fit(first, 2)["posterior"]["kappa"].values, reused["posterior"]["kappa"].values
     )
+
+
+@pytest.mark.slow
+def test_a_reused_program_samples_in_worker_processes(rng):
+    """PyMC's multiprocess sampling (cores > 1, the default on machines with 4 CPUs or more)
+    pickles the step method with the reused program's compiled function into each worker."""
+    first, second = _counts(rng, 40), _counts(rng, 70)
+    kwargs = {"tune": 100, "cores": 2}
+    _fit(first, 1, kwargs)
+    reused = _fit(second, 2, kwargs)
+    assert len(reuse._CACHE) == 1  # the second fit ran on the first one's program
+    reuse.clear()
+    fresh = _fit(second, 2, kwargs)
+    np.testing.assert_array_equal(reused["posterior"]["kappa"], fresh["posterior"]["kappa"])
