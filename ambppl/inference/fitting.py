@@ -240,7 +240,8 @@ def fit(
     given categories and parameters compiles it, later ones in the same process (other data
     sets: strata, simulations, refits) reuse the compiled program with their own data set
     into it (:func:`ambppl.inference.reuse.reused_program`; the draws are those of a fresh
-    compile, and a default fit of 300 items took 4.6 s instead of 9.7 s on 2 cores).
+    compile; default fits of 300 items took 4.1 s each after the first instead of 9.4 s on 2
+    cores, ``benchmarks/bench_reuse.py``).
 
     Every item gets its own independent draws. Sampling once per *distinct* count vector and
     broadcasting (much faster on real data, where count vectors repeat) would make items with
