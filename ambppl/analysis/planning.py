@@ -35,7 +35,7 @@ from ambppl.analysis.posterior_sd import (
     expected_posterior_sd,
     expected_posterior_var,
 )
-from ambppl.data.contract import as_counts
+from ambppl.data.contract import as_counts, count_values
 from ambppl.internal.checks import (
     check_positive_scalar,
     check_prob,
@@ -774,8 +774,7 @@ def plan(
     import pandas as pd
 
     counts = as_counts(counts)
-    values = np.asarray(counts.values)
-    cant_solve = -1 if counts.attrs.get("cant_solve") is not None else None
+    values, cant_solve = count_values(counts)  # the label's position, in any category order
     model = {"measure": measure, "prior": prior, "cant_solve": cant_solve}
     if progress is not None:
         progress(

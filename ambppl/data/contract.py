@@ -136,8 +136,8 @@ def as_counts(data: Any) -> xr.DataArray:
     TypeError
         For a path (read it with :func:`ambppl.read_annotations` first).
     ValueError
-        For a DataArray with other dims, counts that are not non-negative whole numbers, or
-        no items.
+        For a DataArray with other dims, counts that are not non-negative whole numbers, no
+        items, or ``attrs["cant_solve"]`` naming no category.
 
     Examples
     --------
@@ -173,6 +173,8 @@ def as_counts(data: Any) -> xr.DataArray:
     }
     attrs = dict(counts.attrs)
     attrs.setdefault("cant_solve", None)
+    # a label that names no category would leave callers to guess its column
+    cant_solve_position(attrs["cant_solve"], coords["category"], "data.attrs['cant_solve']")
     return xr.DataArray(
         values, dims=("item", "category"), coords=coords, name="counts", attrs=attrs
     )

@@ -38,7 +38,7 @@ from ambppl.inference.convergence import (
 )
 from ambppl.inference.diagnostics import diagnose
 from ambppl.inference.fitting import VARIABLES
-from ambppl.internal.checks import check_positive_int
+from ambppl.internal.checks import cant_solve_position, check_positive_int
 from ambppl.internal.resultdata import cant_solve_index, observed_counts
 from ambppl.report import figures
 from ambppl.report.figures import figure_to_data_uri
@@ -195,7 +195,8 @@ def _overview(counts: Any, source: str | None = None) -> dict[str, Any]:
     totals = values.sum(axis=0)
     shares = totals / totals.sum()
     cs = counts.attrs.get("cant_solve")
-    items_with_cs = int((values[:, -1] > 0).sum()) if cs is not None else None
+    position = cant_solve_position(cs, counts["category"].values)  # not always the last
+    items_with_cs = None if position is None else int((values[:, position] > 0).sum())
     return {
         "source": str(source or counts.attrs.get("source") or "data"),
         "format": counts.attrs.get("format"),

@@ -286,3 +286,32 @@ def test_counts_of_a_saved_and_reloaded_fit_keep_their_setting(tmp_path):
     assert resolve_cant_solve(counts, "auto") is None
     with pytest.raises(ValueError, match="cant_solve"):
         ambppl.amb(q, cant_solve=-1)
+
+
+def test_table_functions_find_the_label_in_any_position():
+    # plan and the report's overview once took the last column for the can't-solve one;
+    # the same counts with "?" first and last must plan and count alike
+    from ambppl.analysis.planning import plan
+    from ambppl.report.writer import _overview
+
+    first = _labelled_first()
+    last = first.isel(category=[1, 2, 0])
+    assert last.attrs["cant_solve"] == "?"
+    np.testing.assert_array_equal(
+        plan(first, 4).sort_index().to_numpy(), plan(last, 4).sort_index().to_numpy()
+    )
+    # the sd before new answers is expected_posterior_sd's with the can't-solve position
+    sd_now = plan(first, 4).sort_index()["sd_now"].to_numpy()
+    np.testing.assert_allclose(sd_now, expected_posterior_sd(FIRST, 0, cant_solve=0), rtol=1e-12)
+    n_with = int((FIRST[:, 0] > 0).sum())  # items with a "?" answer: 3 of 4
+    assert _overview(first)["items_with_cs"] == _overview(last)["items_with_cs"] == n_with == 3
+
+
+def test_a_label_that_names_no_category_is_refused_at_the_edge():
+    from ambppl.analysis.planning import plan
+
+    bad = _labelled_first()
+    bad.attrs["cant_solve"] = "x"
+    for call in (lambda: plan(bad, 4), lambda: ambppl.score(bad), lambda: ambppl.fit(bad)):
+        with pytest.raises(ValueError, match=r"attrs\['cant_solve'\] must be one of the "):
+            call()
