@@ -728,8 +728,10 @@ def plan(
     ----------
     counts : xarray.DataArray, pandas.DataFrame or numpy.ndarray
         Counts already read (:func:`ambppl.read_annotations`; an array or frame is read with
-        its defaults, :func:`ambppl.data.as_counts`). The can't-solve category is the one of
-        ``attrs["cant_solve"]`` (the last category), if any.
+        its defaults, :func:`ambppl.data.as_counts`). The can't-solve category is the one
+        ``attrs["cant_solve"]`` names, in whatever position; a bare array is read with none
+        (unlike :func:`expected_posterior_sd`, whose bare arrays take the last column: read
+        such an array with ``ambppl.read_annotations(array, cant_solve=...)`` first).
     budget : int
         Number of further answers to allocate (a whole number >= 0).
     objective : {"variance", "decision"}, default "variance"

@@ -217,9 +217,10 @@ def score(
     redrawn afresh with ``0.25 / mcse**2`` draws, so ``p_above_mcse <= mcse`` on every row.
     The HDI ends' MCSE is not a sample quantile's: where the shortest interval starts is
     itself estimated, so an interior end moves at the cube-root rate ``n ** (-1 / 3)``; its
-    MCSE is the spread of the shortest intervals of 10 disjoint batches of the draws, scaled
-    by ``10 ** (-1 / 3)`` (subsampling; a quantile's order-statistic error for an end at the
-    edge of the support and for fewer than 40 draws). Rows of items with equal counts are
+    MCSE is the spread of the shortest intervals of 10 disjoint batches of the draws (fewer
+    below 200 draws, at least 20 draws each), scaled by ``(batch / draws) ** (1 / 3)``
+    (subsampling; a quantile's order-statistic error for an end at the edge of the support
+    and for fewer than 40 draws). Rows of items with equal counts are
     identical (shared Monte Carlo error), which is why this is only offered for per-item
     summaries and never for joint quantities across items. Draws run in batches on
     ``usable_cpus()`` threads (numpy's gamma sampler releases the GIL); each batch has its own

@@ -28,16 +28,24 @@ def _numbers(text: str) -> float | list[float] | None:
     return values[0] if len(values) == 1 else values
 
 
-def _param(text: str) -> tuple[str, float | list[float]]:
-    """Parse ``--param NAME=VALUE``: VALUE is a number or a comma-separated list of numbers."""
+#: The words ``--param NAME=VALUE`` reads as switches (``--param centred=false``).
+SWITCHES: dict[str, bool | None] = {"true": True, "false": False, "null": None, "none": None}
+
+
+def _param(text: str) -> tuple[str, bool | float | list[float] | None]:
+    """Parse ``--param NAME=VALUE``: VALUE is a number, a comma-separated list of numbers,
+    or a switch (``true``, ``false``, ``null``: True, False, None)."""
     name, sep, value = text.partition("=")
     name = name.strip()
+    word = value.strip().lower()
+    if sep and word in SWITCHES and name.isidentifier():
+        return name, SWITCHES[word]
     parsed = _numbers(value) if sep and value.strip() else None
     if not name.isidentifier() or parsed is None:
         raise argparse.ArgumentTypeError(
-            "must be NAME=VALUE with a model parameter's name and a number or a "
-            "comma-separated list of numbers (e.g. --param kappa_scale=0.5 or --param "
-            f"mu_prior=1,1,2), but got {text!r}"
+            "must be NAME=VALUE with a model parameter's name and a number, a "
+            "comma-separated list of numbers or true/false/null (e.g. --param "
+            f"kappa_scale=0.5, --param mu_prior=1,1,2 or --param centred=false), but got {text!r}"
         )
     return name, parsed
 
@@ -282,9 +290,10 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
         type=_param,
         action="append",
         default=[],
-        help="a parameter of the model, repeatable: a number or a comma-separated list of "
-        "numbers, e.g. --param kappa_scale=0.5 --param mu_prior=1,1,2 (the parameters are "
-        "listed by 'ambppl models --verbose'; default: the model's defaults)",
+        help="a parameter of the model, repeatable: a number, a comma-separated list of "
+        "numbers or true/false/null, e.g. --param kappa_scale=0.5 --param mu_prior=1,1,2 "
+        "--param centred=false (the parameters are listed by 'ambppl models --verbose'; "
+        "default: the model's defaults)",
     )
     group.add_argument(
         "--prior",

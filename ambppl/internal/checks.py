@@ -282,6 +282,10 @@ def check_option(value: Any, options: Mapping[str, Any] | tuple[str, ...], name:
 
 def check_prior(prior: Any, n_categories: int, name: str = "prior") -> np.ndarray:
     """Return a symmetric (scalar) or full Dirichlet prior as a vector of ``n_categories``."""
+    if np.asarray(prior).dtype == np.bool_:  # True is no concentration (--param prior=true)
+        raise TypeError(
+            f"{name} must be a positive number or one per category, but got {_describe(prior)}"
+        )
     arr = as_float_array(prior, name)
     if arr.ndim == 0:
         arr = np.full(n_categories, float(arr))

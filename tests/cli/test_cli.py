@@ -312,6 +312,27 @@ def test_param_reaches_the_model(
     assert "r_hat" not in table.columns and table["exact_mean"].notna().all()
 
 
+@pytest.mark.parametrize(("word", "value"), [("false", False), ("True", True), ("null", None)])
+def test_param_takes_switches(
+    answers_csv: Path, monkeypatch: pytest.MonkeyPatch, word: str, value: bool | None
+) -> None:
+    # the convergence advice says "--param centred=false": the command must take it
+    import ambppl.cli.score
+
+    calls: list[dict] = []
+
+    def record(data, model, **kwargs):
+        calls.append({"model": model, **kwargs})
+        raise KeyboardInterrupt  # stop before the fit: only what reaches it matters here
+
+    monkeypatch.setattr(ambppl.cli.score, "score", record)
+    argv = ["score", str(answers_csv), "--rater", "worker", "--cant-solve", "skip", "-o", "-"]
+    argv += ["--model", "rater_effects", "--param", f"centred={word}"]
+    assert main(argv) != 0
+    (call,) = calls
+    assert call["model"] == "rater_effects" and call["centred"] is value
+
+
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [
@@ -397,6 +418,8 @@ def test_report_writes_one_self_contained_file(answers_csv: Path, tmp_path: Path
         (["--param", "prior=abc"], "argument --param: must be NAME=VALUE"),
         (["--param", "prior=1,x"], "argument --param: must be NAME=VALUE"),
         (["--param", "prior=nan"], "argument --param: must be NAME=VALUE"),
+        (["--param", "prior=yes"], "argument --param: must be NAME=VALUE"),
+        (["--param", "prior=true"], "prior"),  # a switch where a number belongs, from fit
         (["--param", "prior=1", "--param", "prior=2"], "--param prior is given twice"),
         (["--prior", "1", "--param", "prior=1"], "--prior and --param prior=... both"),
         (["--param", "prior=-1"], "prior"),  # from ambppl.fit

@@ -555,6 +555,7 @@ def test_parameters_of_another_model_are_refused(small_counts):
         ({"prior": -1.0}, ValueError, r"prior must be strictly positive"),
         ({"prior": [1.0, 2.0]}, ValueError, r"prior must be .* a vector of 3 positive numbers"),
         ({"prior": "flat"}, TypeError, r"prior must be array-like of numbers"),
+        ({"prior": True}, TypeError, r"prior must be a positive number or one per category"),
         ({"draws": 0}, ValueError, r"draws must be a positive integer, but got 0"),
         ({"draws": 1.5}, TypeError, r"draws must be a positive integer, but got 1.5"),
         ({"chains": -2}, ValueError, r"chains must be a positive integer, but got -2"),
@@ -681,7 +682,9 @@ def test_bad_data(small_counts):
         ambppl.fit(small_counts.T)
     with pytest.raises(ValueError, match=r"counts must be whole numbers"):
         ambppl.fit(small_counts * 0.5)
-    with pytest.raises(ValueError, match=r"cant_solve must be one of the category labels"):
+    with pytest.raises(
+        ValueError, match=r"attrs\['cant_solve'\] must be one of the category labels"
+    ):
         ambppl.fit(small_counts.assign_attrs(cant_solve="maybe"))
     with pytest.raises(ValueError, match=r"counts must have at least one item"):
         ambppl.fit(small_counts.isel(item=[]))
