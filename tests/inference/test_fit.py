@@ -659,6 +659,8 @@ def test_threaded_samplers_get_one_core_per_chain(small_counts, monkeypatch):
         ("nutpie", None, 2),
         ("numpyro", {"cores": 1}, 1),
         ("pymc", None, None),
+        (None, None, 2),  # PyMC picks nutpie itself (its default with the Numba linker)
+        (None, {"init": "adapt_diag"}, None),  # PyMC keeps its own NUTS
     ]:
         seen.clear()
         with pytest.raises(RuntimeError, match="stop"):
