@@ -16,15 +16,21 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from ambppl.data.files import (
+    _READ_NOTE,
     READ_OPTIONS,
+    _duplicate_header_cells,
     _file_type,
+    _first_line,
+    _not_encoded,
     _parse_format,
+    _sniff_hint,
     _text_options,
+    _without_implicit_index,
     is_zarr_store,
 )
 from ambppl.data.labels import (
@@ -33,13 +39,16 @@ from ambppl.data.labels import (
     _label_str,
     _order,
     _plain_integer_ids,
+    _show,
 )
 from ambppl.data.lazy import LazyCounts, checked_block
-from ambppl.data.tables import _check_first_row_is_data
+from ambppl.data.matrices import PARQUET_INDEX, id_column
+from ambppl.data.tables import _check_column, _check_first_row_is_data
 from ambppl.internal.checks import cant_solve_position, check_cant_solve, check_positive_int
 from ambppl.internal.messages import say
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
     import xarray as xr
 
 __all__ = [
@@ -189,8 +198,10 @@ def open_counts_in_chunks(
         ``"zarr"`` or ``"parquet"``, optionally with the layout (``"counts+parquet"``);
         default: from the suffix, or zarr for a folder with zarr metadata.
     item : column name, optional
-        The item column of a Parquet file; default a column called ``"item"`` if there is
-        one, else the items are numbered from 0.
+        The item column of a Parquet file; default as :func:`ambppl.read_annotations` finds
+        it (:func:`ambppl.data.matrices.id_column`: a column ``task``, the index
+        ``to_parquet`` stored, or a column headed ``id``, ``item``, ``item_id``, ``index``),
+        else the items are numbered from 0.
     categories : list of labels, optional
         Labels of the count columns, in order; default the column names (Parquet), the
         store's ``category`` coordinate, or positions ``"0"``, ``"1"``, ...
@@ -284,6 +295,10 @@ def _open_zarr(path: Path) -> LazyCounts:
         )
     node = zarr.open(str(path), mode="r")
     if isinstance(node, zarr.Array):  # a bare count array: categories by position
+        if node.ndim != 2:  # as read_annotations says it
+            raise ValueError(
+                f"counts must be a 2-D array (items x categories), but got shape {node.shape}"
+            )
         values = da.from_zarr(node).rechunk({1: -1})
         names = [str(k) for k in range(values.shape[1])]
         return LazyCounts(values, None, names)
@@ -299,6 +314,11 @@ def _open_zarr(path: Path) -> LazyCounts:
             f"{sorted(store.data_vars)!r}"
         )
     counts = store[name]
+    if counts.ndim != 2:  # as read_annotations says it
+        raise ValueError(
+            f"counts must be 2-D (item x category), but got dims {counts.dims} "
+            f"of shape {counts.shape}"
+        )
     cat_dim = counts.dims[1]
     categories = (
         [str(c) for c in counts[cat_dim].values]
@@ -324,14 +344,15 @@ def _open_parquet(path: Path, item: Any, chunk_items: int) -> LazyCounts:
     if not files:
         raise ValueError(f"the folder {path.name!r} holds no .parquet files")
     metas = [pq.ParquetFile(f).metadata for f in files]
-    columns = [name for name in metas[0].schema.names if name != "__index_level_0__"]
-    item_column = item if item is not None else ("item" if "item" in columns else None)
+    columns = list(metas[0].schema.names)
+    # the items as read_annotations reads them: the item column, else an id column
+    item_column = item if item is not None else id_column(columns)
     if item_column is not None and item_column not in columns:
         raise ValueError(
             f"item column {item_column!r} is not in {path.name!r}; its columns are "
             f"{columns!r}: pass item=<one of them> (on the command line --item)"
         )
-    categories = [c for c in columns if c != item_column]
+    categories = [c for c in columns if c not in (item_column, PARQUET_INDEX)]
     item_dtype = np.dtype(object)
     if item_column is not None:
         arrow_type = metas[0].schema.to_arrow_schema().field(item_column).type
@@ -466,9 +487,13 @@ def count_long_in_chunks(
     ------
     ValueError
         For a layout other than long, a file that is not CSV, TSV or Parquet, a column that is
-        not in the file, a header line read as an answer (``header=None``), a ``cant_solve``
-        label absent from the data, labels missing from ``categories``, fewer than 2
-        categories, or an item left without answers.
+        not in the file or named twice in its header line, a header line read as an answer
+        (``header=None``), a ``cant_solve`` label absent from the data, labels missing from
+        ``categories``, fewer than 2 categories, an answer without an item id, or an item
+        left without answers; as :func:`ambppl.read_annotations` refuses them, a text file
+        that is empty, holds only a header line, is not text in its encoding, or has a row
+        with more fields than the header line (or than its first row), the row or line
+        counted over the whole file.
     TypeError
         For other reader options, and a ``chunk_items`` that is not an integer.
     FileNotFoundError
@@ -534,47 +559,61 @@ def count_long_in_chunks(
         import pyarrow.parquet as pq
 
         present = list(pq.read_schema(path).names)
+        head, plain = None, {}
     else:
         options.setdefault("sep", "\t" if ftype == "tsv" else ",")
         # as read_annotations reads text: compression by the first bytes, every cell as text
         # exactly as written, only an empty cell missing
         options = _text_options(path, ftype, options)
-        # index_col=False: a delimiter at the end of the lines does not shift the columns
         options = {"dtype": str, "keep_default_na": False, "na_values": [""], **options}
-        options["index_col"] = False
         if options["compression"] is not None:
             options["blocksize"] = None  # a compressed file is one block
         plain = {k: v for k, v in options.items() if k != "blocksize"}
-        present = list(pd.read_csv(path, nrows=0, **plain))
-        if "header" in options and options["header"] is None and item in present:
-            # a header line read as an answer: told from the first rows, as in memory
-            _check_first_row_is_data(
-                pd.read_csv(path, nrows=1001, **plain), item, None, label, path.name
-            )
+        head = _read_head(path, ftype, plain, read_kwargs)
+        present = list(head.columns)
     missing = [c for c in (item, label) if c not in present]
     if missing:
         raise ValueError(
             f"columns {missing!r} are not in {path.name!r}; its columns are {present!r}: pass "
             + say("item=/label=", "--item/--label")
         )
+    if head is not None:
+        # a header cell written twice, and a header line read as an answer, as in memory
+        _check_column(head, item, "item")
+        _check_column(head, label, "label")
+        if "header" in options and options["header"] is None:
+            _check_first_row_is_data(head, item, None, label, path.name)
     if ftype == "parquet":
         frame = dd.read_parquet(path, columns=[item, label])
     else:
-        frame = dd.read_csv(path, usecols=[item, label], **options)
-    # named columns: dask's groupby takes a list of numbers (header=None) for something else
-    frame = frame[[item, label]]
-    frame.columns = ["item", "label"]
-    # an item whose labels are all missing is refused below, as read_annotations does
-    frame = frame.dropna(subset=["item"])
-    sizes, all_items = dask.compute(
-        frame.dropna(subset=["label"]).groupby(["item", "label"]).size(), frame["item"].unique()
-    )
+        # every column, as read_annotations reads them: a row with a field too many is refused
+        frame = dd.read_csv(path, **options)
+    parts = [
+        dask.delayed(_count_block)(part, present, item, label, na_values)
+        for part in frame.to_delayed()
+    ]
+    while len(parts) > 1:  # summed 8 blocks at a time, as dask sums a groupby
+        parts = [dask.delayed(_add_blocks)(parts[i : i + 8]) for i in range(0, len(parts), 8)]
+    try:
+        ((sizes, all_items, stats),) = dask.compute(*parts)
+    except UnicodeDecodeError as err:  # non-UTF-8 bytes after the first 8 KiB
+        raise _not_text(path, ftype, err, options) from err
+    except pd.errors.ParserError as err:  # a row with more fields than its block's first
+        _refuse_rows(path, ftype, plain, read_kwargs)
+        raise _unreadable(path, ftype, err, read_kwargs) from err
+    if ftype != "parquet" and _rows_differ(stats):
+        _refuse_rows(path, ftype, plain, read_kwargs)
+    if sum(s.rows for s in stats) == 0:
+        raise ValueError(f"{path.name!r} has no rows; give the file with the data")
     table = sizes.unstack(fill_value=0)
     found = [_label_str(c) for c in table.columns]
     table.columns = found
+    # labels given without an item id count for the categories, as in read_annotations
+    found += sorted({lab for s in stats for lab in s.no_id_labels} - set(found))
     # blank labels and those na_values names are missing, as in read_annotations
     found = [c for c in found if c.strip() != "" and c not in na_values]
     order, cs = _order(found, categories, cant_solve, sort=True)
+    _check_item_ids(stats, item)
     table = table.reindex(columns=order, fill_value=0)
     unanswered = pd.Index(all_items).difference(table.index)
     if len(unanswered):
@@ -590,4 +629,180 @@ def count_long_in_chunks(
         dims=("item", "category"),
         coords={"item": items, "category": order},
         attrs={"cant_solve": cs, "source": str(path)},
+    )
+
+
+#: Rows of a text file read at a time when :func:`_refuse_rows` looks for a row that does
+#: not fit.
+_CHECK_ROWS = 100_000
+
+
+class _BlockStats(NamedTuple):
+    """What one block of a long answers file says beyond its counts."""
+
+    rows: int  # rows read (answers, with or without a label)
+    shifted: bool  # its first row has one field more than the header line names
+    extra: bool  # shifted, and that last field is filled on some row
+    no_id: int  # answers (rows with a label) without an item id
+    first_no_id: int  # the first of them, counted within the block (-1: none)
+    no_id_labels: frozenset[str]  # the labels of those answers
+
+
+def _count_block(
+    block: pd.DataFrame, names: list[Any], item: Any, label: Any, na_values: frozenset[str]
+) -> tuple[pd.Series, np.ndarray, list[_BlockStats]]:
+    """One block of a long answers file: the (item, label) counts, the item ids and what
+    :class:`_BlockStats` notes."""
+    import pandas as pd
+
+    shifted = not isinstance(block.index, pd.RangeIndex)
+    extra = False
+    if shifted:  # pandas took the first column for the index (a field more than named)
+        extra = bool(block[block.columns[-1]].notna().any())
+        block = block.reset_index().iloc[:, : len(names)]
+        block.columns = names
+    ids, labels = block[item], block[label]
+    no_id = ids.isna().to_numpy() & labels.notna().to_numpy()
+    given: frozenset[str] = frozenset()
+    if no_id.any():  # answers without an item id, unless their label is missing too
+        strs = {v: _label_str(v) for v in pd.unique(labels[no_id])}
+        kept = {v for v, s in strs.items() if s.strip() != "" and s not in na_values}
+        no_id &= labels.isin(kept).to_numpy()
+        given = frozenset(strs[v] for v in kept)
+    first = int(np.argmax(no_id)) if no_id.any() else -1
+    stats = _BlockStats(len(block), shifted, extra, int(no_id.sum()), first, given)
+    answers = block[[item, label]].dropna()
+    answers.columns = ["item", "label"]
+    sizes = answers.groupby(["item", "label"]).size()
+    return sizes, pd.unique(ids.dropna().to_numpy()), [stats]
+
+
+def _add_blocks(
+    parts: list[tuple[pd.Series, np.ndarray, list[_BlockStats]]],
+) -> tuple[pd.Series, np.ndarray, list[_BlockStats]]:
+    """The counts, item ids and block notes of several blocks, in file order."""
+    import pandas as pd
+
+    sizes = pd.concat([p[0] for p in parts])
+    sizes = sizes.groupby(level=[0, 1]).sum()
+    items = pd.unique(np.concatenate([np.asarray(p[1], dtype=object) for p in parts]))
+    return sizes, items, [s for p in parts for s in p[2]]
+
+
+def _rows_differ(stats: list[_BlockStats]) -> bool:
+    """Whether a block of a text file was read otherwise than read_annotations reads the whole
+    file: its first row had a field more than the header line while the file's first row did
+    not, or the extra field of a file whose rows end with a delimiter is filled."""
+    first = stats[0].shifted
+    return any(s.extra or (s.shifted and not first) for s in stats)
+
+
+def _check_item_ids(stats: list[_BlockStats], item: Any) -> None:
+    """Refuse answers without an item id as :func:`ambppl.read_annotations` does (the first
+    one's row counted over the whole file)."""
+    missing = sum(s.no_id for s in stats)
+    if not missing:
+        return
+    before, first = 0, -1
+    for s in stats:
+        if s.first_no_id >= 0:
+            first = before + s.first_no_id
+            break
+        before += s.rows
+    raise ValueError(
+        f"item column {item!r} must have an id on every answer, but {missing} answer(s) have "
+        f"none (first at row {first}); fill in or drop those rows"
+    )
+
+
+def _read_head(
+    path: Path, ftype: str, options: dict[str, Any], read_kwargs: dict[str, Any]
+) -> pd.DataFrame:
+    """The first 1001 rows of a text file (for the header line and its checks), refused as
+    :func:`ambppl.read_annotations` refuses the file: empty, not text in its encoding, a row
+    that does not fit, only a header line; a first row with a field more than the header line
+    is read as a delimiter at the end of the lines when that field is empty."""
+    import pandas as pd
+
+    try:
+        head = pd.read_csv(path, nrows=1001, **options)
+    except pd.errors.EmptyDataError as err:
+        comments = " or comment lines" if read_kwargs.get("comment") else ""
+        raise ValueError(
+            f"could not read {path.name!r} as {ftype.upper()}: it is empty (no header line "
+            f"and no answers, only blank{comments} lines); give the file of answers"
+        ) from err
+    except UnicodeDecodeError as err:
+        raise _not_text(path, ftype, err, options) from err
+    except (ValueError, OSError, pd.errors.ParserError) as err:
+        raise _unreadable(path, ftype, err, read_kwargs) from err
+    if len(head) == 0:
+        raise ValueError(
+            f"{path.name!r} has no answers: it holds only a header line "
+            f"{_show(head.columns)}; give the file with the answers"
+        )
+    if not isinstance(head.index, pd.RangeIndex):  # the first row has a field more
+        names = list(head.columns)
+        if head[names[-1]].notna().any():
+            _refuse_rows(path, ftype, options, read_kwargs)
+        head = head.reset_index().iloc[:, : len(names)]
+        head.columns = names
+    head.attrs[_READ_NOTE] = {"duplicates": _duplicate_header_cells(path, head, options)}
+    return head
+
+
+def _refuse_rows(
+    path: Path, ftype: str, options: dict[str, Any], read_kwargs: dict[str, Any]
+) -> None:
+    """Refuse a text file whose rows do not fit its header line as
+    :func:`ambppl.read_annotations` refuses it (the same message, the row counted over the
+    whole file), reading it :data:`_CHECK_ROWS` rows at a time; returns if nothing is
+    wrong."""
+    import pandas as pd
+
+    sample: pd.DataFrame | None = None
+    filled: pd.DataFrame | None = None  # the first row whose field past the header is filled
+    try:
+        with pd.read_csv(path, chunksize=_CHECK_ROWS, **options) as reader:
+            for rows in reader:
+                if sample is None:
+                    sample = rows.head(1000)
+                    if isinstance(rows.index, pd.RangeIndex):
+                        filled = sample.iloc[:0]  # no field past the header line
+                if filled is None:
+                    last = rows[rows.columns[-1]]
+                    if last.notna().any():
+                        filled = rows[last.notna()].head(1)
+    except UnicodeDecodeError as err:
+        raise _not_text(path, ftype, err, options) from err
+    except (ValueError, OSError, pd.errors.ParserError) as err:
+        raise _unreadable(path, ftype, err, read_kwargs) from err
+    if sample is not None and filled is not None and len(filled):
+        # read_annotations' refusal of a first row with a field more than the header line
+        _without_implicit_index(path, ftype, pd.concat([sample, filled]), options)
+
+
+def _not_text(
+    path: Path, ftype: str, err: UnicodeDecodeError, options: dict[str, Any]
+) -> Exception:
+    """The error of :func:`ambppl.read_annotations` for text that does not decode."""
+    return ValueError(
+        f"could not read {path.name!r} as {ftype.upper()}: "
+        f"{_not_encoded(err, options.get('encoding'))}"
+    )
+
+
+def _unreadable(path: Path, ftype: str, err: Exception, read_kwargs: dict[str, Any]) -> Exception:
+    """The error of :func:`ambppl.read_annotations` for a text file that pandas does not
+    read (a row with more fields than the first)."""
+    hint = {
+        "csv": "check that every row has the same number of fields and the delimiter ("
+        + say("pass format='tsv'", "pass --format tsv")
+        + " for tab-separated files)",
+        "tsv": "check that every row has the same number of tab-separated fields",
+    }[ftype]
+    if not read_kwargs.get("comment"):
+        hint += _sniff_hint(path, None if "sep" in read_kwargs else ftype)
+    return ValueError(
+        f"could not read {path.name!r} as {ftype.upper()} ({_first_line(err)}); {hint}"
     )

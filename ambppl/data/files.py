@@ -453,6 +453,20 @@ def _first_line_hint(df: pd.DataFrame) -> str:
     if not names or not all(isinstance(c, str) for c in names):
         return ""  # header=None gave positions, or the table was built in Python
     first = names[0].lstrip()
+    if len(names) == 1:  # a header read as one column: another separator than the reader's
+        found = [sep for sep in ("\t", ";", ",", "|") if sep in first]
+        if found:
+            sep = found[0]
+            fix = {
+                "\t": say("format='tsv'", "--format tsv"),
+                ",": say("format='csv'", "--format csv"),
+            }
+            shown = "a tab" if sep == "\t" else repr(sep)
+            option = fix.get(sep) or say(f"sep={sep!r}", f"--sep {_quote(sep)}")
+            return (
+                f"; the header line was read as one column, and it holds {shown}: if that "
+                f"separates the fields, pass {option}"
+            )
     if first[:1] in ("#", "%"):
         char = first[0]
         return "; the first line looks like a comment: pass " + say(

@@ -22,10 +22,42 @@ from ambppl.data.labels import (
     _show,
 )
 from ambppl.internal.checks import MAX_COUNT, check_counts
+from ambppl.internal.messages import say
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import xarray as xr
+
+#: The item column that the readers take by default (crowd-kit's name in a table of
+#: answers); for counts it means "the table's own item column, if any".
+DEFAULT_ITEM = "task"
+
+#: Headers (compared in lower case, stripped) of a first column that holds the item ids of a
+#: frame of counts whose ``item=`` column is absent: pandas' name for the empty header that
+#: ``DataFrame.to_csv`` writes over the index, the index's name after ``reset_index()``, and
+#: the usual names of an id column. Counted as a category, such a column would add its ids
+#: to every item's answers.
+ID_HEADERS = frozenset({"", "unnamed: 0", "index", "id", "item", "item_id", "items", "task_id"})
+
+#: The column where ``DataFrame.to_parquet`` stores an index without a name.
+PARQUET_INDEX = "__index_level_0__"
+
+
+def id_column(columns: list[Any]) -> Any | None:
+    """The column of a table of counts that holds the item ids when ``item=`` is left at its
+    default: :data:`DEFAULT_ITEM` if present, else the index ``to_parquet`` stored
+    (:data:`PARQUET_INDEX`), else the first column headed as :data:`ID_HEADERS` lists;
+    None if there is none (the items are then the index or numbered from 0).
+
+    Examples
+    --------
+    >>> id_column(["Unnamed: 0", "yes", "no"]), id_column(["yes", "no"])
+    ('Unnamed: 0', None)
+    """
+    for wanted in (DEFAULT_ITEM, PARQUET_INDEX):
+        if wanted in columns:
+            return wanted
+    return next((c for c in columns if str(c).strip().lower() in ID_HEADERS), None)
 
 
 def _numeric_counts(table: pd.DataFrame, ids: np.ndarray, text: bool) -> np.ndarray:
@@ -49,8 +81,9 @@ def _numeric_counts(table: pd.DataFrame, ids: np.ndarray, text: bool) -> np.ndar
             if np.any(bad):
                 raise ValueError(
                     f"counts must be numbers, but got {cells.iloc[int(np.argmax(bad))]!r} "
-                    f"{at(int(np.argmax(bad)))}; fix that cell, or pass the layout of a table "
-                    "of answers"
+                    f"{at(int(np.argmax(bad)))}; fix that cell, pass "
+                    f"{say(f'item={column!r}', f'--item {column}')} if that column holds the "
+                    "item ids, or pass the layout of a table of answers"
                 )
         if numbers.dtype.kind not in "iuf":
             return table.to_numpy()  # not numbers: check_counts says so
@@ -100,14 +133,30 @@ def _from_counts(
         source = attrs.pop("source", source)
     elif isinstance(obj, pd.DataFrame):
         text = obj.attrs.get(_READ_NOTE, {}).get("text", False)
+        ids_in = id_column(list(obj.columns)) if item == DEFAULT_ITEM else None
         if item in obj.columns:
             obj = obj.set_index(item)
+        elif item != DEFAULT_ITEM:
+            raise ValueError(
+                f"item column {item!r} is not in the counts; the columns present are "
+                f"{list(obj.columns)!r}: pass {say('item=<one of them>', '--item <one of them>')} "
+                "or leave it out (the index, or a first column headed 'id', 'item' or '', holds "
+                "the item ids)"
+            )
+        elif ids_in is not None:
+            obj = obj.set_index(ids_in)
         ids = obj.index.to_numpy()
         labels = obj.columns.tolist()
         if text:  # a CSV/TSV of counts, read as text: ids as written, counts as numbers
             ids = _plain_integer_ids(np.asarray(ids, dtype=object))
         values = _numeric_counts(obj, ids, text)
     else:
+        if isinstance(obj, np.ma.MaskedArray):  # np.asarray would drop the mask unseen
+            raise TypeError(
+                "counts must be a plain array, but got a numpy masked array, whose mask the "
+                "counts cannot keep: fill the masked cells (e.g. counts.filled(0)) or drop "
+                "their items first"
+            )
         values = np.asarray(obj)
         if values.ndim != 2:
             raise ValueError(

@@ -51,7 +51,7 @@ from ambppl.data.examples import example_path
 from ambppl.data.files import _READ_NOTE, _load, _parse_format, is_zarr_store, opens_in_chunks
 from ambppl.data.labels import _check_categories, _check_na_values, _text_id_column
 from ambppl.data.lazy import LazyCounts
-from ambppl.data.matrices import _from_counts
+from ambppl.data.matrices import DEFAULT_ITEM, _from_counts
 from ambppl.data.tables import (
     _check_wide_header,
     _check_wide_layout,
@@ -218,8 +218,11 @@ def read_annotations(
     item, rater, label : column name
         Columns of a long table holding the item id, the rater id and the answer (crowd-kit's
         ``task``, ``worker``, ``label`` by default); 0-based positions for a file read with
-        ``header=None``. ``rater=None``: no rater ids. For wide tables and count frames
-        ``item`` names the id column (the index, or the row number, is used if absent).
+        ``header=None``. ``rater=None``: no rater ids; one column may not hold two roles.
+        For wide tables and count frames ``item`` names the id column (the index, or the
+        row number, is used if absent; for a count frame a first column headed ``id``,
+        ``item``, ``item_id``, ``index`` or nothing, as ``DataFrame.to_csv`` writes the
+        index, is taken first, and an ``item`` other than the default must be a column).
     cant_solve : label, optional
         The label of the "can't solve" answer (e.g. ``"I can't tell"``); it must occur in the
         data or in ``categories``. It becomes the last category. For a DataArray that
@@ -258,7 +261,9 @@ def read_annotations(
     Raises
     ------
     ValueError
-        A column that is not in the data (the message lists the columns present); a
+        A column that is not in the data (the message lists the columns present; for a
+        header read as one column that holds another separator, it names ``sep=`` or
+        ``format=``); one column in two roles (``item``, ``rater``, ``label``); a
         ``cant_solve`` label absent from the data; labels missing from ``categories``; fewer
         than 2 categories; an item with no answers (all labels missing, or an all-zero row of
         counts); negative, fractional or non-finite counts; a file that does not parse; an
@@ -276,8 +281,9 @@ def read_annotations(
         ``.npy`` read as text, or not ``.npy`` read as ``.npy``; counts summing past 2**53
         per item.
     TypeError
-        For an unsupported ``source`` type, non-numeric counts, or a reader option the
-        reader does not take.
+        For an unsupported ``source`` type, non-numeric counts, a numpy masked array, cells
+        that hold lists or other unhashable values, or a reader option the reader does not
+        take.
     FileNotFoundError
         When a path does not exist.
     ImportError
@@ -342,11 +348,6 @@ def read_annotations(
         item, rater, label = "item", "rater", "label"
     parsed = _parse_long(obj, item, rater, label, cant_solve, cats, na_values=missing, desc=desc)
     return _counts_array(parsed, desc, layout)
-
-
-#: The item column that the readers take by default (crowd-kit's name in a table of
-#: answers); for counts opened in chunks it means "the file's own item column, if any".
-DEFAULT_ITEM = "task"
 
 
 def check_input_path(source: str | os.PathLike[str]) -> Path:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +79,43 @@ def _check_column(df: pd.DataFrame, name: Any, arg: str, hint: str = "") -> None
         )
 
 
+def _factorize(df: pd.DataFrame, column: Any, role: str) -> tuple[np.ndarray, Any]:
+    """``pandas.factorize`` of one column (NaN coded -1), refusing cells that are no single
+    value (lists, dicts, arrays: pandas cannot hash them)."""
+    import pandas as pd
+
+    try:
+        return pd.factorize(df[column], use_na_sentinel=True)
+    except TypeError as err:
+        cells = df[column]
+        unhashable = (i for i, v in enumerate(cells) if not isinstance(v, Hashable))
+        row = next(unhashable, None)
+        held = "" if row is None else f" row {row} holds {cells.iloc[row]!r}, and"
+        raise TypeError(
+            f"{role} column {column!r} must hold one {role} per answer (a text or a number), "
+            f"but{held} pandas cannot group its cells ({err}); flatten such cells into one "
+            "row per answer first (e.g. DataFrame.explode)"
+        ) from err
+
+
+def _check_roles(item: Any, rater: Any, label: Any) -> None:
+    """Refuse one column in two roles (``item="label"`` would make each answer its own
+    item's only category)."""
+    roles = {"item": item, "rater": rater, "label": label}
+    seen: dict[Any, str] = {}
+    for role, column in roles.items():
+        if column is None:
+            continue
+        if column in seen:
+            first = seen[column]
+            raise ValueError(
+                f"{first} and {role} must be different columns, but both are {column!r}; "
+                f"pass {say(f'{first}=', f'--{first} ')}<its own column> or "
+                f"{say(f'{role}=', f'--{role} ')}<its own column>"
+            )
+        seen[column] = role
+
+
 def _parse_long(
     df: pd.DataFrame,
     item: Any,
@@ -97,11 +135,12 @@ def _parse_long(
     if rater is not None:
         no_rater = say("rater=None", "--no-rater")
         _check_column(df, rater, "rater", f" (or {no_rater} if the data have no rater ids)")
+    _check_roles(item, rater, label)
     note = df.attrs.get(_READ_NOTE, {})
     if note.get("headerless"):
         _check_first_row_is_data(df, item, rater, label, desc)
 
-    codes, uniques = pd.factorize(df[label], use_na_sentinel=True)
+    codes, uniques = _factorize(df, label, "label")
     strs = [_label_str(u) for u in uniques]
     # last: NaN (-1); blank strings and the texts na_values names are missing too
     blank = np.array([s.strip() == "" or s in na_values for s in strs] + [True], dtype=bool)
@@ -116,7 +155,7 @@ def _parse_long(
     remap = np.array([position.get(s, -1) for s in str_uniques.tolist()], dtype=np.int64)
     label_codes = remap[str_codes[codes[kept]]]
 
-    item_codes_all, items = pd.factorize(df[item], use_na_sentinel=True)
+    item_codes_all, items = _factorize(df, item, "item")
     item_codes = item_codes_all[kept].astype(np.int64)
     items = np.asarray(items)
     if note.get("text"):  # ids as written; plain integers as int64
@@ -130,7 +169,7 @@ def _parse_long(
         )
     n_raters = None
     if rater is not None:
-        n_raters = int(df[rater][kept].nunique(dropna=True))
+        n_raters = int(np.max(_factorize(df[kept], rater, "rater")[0], initial=-1)) + 1
     return _Parsed(
         item_codes=item_codes,
         items=np.asarray(items),
