@@ -24,6 +24,7 @@ import numpy as np
 from ambppl.data.contract import as_counts, count_values
 from ambppl.inference.catalog import get_model, model_parameters
 from ambppl.inference.fitting import choose_method, usable_cpus
+from ambppl.internal.checks import check_random_seed
 from ambppl.internal.limits import as_count, check_memory, check_time, option
 from ambppl.maths.approx import accuracy_map, approximate_distribution
 from ambppl.maths.draws import dirichlet_draws
@@ -691,6 +692,8 @@ def seed_sequence(random_seed: Any) -> np.random.SeedSequence:
     ------
     TypeError
         For any other type.
+    ValueError
+        For a negative int.
 
     Examples
     --------
@@ -701,12 +704,7 @@ def seed_sequence(random_seed: Any) -> np.random.SeedSequence:
         return np.random.SeedSequence(int(random_seed.integers(2**63)))
     if isinstance(random_seed, np.random.SeedSequence):
         return random_seed
-    if random_seed is not None and not isinstance(random_seed, int | np.integer):
-        raise TypeError(
-            "random_seed must be an int, a numpy.random.Generator or None, but got "
-            f"{type(random_seed).__name__}"
-        )
-    return np.random.SeedSequence(random_seed)
+    return np.random.SeedSequence(check_random_seed(random_seed))
 
 
 def distinct_columns(

@@ -114,11 +114,12 @@ def _hyper_priors(prior: Any, k: int, n_hyper: Any) -> tuple[np.ndarray, np.ndar
     Draws with the same concentrations are merged (their weights added), so a fit with
     constant hyperparameters (``method="empirical_bayes"``) is one prior of weight 1.
     """
-    if not isinstance(prior, xr.DataTree):
-        return None
+    # checked whatever the prior, so that a wrong value is never silently unused
     n_keep = _check_whole(n_hyper, "n_hyper", "the number of hyperparameter draws kept")
     if n_keep < 1:
         raise ValueError(f"n_hyper must be a whole number >= 1, but got {n_hyper!r}")
+    if not isinstance(prior, xr.DataTree):
+        return None
     post = prior["posterior"].to_dataset() if "posterior" in prior.children else None
     if post is None or "mu" not in post or "kappa" not in post:
         raise ValueError(

@@ -50,6 +50,7 @@ from ambppl.internal.checks import (
     check_option,
     check_positive_scalar,
     check_prob,
+    check_progress,
 )
 from ambppl.maths.measures import measure_name
 
@@ -309,6 +310,9 @@ def score(
         "hdi_prob": check_prob(hdi_prob, "hdi_prob"),
     }
     seed = seed_sequence(random_seed)
+    check_progress(progress)
+    if not isinstance(approximate, bool | None):
+        raise TypeError(f"approximate must be True, False or None, but got {approximate!r}")
     if not conjugate:
         return _score_by_fit(data, entry, method, kwargs, settings, random_seed, options, progress)
     settings["mcse"] = _check_mcse(MCSE_TARGET if mcse is None else mcse)

@@ -128,8 +128,9 @@ def summarize(
         If ``result`` is not a DataTree.
     ValueError
         For an unknown measure or level, ``hdi_prob`` or ``threshold`` outside (0, 1), a
-        result without the groups/variables needed (``level="rater"``: rater effects), or
-        an item whose every draw of the measure is NaN.
+        result without the groups/variables needed (``level="rater"``: rater effects), an
+        item whose every draw of the measure is NaN, or ``overuse`` other than "hdi" with
+        ``level="item"``.
 
     Notes
     -----
@@ -169,6 +170,11 @@ def summarize(
     level = check_option(level, ("item", "rater"), "level")
     if level == "rater":
         return summarize_raters(result, hdi_prob=hdi_prob, overuse=overuse)
+    if not (isinstance(overuse, str) and overuse == "hdi"):
+        raise ValueError(
+            f"overuse is the rule of level='rater' (which raters over-use can't solve), but "
+            f"got overuse={overuse!r} with level='item'; drop it, or pass level='rater'"
+        )
     import arviz as az
     import arviz_base
     import pandas as pd

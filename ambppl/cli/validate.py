@@ -62,6 +62,19 @@ def _add_validate(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def _reading_options_given(args: argparse.Namespace) -> list[str]:
+    """The options that read an annotations file (``--item``, ``--sep``, ...) set to other
+    than their defaults, as written on the command line."""
+    scratch = argparse.ArgumentParser(add_help=False)
+    _add_input_options(scratch, optional=True)
+    defaults = vars(scratch.parse_args([]))
+    return [
+        "--" + name.replace("_", "-")
+        for name, value in defaults.items()
+        if name != "annotations" and getattr(args, name) != value
+    ]
+
+
 def _run_validate(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -72,6 +85,14 @@ def _run_validate(args: argparse.Namespace) -> int:
         raise UsageError(
             "--compare fits other models to an annotations file: give the file, or leave "
             "--compare out to run the reference cases"
+        )
+    reading = _reading_options_given(args)
+    if reading:
+        named = ", ".join(reading[:-1]) + " and " + reading[-1] if reading[1:] else reading[0]
+        raise UsageError(
+            f"{named} appl{'ies' if len(reading) == 1 else 'y'} to an "
+            "annotations file, but none is given (the reference cases carry their own data): "
+            "give the file, or leave them out"
         )
     if args.model != "dirichlet_categorical" or args.param or args.prior is not None:
         raise UsageError(

@@ -137,9 +137,10 @@ def catalog_dir(path: str | Path | None = None) -> Path:
     else:
         folder, what = package.parent / "models", "the source checkout's catalog"
     if not folder.is_dir():
+        state = "is a file" if folder.exists() else "does not exist"
         raise ValueError(
             f"{what} must be a folder of models (<name>.py + <name>.json), but "
-            f"{str(folder)!r} does not exist"
+            f"{str(folder)!r} {state}"
         )
     return folder
 
@@ -570,7 +571,9 @@ def get_model(name: str, path: str | Path | None = None) -> ModelEntry:
     """
     entries = _entries(path)
     if name not in entries:
-        raise ValueError(f"name must be one of {sorted(entries)!r}, but got {name!r}")
+        raise ValueError(
+            f"model must be one of {sorted(entries)!r} (ambppl.list_models()), but got {name!r}"
+        )
     return entries[name]
 
 

@@ -35,7 +35,7 @@ import importlib.util
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +54,7 @@ from ambppl.inference.convergence import CONVERGENCE, ConvergenceWarning, check_
 from ambppl.inference.laplace import POINT_SENTENCE, laplace_draws, mode_point
 from ambppl.inference.modeling import log_likelihood
 from ambppl.inference.reuse import reused_program
-from ambppl.internal.checks import check_option, check_positive_int
+from ambppl.internal.checks import check_option, check_positive_int, check_random_seed
 from ambppl.internal.limits import MEMORY_FRACTION, on_command_line, size
 from ambppl.internal.limits import available_memory as available
 from ambppl.internal.threads import one_blas_thread
@@ -345,7 +345,7 @@ def fit(
         available=available,
         draws=draws,
         chains=chains,
-        rng=np.random.default_rng(random_seed),
+        rng=np.random.default_rng(check_random_seed(random_seed)),
         random_seed=random_seed,
         sampler=sampler,
         progressbar=progressbar,
@@ -464,6 +464,11 @@ def _refuse_draws(method: str, draws: Any, chains: Any) -> None:
 
 
 def _check_sample_kwargs(sample_kwargs: Any) -> dict[str, Any]:
+    if sample_kwargs is not None and not isinstance(sample_kwargs, Mapping):
+        raise TypeError(
+            "sample_kwargs must be a dict of pymc.sample keywords (e.g. {'tune': 2000}), but "
+            f"got {type(sample_kwargs).__name__} {sample_kwargs!r}"
+        )
     kwargs = dict(sample_kwargs or {})
     clash = sorted(set(kwargs) & set(_RESERVED_SAMPLE_KWARGS))
     if clash:

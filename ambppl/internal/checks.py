@@ -261,6 +261,29 @@ def check_positive_int(x: Any, name: str) -> int:
     return int(x)
 
 
+def check_random_seed(seed: Any, name: str = "random_seed") -> Any:
+    """Return a seed that numpy and PyMC take: None, a non-negative int or a Generator."""
+    if seed is None or isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(
+            f"{name} must be a non-negative int, a numpy.random.Generator or None, but got {seed!r}"
+        )
+    if seed < 0:
+        raise ValueError(f"{name} must be a non-negative int (a numpy seed), but got {seed}")
+    return seed
+
+
+def check_progress(progress: Any, name: str = "progress") -> Any:
+    """Return ``progress``: None or a callable that takes one line of text."""
+    if progress is not None and not callable(progress):
+        raise TypeError(
+            f"{name} must be a callable that takes one line of text (e.g. print) or None, "
+            f"but got {progress!r}"
+        )
+    return progress
+
+
 def check_prob(x: Any, name: str) -> float:
     """Return ``x`` as a float in the open interval (0, 1)."""
     if isinstance(x, bool) or not isinstance(x, numbers.Real):

@@ -31,6 +31,16 @@ def category_dim(data: Any, dim: str | None, where: str) -> str:
     return dim
 
 
+def refuse_array_dim(dim: str | None, where: str) -> None:
+    """Refuse ``dim=`` with an array, whose categories are on its last axis."""
+    if dim is not None:
+        raise TypeError(
+            f"{where}: dim= names a DataArray's category dimension, but got an array with "
+            f"dim={dim!r}; an array has its categories on the last axis (move them there, or "
+            "pass a DataArray)"
+        )
+
+
 def over_categories(
     func: Callable[[np.ndarray], Any], data: Any, *, dim: str | None, name: str, where: str
 ) -> Any:

@@ -37,7 +37,12 @@ from ambppl.internal.checks import (
     check_probabilities,
     resolve_cant_solve,
 )
-from ambppl.internal.labels import category_dim, is_dataarray, over_categories
+from ambppl.internal.labels import (
+    category_dim,
+    is_dataarray,
+    over_categories,
+    refuse_array_dim,
+)
 from ambppl.maths.measures import MEASURES, evaluate, min_proper
 from ambppl.maths.moments import dirichlet_mean, pair_products
 
@@ -179,7 +184,8 @@ def estimate(
     NotImplementedError
         For ``method="less_biased"`` with ``measure`` "old" or "entropy".
     TypeError
-        If counts are not numeric or ``cant_solve`` is not an integer, None or a string.
+        If counts are not numeric or ``cant_solve`` is not an integer, None or a string,
+        or ``dim`` is given with an array.
 
     Notes
     -----
@@ -224,6 +230,7 @@ def estimate(
             name=f"{measure}_{method}",
             where="estimate",
         )
+    refuse_array_dim(dim, "estimate")
     check_option(method, METHODS, "method")
     check_option(measure, MEASURES, "measure")
     if method == "less_biased" and measure not in _BIAS_MEASURES:

@@ -64,7 +64,12 @@ from ambppl.internal.checks import (
     check_option,
     resolve_cant_solve,
 )
-from ambppl.internal.labels import category_dim, is_dataarray, over_categories
+from ambppl.internal.labels import (
+    category_dim,
+    is_dataarray,
+    over_categories,
+    refuse_array_dim,
+)
 from ambppl.maths._higher_moments import MAX_ORDER, DirichletMoments, dirichlet_moments
 from ambppl.maths.measures import MEASURES, min_proper
 
@@ -377,7 +382,8 @@ def dirichlet_mean(
         contradicts ``alpha.attrs["cant_solve"]``, or ``measure`` is "modified" or "old"
         with fewer than 2 proper categories.
     TypeError
-        If ``alpha`` is not numeric or ``cant_solve`` is not an integer, None or a string.
+        If ``alpha`` is not numeric or ``cant_solve`` is not an integer, None or a string,
+        or ``dim`` is given with an array.
 
     Notes
     -----
@@ -424,6 +430,7 @@ def dirichlet_mean(
             name=f"{measure}_mean",
             where="dirichlet_mean",
         )
+    refuse_array_dim(dim, "dirichlet_mean")
     return _evaluate(alpha, measure, cant_solve, _MEANS, "mean")
 
 
@@ -468,7 +475,8 @@ def dirichlet_var(
         contradicts ``alpha.attrs["cant_solve"]``, or ``measure="modified"`` has fewer than
         2 proper categories.
     TypeError
-        If ``alpha`` is not numeric or ``cant_solve`` is not an integer, None or a string.
+        If ``alpha`` is not numeric or ``cant_solve`` is not an integer, None or a string,
+        or ``dim`` is given with an array.
 
     Notes
     -----
@@ -516,4 +524,5 @@ def dirichlet_var(
             name=f"{measure}_var",
             where="dirichlet_var",
         )
+    refuse_array_dim(dim, "dirichlet_var")
     return _evaluate(alpha, measure, cant_solve, _VARIANCES, "var")

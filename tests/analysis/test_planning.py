@@ -626,6 +626,13 @@ def test_next_batch_edges():
             ValueError,
             r"cant_solve must be a position",
         ),
+        # n_hyper matters for a fitted prior only, but a wrong one is never silently unused
+        (
+            answers_needed,
+            {"target_sd": 0.1, "n_hyper": -5},
+            ValueError,
+            r"n_hyper must be a whole number >= 0",
+        ),
     ],
 )
 def test_planning_errors(func, kwargs, exc, match):

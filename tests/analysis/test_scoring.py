@@ -541,3 +541,17 @@ def test_progress_lines_of_the_conjugate_routes(three_class, big_counts):
     ambppl.score(big_counts.chunk({"item": 1000}), random_seed=1, progress=lines.append)
     assert lines[0].startswith("scoring 3 chunks of counts with dirichlet_categorical")
     assert lines[1].startswith("3000 items, ") and "distinct count vectors summarized" in lines[1]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"random_seed": -1}, ValueError, r"random_seed must be a non-negative int \(a numpy"),
+        ({"random_seed": "7"}, TypeError, r"random_seed must be a non-negative int, a numpy"),
+        ({"progress": 3}, TypeError, r"progress must be a callable .* but got 3"),
+        ({"approximate": "yes"}, TypeError, r"approximate must be True, False or None"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        ambppl.score(_counts(np.array([[3, 1, 1]])), **kwargs)

@@ -281,6 +281,8 @@ def test_no_cant_solve_category(small_counts):
         ({"hdi_prob": 0}, ValueError, r"hdi_prob must be in the open interval \(0, 1\)"),
         ({"threshold": 1.0}, ValueError, r"threshold must be in the open interval \(0, 1\)"),
         ({"threshold": "high"}, TypeError, r"threshold must be a number in \(0, 1\)"),
+        ({"overuse": "bogus"}, ValueError, r"overuse is the rule of level='rater'"),
+        ({"overuse": 0.5}, ValueError, r"got overuse=0.5 with level='item'; drop it"),
     ],
 )
 def test_bad_arguments(exact_fit, kwargs, error, match):

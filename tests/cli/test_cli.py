@@ -948,6 +948,12 @@ def test_validate_learned_prior_skips_density(
         (["--model", "hierarchical_dirichlet"], "reference cases carry their own model"),
         (["--alpha", "2"], "--alpha"),
         (["missing.csv"], "missing.csv"),
+        # reading options without a file were ignored
+        (
+            ["--item", "foo", "--sep", ";"],
+            "--item and --sep apply to an annotations file, but none is given",
+        ),
+        (["--no-header"], "--no-header applies to an annotations file"),
     ],
 )
 def test_validate_bad_input(

@@ -113,8 +113,17 @@ def test_build_rejects_unknown_parameters(toy_catalog):
 
 
 def test_unknown_name_lists_available(toy_catalog):
-    with pytest.raises(ValueError, match=r"name must be one of \['other', 'toy'\], but got 'nope'"):
+    with pytest.raises(
+        ValueError,
+        match=r"model must be one of \['other', 'toy'\] \(ambppl.list_models\(\)\), but got 'nope'",
+    ):
         get_model("nope", toy_catalog)
+
+
+def test_a_file_is_no_catalog_folder(tmp_path):
+    (tmp_path / "models.txt").write_text("")
+    with pytest.raises(ValueError, match=r"path must be a folder of models .* is a file"):
+        list_models(tmp_path / "models.txt")
 
 
 def test_missing_folder(tmp_path, monkeypatch):

@@ -538,7 +538,7 @@ def test_parameters_of_another_model_are_refused(small_counts):
         (
             {"model": "nope"},
             ValueError,
-            r"name must be one of \['dawid_skene', 'dirichlet_categorical'",
+            r"model must be one of \['dawid_skene', 'dirichlet_categorical'",
         ),
         (
             {"method": "mcmc"},
@@ -556,6 +556,14 @@ def test_parameters_of_another_model_are_refused(small_counts):
         ({"prior": [1.0, 2.0]}, ValueError, r"prior must be .* a vector of 3 positive numbers"),
         ({"prior": "flat"}, TypeError, r"prior must be array-like of numbers"),
         ({"prior": True}, TypeError, r"prior must be a positive number or one per category"),
+        ({"random_seed": -1}, ValueError, r"random_seed must be a non-negative int \(a numpy"),
+        ({"random_seed": "abc"}, TypeError, r"random_seed must be a non-negative int, a numpy"),
+        ({"random_seed": 1.5}, TypeError, r"random_seed must be a non-negative int, a numpy"),
+        (
+            {"method": "nuts", "sample_kwargs": [1]},
+            TypeError,
+            r"sample_kwargs must be a dict of pymc.sample keywords .* but got list \[1\]",
+        ),
         ({"draws": 0}, ValueError, r"draws must be a positive integer, but got 0"),
         ({"draws": 1.5}, TypeError, r"draws must be a positive integer, but got 1.5"),
         ({"chains": -2}, ValueError, r"chains must be a positive integer, but got -2"),

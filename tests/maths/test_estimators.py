@@ -455,3 +455,9 @@ def test_estimate_counts_the_proper_categories(method, measure):
     ):
         estimate(np.array([[3, 1]]), method, measure=measure)
     assert np.isfinite(estimate(np.array([[3, 1]]), method, measure=measure, cant_solve=None))
+
+
+def test_dim_with_an_array_is_refused():
+    # dim= names a DataArray's category dimension; an array ignored it before
+    with pytest.raises(TypeError, match=r"estimate: dim= names a DataArray's category dimension"):
+        estimate(np.array([[3, 1, 1]]), dim="label")

@@ -657,3 +657,9 @@ def test_too_few_proper_categories_is_reported_before_bad_values():
     # two proper categories and no can't-solve: valid, E amb = 1 - sum a(a+1) / (a0 (a0 + 1))
     # (paper eq. expr_amb_final with alpha_cs = 0): 1 - (2 + 6) / (3 * 4) = 1/3
     assert float(dirichlet_mean([1.0, 2.0], cant_solve=None)) == pytest.approx(1 / 3, rel=1e-15)
+
+
+@pytest.mark.parametrize("fn", [dirichlet_mean, dirichlet_var])
+def test_dim_with_an_array_is_refused(fn):
+    with pytest.raises(TypeError, match=rf"{fn.__name__}: dim= names a DataArray's category"):
+        fn(np.array([[3.0, 1.0, 1.0]]), dim="label")

@@ -159,7 +159,7 @@ def test_uniformity_test_is_calibrated_and_corrects_for_pooling():
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"model": "no_such_model"}, ValueError, "name must be one of"),
+        ({"model": "no_such_model"}, ValueError, "model must be one of"),
         ({"model": 3}, TypeError, "model must be the name"),
         ({"method": "collapsed"}, ValueError, "method must be one of the methods"),
         ({"n_simulations": 1}, ValueError, "n_simulations must be at least 2"),
