@@ -571,16 +571,12 @@ def count_long_in_chunks(
         plain = {k: v for k, v in options.items() if k != "blocksize"}
         head = _read_head(path, ftype, plain, read_kwargs)
         present = list(head.columns)
-    missing = [c for c in (item, label) if c not in present]
-    if missing:
-        raise ValueError(
-            f"columns {missing!r} are not in {path.name!r}; its columns are {present!r}: pass "
-            + say("item=/label=", "--item/--label")
-        )
+    # a column that is absent or written twice, as in memory (the same message)
+    checked = head if head is not None else pd.DataFrame(columns=present)
+    _check_column(checked, item, "item")
+    _check_column(checked, label, "label")
     if head is not None:
-        # a header cell written twice, and a header line read as an answer, as in memory
-        _check_column(head, item, "item")
-        _check_column(head, label, "label")
+        # a header line read as an answer, as in memory
         if "header" in options and options["header"] is None:
             _check_first_row_is_data(head, item, None, label, path.name)
     if ftype == "parquet":

@@ -113,6 +113,14 @@ def _from_counts(
     import xarray as xr
 
     attrs: dict[str, Any] = {"n_dropped": 0, "n_raters": None}
+    if item != DEFAULT_ITEM and not isinstance(obj, pd.DataFrame):
+        kind = "a DataArray" if isinstance(obj, xr.DataArray) else "an array"
+        given = say(f"item={item!r}", f"--item {item}")
+        raise ValueError(
+            f"{say('item', '--item')} names the id column of a table, but {source!r} holds "
+            f"counts as {kind} (items by position or coordinate), so {given} would be unused; "
+            "leave it out"
+        )
     if isinstance(obj, xr.DataArray):
         if obj.ndim != 2:
             raise ValueError(

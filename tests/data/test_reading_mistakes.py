@@ -133,3 +133,14 @@ def test_parquet_counts_keep_their_ids_in_memory_and_in_chunks(tmp_path, capsys,
     assert lazy.categories == ["a", "b"]
     assert np.asarray(lazy.items.compute()).tolist() == [101, 102]
     assert lazy.values.compute().tolist() == [[1, 2], [2, 3]]
+
+
+def test_an_item_column_for_a_count_array_is_refused(tmp_path, capsys) -> None:
+    path = tmp_path / "counts.npy"
+    np.save(path, np.array([[1, 2], [3, 4]]))
+    with pytest.raises(ValueError, match=r"so item='x' would be unused; leave it out"):
+        read_annotations(path, item="x")
+    with pytest.raises(ValueError, match=r"holds counts as a DataArray"):
+        read_annotations(read_annotations(path), item="x")
+    line = _cli_error(["score", str(path), "--item", "x", "-q"], capsys)
+    assert "--item names the id column of a table" in line and "so --item x would" in line
