@@ -24,6 +24,7 @@ from ambppl.data.files import (
     _READ_NOTE,
     READ_OPTIONS,
     _duplicate_header_cells,
+    _empty_file,
     _file_type,
     _first_line,
     _not_encoded,
@@ -723,11 +724,7 @@ def _read_head(
     try:
         head = pd.read_csv(path, nrows=1001, **options)
     except pd.errors.EmptyDataError as err:
-        comments = " or comment lines" if read_kwargs.get("comment") else ""
-        raise ValueError(
-            f"could not read {path.name!r} as {ftype.upper()}: it is empty (no header line "
-            f"and no answers, only blank{comments} lines); give the file of answers"
-        ) from err
+        raise _empty_file(path, ftype, read_kwargs) from err
     except UnicodeDecodeError as err:
         raise _not_text(path, ftype, err, options) from err
     except (ValueError, OSError, pd.errors.ParserError) as err:

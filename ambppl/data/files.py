@@ -488,6 +488,15 @@ def _first_line_hint(df: pd.DataFrame) -> str:
     )
 
 
+def _empty_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> ValueError:
+    """The error for a text file without a header line or answers."""
+    comments = " or comment lines" if read_kwargs.get("comment") else ""
+    return ValueError(
+        f"could not read {path.name!r} as {ftype.upper()}: it is empty (no header line "
+        f"and no answers, only blank{comments} lines); give the file of answers"
+    )
+
+
 def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
     """Read one file into a DataFrame (an ndarray for ``.npy``, a DataArray or ndarray for a
     zarr store) with clear errors."""
@@ -571,11 +580,7 @@ def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
             f"{_not_encoded(err, kwargs.get('encoding'))}"
         ) from err
     except pd.errors.EmptyDataError as err:
-        comments = " or comment lines" if read_kwargs.get("comment") else ""
-        raise ValueError(
-            f"could not read {path.name!r} as {ftype.upper()}: it is empty (no header line "
-            f"and no answers, only blank{comments} lines); give the file of answers"
-        ) from err
+        raise _empty_file(path, ftype, read_kwargs) from err
     except (ValueError, OSError, pd.errors.ParserError) as err:
         if ftype == "npy" and "allow_pickle" in str(err):
             raise ValueError(
