@@ -579,7 +579,12 @@ def plot_parameter_ranks(draws: Mapping[str, np.ndarray]) -> Figure:
     import arviz_plots
     import xarray as xr
 
-    names = [plain(name, 40) for name in draws]
+    # DataTree refuses "/" in a variable name (a category such as "Neutral / author ..."),
+    # and shortened names may coincide: a division slash, and a count for repeats
+    names: list[str] = []
+    for name in draws:
+        short = plain(name, 40).replace("/", "\u2215")
+        names.append(short if short not in names else f"{short} ({len(names) + 1})")
     arrays = [np.asarray(v, dtype=float) for v in draws.values()]
     n_chains, n_draws = arrays[0].shape
     dataset = xr.Dataset(
@@ -677,16 +682,11 @@ def plot_prior_sensitivity(
     colors = [_ORANGE, _BLUE, "#4d9a59", "#8a5ca8", _GREY]
     for j, label in enumerate(labels):
         yj = y + (j - (n_priors - 1) / 2) * 0.22
-        ax.errorbar(
-            mean[:, j],
-            yj,
-            xerr=np.vstack([mean[:, j] - lower[:, j], upper[:, j] - mean[:, j]]),
-            fmt="o",
-            ms=3.5,
-            lw=1.2,
-            color=colors[j % len(colors)],
-            label=plain(label),
-        )
+        color = colors[j % len(colors)]
+        # a line from end to end, not error bars around the mean: a short HDI of a skewed
+        # posterior need not contain its mean
+        ax.hlines(yj, lower[:, j], upper[:, j], lw=1.2, color=color)
+        ax.plot(mean[:, j], yj, "o", ms=3.5, color=color, label=plain(label))
     ax.set_yticks(y, [plain(i, 24) for i in items])
     ax.set_xlabel(f"{plain(measure)}: posterior mean and HDI")
     ax.legend(

@@ -168,3 +168,30 @@ def test_plot_prior_sensitivity_draws_the_public_table():
         plot_prior_sensitivity(table, labels=["one"])
     with pytest.raises(ValueError, match=r"lacks \('beta=0.5', 'hdi_lower'\)"):
         plot_prior_sensitivity(table.drop(columns=[("beta=0.5", "hdi_lower")]))
+
+
+def test_plot_prior_sensitivity_takes_a_mean_outside_its_hdi():
+    # a short HDI of a skewed posterior need not hold the mean (--hdi-prob 0.5 with the
+    # modified measure crashed the report: matplotlib refuses negative error bars)
+    from ambppl.report.figures import plot_prior_sensitivity
+
+    table = _prior_table()
+    table[("beta=2", "mean")] = [0.7, 0.05]  # above one HDI, below the other
+    ax = plot_prior_sensitivity(table).axes[0]
+    ends = np.concatenate([c.get_segments() for c in ax.collections])[:, :, 0]
+    np.testing.assert_allclose(ends, [[0.4, 0.6], [0.1, 0.3], [0.45, 0.65], [0.15, 0.35]])
+
+
+def test_plot_parameter_ranks_takes_any_name():
+    # a category label with "/" (the example's "Neutral / author is just sharing ...")
+    # crashed DataTree; two names alike in their first 40 characters must stay two panels
+    from ambppl.report.figures import plot_parameter_ranks
+
+    rng = np.random.default_rng(1)
+    long = "sigma_item[Neutral / author is just sharing information"
+    draws = {f"{long} {k}]": rng.normal(size=(2, 50)) for k in range(2)} | {
+        "kappa": rng.normal(size=(2, 50))
+    }
+    fig = plot_parameter_ranks(draws)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert len(titles) == 3 and all("/" not in t for t in titles), titles

@@ -870,7 +870,14 @@ def test_unconverged_fit_says_so_first(learned_result: xr.DataTree, learned_page
     variables = {n.split("[")[0] for n in names}
     assert variables == {str(v) for v in learned_result["posterior"].data_vars}
     assert "kappa" in names and any(n.startswith("mu[") for n in names)
-    assert f"Worst parameter: <code>{names[0]}</code>" in verdict
+    assert f"Furthest from the standard: <code>{names[0]}</code>" in verdict
+    # what comes from these draws, and what does not (the refits under fixed priors)
+    said = _text(verdict)
+    assert "From these draws come the item table and which items count as the most" in said
+    assert "the learned prior and its columns under Prior sensitivity" in said
+    assert "(the refits under fixed priors in Prior sensitivity are separate exact draws)" in said
+    assert "rater table" not in said  # no raters in this model
+    assert "not always the largest R-hat" in said
     # the same parameter as the fit's warning (its record checked mu and kappa)
     assert names[0] == record["worst"][0]["parameter"]
     # the kappa row holds ArviZ's diagnostics of kappa
