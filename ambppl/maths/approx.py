@@ -59,7 +59,25 @@ DEFAULT_BOUND = 0.005
 #: taken over the shapes that pass. Calibrated on the map and on a sweep across near-ties:
 #: every case at or below these values had a CDF error below 0.0035 (Pearson's fifth and
 #: sixth moments can be close while its CDF is 0.03 off, hence its much smaller value).
-MISMATCH_MAX: dict[str, float] = {"beta": 0.05, "pearson": 0.003}
+#: The Beta's was 0.05 until an audit (2026-12-02) found near-uniform alphas of K = 8
+#: without can't-solve at mismatch 0.033-0.040 whose CDF was 0.0063-0.0069 off against a
+#: mapped 0.003; over 1000 random alphas (K = 3-15, with and without can't-solve, 4 x 10^5
+#: exact draws each) no row at or below 0.025 and 4 sds from the upper end
+#: (:data:`EDGE_SD`) exceeded its mapped error.
+MISMATCH_MAX: dict[str, float] = {"beta": 0.025, "pearson": 0.003}
+#: Rows whose mean lies within this many sds of the measure's upper end are never trusted.
+#: Near-uniform alphas put amb's mass against its maximum (``1 - 1/C`` without can't-solve,
+#: where ``1 - 1/C - amb`` is a quadratic form in ``q``): there a moment-matched Beta missed
+#: the CDF by up to 0.023 while the map, whose seven shapes miss this corner, promised 0.0035
+#: and the moment check passed (400 random alphas, K = 3-8 without can't-solve, 4 x 10^5 exact
+#: draws each: all 25 rows over their mapped error had the mean 1.1-2.7 sds from the end; an
+#: audit of 2026-12-02). At 3.2 sds a K = 6 row was still 0.0034 off (4 x 10^6 draws) against
+#: a mapped 0.0024; 4 sds leaves a margin.
+EDGE_SD = 4.0
+#: The smallest entry of the map's shapes (their prior-like minor classes hold
+#: ``min(MIN_ENTRY, 0.1 alpha_0 / (K - 1))``); rows with a smaller entry are never trusted: a
+#: Pearson fit of alpha (0.13, 54.1, 0.18) missed the CDF by 0.079 against a mapped 0.0036.
+MIN_ENTRY = 0.5
 #: Golden-section iterations of the HDI search (interval 0.618^60 ~ 3e-13 of the tail mass).
 _HDI_ITERATIONS = 60
 
@@ -402,9 +420,16 @@ def approximate_distribution(
 
     * the row's **moment mismatch** (:func:`moment_mismatch`: how far the fitted law's
       standardized moments of orders 3-6 are from the exact ones) exceeds
-      :data:`MISMATCH_MAX` (0.05 for ``"beta"``, 0.003 for ``"pearson"``) — this rejects
+      :data:`MISMATCH_MAX` (0.025 for ``"beta"``, 0.003 for ``"pearson"``) — this rejects
       shapes no Beta has, such as the interior spike of amb near a two-way tie with a rare
       can't-solve (:errata:`E4`), whatever K and alpha_0 are; or
+    * an entry of the row is below the smallest the map's shapes hold at its alpha_0,
+      ``min(0.5, 0.1 alpha_0 / (K - 1))`` (:data:`MIN_ENTRY`; a prior of 0.5 or more keeps
+      every posterior above it); or
+    * the row's mean lies within :data:`EDGE_SD` (4) standard deviations of the measure's
+      upper end: near-uniform alphas put the mass against amb's maximum, a corner the map's
+      shapes miss, where a Beta missed the CDF by up to 0.023 with the moment check passed;
+      or
     * ``K`` (the length of the alpha vector, can't-solve counted when present) or
       ``alpha_0`` (its sum) lies outside the map: ``K < 3``, ``K > 20``, ``alpha_0 < 1`` or
       ``alpha_0 > 10^4``.
@@ -468,8 +493,20 @@ def approximate_distribution(
         mapped = _lookup(measure, has_cs, k, np.asarray(np.sum(arr, axis=-1), dtype=float))
         mismatch = {"beta": moment_mismatch(beta, moments.central)}
         mismatch["pearson"] = np.where(ok, moment_mismatch(pear, moments.central), mismatch["beta"])
-    # a family's error for a row: the mapped error where its mismatch passes, else inf
-    err = {f: np.where(mismatch[f] <= MISMATCH_MAX[f], mapped[f], np.inf) for f in mapped}
+        near_end = (hi - moments.mean) < EDGE_SD * np.sqrt(moments.var)
+        # entries below the smallest the map's shapes hold at this alpha_0 (its prior-like
+        # minor classes, min(0.5, 0.1 alpha_0 / (K - 1))): no evidence there
+        total = np.sum(arr, axis=-1)
+        unmapped = np.min(arr, axis=-1) < np.minimum(MIN_ENTRY, 0.1 * total / (k - 1))
+        untrusted = near_end | unmapped
+    # a family's error for a row: the mapped error where its mismatch passes, the mean is
+    # not against the upper end and no entry is below the map's, else inf
+    err = {
+        family: np.where(
+            (mismatch[family] <= MISMATCH_MAX[family]) & ~untrusted, mapped[family], np.inf
+        )
+        for family in mapped
+    }
     if method == "auto":
         use_pearson = ok & (err["pearson"] < err["beta"])
     else:
