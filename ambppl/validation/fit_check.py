@@ -95,12 +95,15 @@ MEANINGS: dict[tuple[str, str, str], str] = {
 #: What a failed computation check means (not a misfit of the model to the data).
 COMPUTATION = {
     "moments": (
-        "the draws disagree with the closed-form posterior moments: the sampler or the draws "
-        "are wrong (or too few effective draws), not the model; please report it"
+        "the draws disagree with the closed-form posterior moments: a false alarm (the check "
+        "raises one in {rate} correct runs), or the sampler or the draws are wrong (or too "
+        "few effective draws), not the model; rerun with another seed, and report it if it "
+        "fails again"
     ),
     "density": (
-        "the draws disagree with the exact two-class posterior law: the sampler or the draws "
-        "are wrong, not the model; please report it"
+        "the draws disagree with the exact two-class posterior law: a false alarm (the check "
+        "raises one in {rate} correct runs), or the sampler or the draws are wrong, not the "
+        "model; rerun with another seed, and report it if it fails again"
     ),
 }
 
@@ -231,7 +234,8 @@ class FitCheck:
             lines.extend(_wrap(f"convergence: {message}", first=""))
         for name, what in COMPUTATION.items():
             if name in self.checks and not self.checks[name].passed:
-                lines.append(f"{name}: {what}")
+                rate = round(1.0 / self.level) if self.level > 0 else "no"
+                lines.append(f"{name}: {what.format(rate=rate)}")
         if self.predictive is not None:
             lines.append("")
             header = textwrap.wrap(self.checks["predictive"].description + ":", width=100)
