@@ -216,16 +216,15 @@ def score(
     the vector then gets ``p (1 - p) / mcse**2`` draws in all (the pilot's kept), with ``p``
     moved three pilot standard errors towards 1/2, and any row still above the bound is
     redrawn afresh with ``0.25 / mcse**2`` draws, so ``p_above_mcse <= mcse`` on every row.
-    The HDI ends' MCSE is not a sample quantile's: where the shortest interval starts is
-    itself estimated, so an interior end moves at the cube-root rate ``n ** (-1 / 3)``; its
-    MCSE is the spread of the shortest intervals of 10 disjoint batches of the draws (fewer
-    below 200 draws, at least 20 draws each), scaled by ``(batch / draws) ** (1 / 3)``
-    (subsampling; a quantile's order-statistic error for an end at the edge of the support
-    and for fewer than 40 draws). Rows of items with equal counts are
-    identical (shared Monte Carlo error), which is why this is only offered for per-item
-    summaries and never for joint quantities across items. Draws run in batches on
-    ``usable_cpus()`` threads (numpy's gamma sampler releases the GIL); each batch has its own
-    seed, so the table does not depend on the number of threads.
+    The HDI ends' MCSE is not a sample quantile's: where the shortest interval starts is itself
+    estimated, so an interior end moves at the cube-root rate ``n ** (-1 / 3)``; its MCSE is the
+    spread of the shortest intervals of 10 disjoint batches of the draws (fewer below 200 draws,
+    at least 20 draws each), scaled by ``(batch / draws) ** (1 / 3)`` (subsampling; a quantile's
+    order-statistic error for an end at the edge of the support and for fewer than 40 draws).
+    Rows of items with equal counts are identical (shared Monte Carlo error), which is why this
+    is only offered for per-item summaries and never for joint quantities across items. Draws
+    run in batches on ``usable_cpus()`` threads (numpy's gamma sampler releases the GIL); each
+    batch has its own seed, so the table does not depend on the number of threads.
 
     Out of core (counts read in chunks): two dask passes over the chunks
     of items, on whatever dask scheduler is active (a ``distributed.Client`` makes it a
