@@ -39,6 +39,7 @@ from ambppl.data.contract import as_counts, count_values
 from ambppl.internal.checks import (
     check_positive_scalar,
     check_prob,
+    check_progress,
 )
 from ambppl.internal.limits import as_count, option
 from ambppl.internal.work import WORK as _WORK
@@ -778,7 +779,7 @@ def plan(
     counts = as_counts(counts)
     values, cant_solve = count_values(counts)  # the label's position, in any category order
     model = {"measure": measure, "prior": prior, "cant_solve": cant_solve}
-    if progress is not None:
+    if check_progress(progress) is not None:
         progress(
             f"allocating {budget} answers over {values.shape[0]} items (objective {objective})"
         )

@@ -54,7 +54,12 @@ from ambppl.inference.convergence import CONVERGENCE, ConvergenceWarning, check_
 from ambppl.inference.laplace import POINT_SENTENCE, laplace_draws, mode_point
 from ambppl.inference.modeling import log_likelihood
 from ambppl.inference.reuse import reused_program
-from ambppl.internal.checks import check_option, check_positive_int, check_random_seed
+from ambppl.internal.checks import (
+    check_option,
+    check_positive_int,
+    check_progress,
+    check_random_seed,
+)
 from ambppl.internal.limits import MEMORY_FRACTION, on_command_line, size
 from ambppl.internal.limits import available_memory as available
 from ambppl.internal.threads import one_blas_thread
@@ -855,7 +860,7 @@ def fit_with_progress(
     """
     if measure is not None and method != "nuts" and fit_kwargs.get("var_names") is None:
         fit_kwargs["var_names"] = [VARIABLES[measure_name(measure)]]
-    say = progress or (lambda message: None)
+    say = check_progress(progress) or (lambda message: None)
     sizes = f", {chains} x {draws} draws" if draws is not None and chains is not None else ""
     say(f"fitting {model} ({method}{sizes}) to {describe(data)}")
     start = time.perf_counter()

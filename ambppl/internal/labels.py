@@ -31,14 +31,15 @@ def category_dim(data: Any, dim: str | None, where: str) -> str:
     return dim
 
 
-def refuse_array_dim(dim: str | None, where: str) -> None:
-    """Refuse ``dim=`` with an array, whose categories are on its last axis."""
+def refuse_array_dim(
+    dim: str | None,
+    where: str,
+    fix: str = "an array has its categories on the last axis (move them there, or pass a "
+    "DataArray)",
+) -> None:
+    """Refuse ``dim=`` (the category dimension of a DataArray) given with an array."""
     if dim is not None:
-        raise TypeError(
-            f"{where}: dim= names a DataArray's category dimension, but got an array with "
-            f"dim={dim!r}; an array has its categories on the last axis (move them there, or "
-            "pass a DataArray)"
-        )
+        raise TypeError(f"{where}: dim= is for xarray inputs; {fix}, got dim={dim!r}")
 
 
 def over_categories(

@@ -26,6 +26,7 @@ from ambppl.internal.checks import (
     check_probabilities,
     resolve_cant_solve,
 )
+from ambppl.internal.labels import refuse_array_dim
 
 __all__ = [
     "MEASURES",
@@ -242,10 +243,7 @@ def _apply(measure: str, q: Any, cant_solve: int | str | None, axis: int, dim: s
     if module.startswith("xarray"):
         return _apply_xarray(measure, q, cant_solve, dim)
     cant_solve = resolve_cant_solve(q, cant_solve, name="q")  # "auto": the last category
-    if dim is not None:
-        raise TypeError(
-            f"{fname}: dim= is for xarray inputs; for arrays use axis=, got dim={dim!r}"
-        )
+    refuse_array_dim(dim, fname, "for arrays use axis=")
     if module.startswith("pytensor"):
         ops = _PyTensorOps()
         ax = check_axis(axis, q.ndim)

@@ -38,7 +38,7 @@ from ambppl.inference.convergence import (
 )
 from ambppl.inference.diagnostics import diagnose
 from ambppl.inference.fitting import VARIABLES
-from ambppl.internal.checks import cant_solve_position, check_positive_int
+from ambppl.internal.checks import cant_solve_position, check_positive_int, check_progress
 from ambppl.internal.resultdata import cant_solve_index, observed_counts
 from ambppl.report import figures
 from ambppl.report.figures import figure_to_data_uri
@@ -1050,7 +1050,7 @@ def render_report(
         )
     top = check_positive_int(top, "top")
     max_rows = check_positive_int(max_rows, "max_rows")
-    if progress is not None:
+    if check_progress(progress) is not None:
         progress(f"summarizing {result['posterior'].sizes.get('item', 0)} items")
     table = rank(summarize(result, measure=measure, hdi_prob=hdi_prob, threshold=threshold))
     return _render(

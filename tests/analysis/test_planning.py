@@ -851,3 +851,10 @@ def test_plan_is_the_table_the_command_writes(tmp_path: Path, objective: str) ->
     in_order = table["extra"].reindex(data["item"].values).to_numpy()
     np.testing.assert_array_equal(in_order, extra)
     assert seen == [f"allocating 40 answers over 30 items (objective {objective})"]
+
+
+def test_plan_refuses_a_progress_that_is_not_callable():
+    from ambppl.analysis.planning import plan
+
+    with pytest.raises(TypeError, match=r"progress must be a callable .* but got 3"):
+        plan(np.array([[3, 1, 0]]), 2, progress=3)

@@ -886,3 +886,10 @@ def test_available_memory_reads_the_system():
 
     have = importlib.import_module("ambppl.inference.fitting").available_memory()
     assert have is None or 2**20 < have < 2**50  # between a MiB and a PiB
+
+
+def test_fit_with_progress_refuses_a_progress_that_is_not_callable(small_counts):
+    from ambppl.inference.fitting import fit_with_progress
+
+    with pytest.raises(TypeError, match=r"progress must be a callable .* but got 'yes'"):
+        fit_with_progress(small_counts, "dirichlet_categorical", method="exact", progress="yes")

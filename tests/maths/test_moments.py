@@ -661,5 +661,6 @@ def test_too_few_proper_categories_is_reported_before_bad_values():
 
 @pytest.mark.parametrize("fn", [dirichlet_mean, dirichlet_var])
 def test_dim_with_an_array_is_refused(fn):
-    with pytest.raises(TypeError, match=rf"{fn.__name__}: dim= names a DataArray's category"):
+    refused = rf"{fn.__name__}: dim= is for xarray inputs; an array has its categories"
+    with pytest.raises(TypeError, match=refused):
         fn(np.array([[3.0, 1.0, 1.0]]), dim="label")
