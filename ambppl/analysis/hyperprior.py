@@ -46,7 +46,9 @@ def hyperprior_sensitivity(result: Any, *, threshold: float = PSENSE_THRESHOLD) 
         stored without its ``log_likelihood`` group), ``pinned_down`` (``prior <
         threshold``) and ``diagnosis``: ``"ok"``, ``"prior-data conflict"`` (both
         sensitive: the data pull against the prior) or ``"weak likelihood"`` (only the prior
-        matters). ``attrs["threshold"]`` holds the threshold.
+        matters), or ``"prior-sensitive (likelihood not computed)"`` where the prior is
+        sensitive and the fit has no ``log_likelihood`` group to tell the two apart.
+        ``attrs["threshold"]`` holds the threshold.
 
     Raises
     ------
@@ -131,10 +133,14 @@ def hyperprior_sensitivity(result: Any, *, threshold: float = PSENSE_THRESHOLD) 
     table = pd.DataFrame.from_dict(rows, orient="index", columns=["prior", "likelihood"])
     table.index.name = "parameter"
     table["pinned_down"] = table["prior"] < threshold
-    conflict = ~table["pinned_down"] & (table["likelihood"] >= threshold)
-    weak = ~table["pinned_down"] & ~conflict
+    known = table["likelihood"].notna()
+    conflict = ~table["pinned_down"] & known & (table["likelihood"] >= threshold)
+    weak = ~table["pinned_down"] & known & ~conflict
+    unknown = ~table["pinned_down"] & ~known
     table["diagnosis"] = np.select(
-        [conflict, weak], ["prior-data conflict", "weak likelihood"], default="ok"
+        [conflict, weak, unknown],
+        ["prior-data conflict", "weak likelihood", "prior-sensitive (likelihood not computed)"],
+        default="ok",
     )
     table.attrs["threshold"] = threshold
     return table

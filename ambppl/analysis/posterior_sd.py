@@ -107,12 +107,17 @@ def _check_measure(measure: Any) -> str:
     return measure
 
 
-def _hyper_priors(prior: Any, k: int, n_hyper: Any) -> tuple[np.ndarray, np.ndarray] | None:
+def _hyper_priors(
+    prior: Any, k: int, n_hyper: Any, counts: Any = None
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Thinned concentrations ``kappa * mu`` (S, K) and weights (S,) of a fitted prior.
 
     ``None`` if ``prior`` is not a fitted model (a number or vector of concentrations).
     Draws with the same concentrations are merged (their weights added), so a fit with
     constant hyperparameters (``method="empirical_bayes"``) is one prior of weight 1.
+    Where ``counts`` is a labelled DataArray and ``mu`` has category labels, ``mu`` is put
+    in the counts' category order (the same labels in another order are the same data); other
+    labels are refused. A bare array is taken in the fit's order.
     """
     # checked whatever the prior, so that a wrong value is never silently unused
     n_keep = _check_whole(n_hyper, "n_hyper", "the number of hyperparameter draws kept")
@@ -128,7 +133,8 @@ def _hyper_priors(prior: Any, k: int, n_hyper: Any) -> tuple[np.ndarray, np.ndar
             "'mu' (chain, draw, category) and 'kappa' (chain, draw)), but got a DataTree "
             "without posterior mu and kappa (a fixed-prior fit: pass its prior instead)"
         )
-    mu = np.asarray(post["mu"].transpose("chain", "draw", "category"), dtype=float)
+    mu_da = _in_counts_order(post["mu"], counts)
+    mu = np.asarray(mu_da.transpose("chain", "draw", "category"), dtype=float)
     kappa = np.asarray(post["kappa"].transpose("chain", "draw"), dtype=float)
     k_fit = mu.shape[-1]
     if "observed_data" in prior.children and "counts" in prior["observed_data"]:
@@ -146,6 +152,25 @@ def _hyper_priors(prior: Any, k: int, n_hyper: Any) -> tuple[np.ndarray, np.ndar
         raise ValueError("the fitted prior has draws of kappa * mu that are not positive")
     uniq, weight = np.unique(conc, axis=0, return_counts=True)
     return uniq, weight / weight.sum()
+
+
+def _in_counts_order(mu: xr.DataArray, counts: Any) -> xr.DataArray:
+    """``mu`` with its categories in the order of the labelled ``counts`` (else as it is)."""
+    if not (
+        isinstance(counts, xr.DataArray) and "category" in counts.coords and "category" in mu.coords
+    ):
+        return mu
+    want = [str(c) for c in counts["category"].values]
+    have = [str(c) for c in mu["category"].values]
+    if want == have:
+        return mu
+    if sorted(want) != sorted(have) or len(set(want)) != len(want):
+        raise ValueError(
+            f"counts have categories {want} but the fitted prior was learned on {have}: "
+            "pass counts with the fit's categories (in any order), or a bare array in the "
+            "fit's order"
+        )
+    return mu.isel(category=[have.index(c) for c in want])
 
 
 class _Curves:
@@ -211,7 +236,7 @@ def _prepare(
     k = counts_arr.shape[-1]
     idx = check_cant_solve(resolve_cant_solve(counts, cant_solve, name="counts"), k)
     check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}")
-    hyper = _hyper_priors(prior, k, n_hyper)
+    hyper = _hyper_priors(prior, k, n_hyper, counts)
     if hyper is None:
         priors, weights = check_prior(prior, k, "prior")[None, :], np.ones(1)
     else:

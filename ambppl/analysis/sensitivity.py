@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,9 +30,12 @@ STATISTICS = ("mean", "hdi_lower", "hdi_upper")
 
 
 def _label(prior: Any) -> str:
+    """``"beta=0.5"`` for a number (``:g``, or every digit where ``:g`` would round it)."""
     if isinstance(prior, str):
         return prior
-    return f"beta={float(prior):g}"
+    value = float(prior)
+    short = f"{value:g}"
+    return f"beta={short if float(short) == value else repr(value)}"
 
 
 def prior_sensitivity(
@@ -126,6 +130,13 @@ def prior_sensitivity(
         raise TypeError(
             f"prior_sensitivity() got unexpected keyword arguments {sorted(kwargs)}; its "
             "keywords are priors, measure, hdi_prob, threshold, draws, chains and random_seed"
+        )
+    labels = [_label(p) if isinstance(p, str | numbers.Real) else p for p in priors]
+    repeated = sorted({str(x) for x in labels if labels.count(x) > 1})
+    if repeated:
+        raise ValueError(
+            f"priors must be distinct (one column group each), but got {priors!r}: "
+            f"{', '.join(repeated)} more than once"
         )
     counts = as_counts(data)
     rng = np.random.default_rng(random_seed)

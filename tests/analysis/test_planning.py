@@ -734,6 +734,33 @@ def test_empirical_bayes_fit_is_the_fixed_prior():
     assert np.array_equal(next_batch(counts, 25, prior=tree), next_batch(counts, 25, prior=prior))
 
 
+def test_learned_prior_follows_the_counts_category_labels():
+    """A learned prior is matched to labelled counts by category label, not position: the
+    same counts with their columns in another order give the same curves (before, the fit's
+    mu[can't-solve] became a proper category's concentration: about 3x the variance)."""
+    from ambppl import fit
+
+    labels = ["a", "b", "cs"]
+    rng = np.random.default_rng(2)
+    values = rng.multinomial(6, [0.5, 0.35, 0.15], size=40)
+    counts = xr.DataArray(
+        values, dims=("item", "category"), coords={"category": labels}, attrs={"cant_solve": "cs"}
+    )
+    tree = fit(counts, "hierarchical_dirichlet", method="empirical_bayes")
+    prior = tree.posterior["kappa"].values[0, 0] * tree.posterior["mu"].values[0, 0]
+    new = counts.isel(item=[0, 1, 2])
+    want = expected_posterior_var(new.values, 10, prior=prior, cant_solve=2)
+    moved = new.sel(category=["cs", "a", "b"])
+    assert np.array_equal(expected_posterior_var(moved, 10, prior=tree), want)
+    assert np.array_equal(
+        answers_needed(moved, target_sd=0.05, prior=tree),
+        answers_needed(new.values, target_sd=0.05, prior=prior, cant_solve=2),
+    )
+    other = new.assign_coords(category=["a", "c", "cs"])
+    with pytest.raises(ValueError, match=r"categories \['a', 'c', 'cs'\] but the fitted prior"):
+        expected_posterior_var(other, 10, prior=tree)
+
+
 @pytest.mark.parametrize(
     ("tree_kw", "counts", "kw", "exc", "match"),
     [

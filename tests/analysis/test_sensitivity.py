@@ -106,11 +106,26 @@ def test_empirical_bayes_column_is_the_closed_form_under_its_estimate(table, cou
         (0.5, r"priors must be a non-empty sequence"),
         ((0.5, "flat"), r"priors must hold positive numbers or the names \['empirical_bayes', "),
         ((-1.0,), r"prior must be strictly positive"),
+        ((1, 1.0), r"priors must be distinct .* beta=1 more than once"),
+        (("hierarchical", 0.5, "hierarchical"), r"priors must be distinct .* hierarchical more"),
     ],
 )
 def test_bad_priors(counts, priors, match):
     with pytest.raises(ValueError, match=match):
         ambppl.prior_sensitivity(counts, priors=priors, draws=10, chains=1)
+
+
+def test_priors_that_round_alike_keep_their_own_columns(counts):
+    """Labels are ``:g`` unless that rounds: 0.1234561 and 0.1234564 were both
+    "beta=0.123456", and the second fit silently replaced the first."""
+    table = ambppl.prior_sensitivity(
+        counts, priors=(1.0, 0.1234561, 0.1234564), draws=20, chains=1, random_seed=1
+    )
+    assert table.columns.get_level_values(0).unique().tolist() == [
+        "beta=1",
+        "beta=0.1234561",
+        "beta=0.1234564",
+    ]
 
 
 def test_takes_annotations_already_read(counts, tmp_path):
@@ -258,6 +273,11 @@ def test_hyperprior_sensitivity_without_log_likelihood_has_nan_likelihood(alike_
     )
     table = ambppl.hyperprior_sensitivity(result, threshold=0.2)
     assert table["likelihood"].isna().all() and table.attrs["threshold"] == 0.2
-    assert set(table["diagnosis"]) <= {"ok", "weak likelihood"}
+    assert set(table["diagnosis"]) == {"ok"}  # spread items: every hyperparameter pinned down
+    # a prior-sensitive row without the likelihood's sensitivity is not called "weak
+    # likelihood" (that needs the likelihood to be insensitive, which was never computed)
+    table = ambppl.hyperprior_sensitivity(result, threshold=1e-9)
+    assert not table["pinned_down"].any()
+    assert set(table["diagnosis"]) == {"prior-sensitive (likelihood not computed)"}
     with pytest.raises(ValueError, match=r"threshold"):
         ambppl.hyperprior_sensitivity(result, threshold=1.5)
