@@ -220,9 +220,31 @@ def as_answers(data: Any) -> tuple[pd.DataFrame, xr.DataArray]:
             f"ambppl.data.read_long returns), but got {type(data).__name__}; counts hold no "
             "rater ids"
         )
-    answers = data if _is_answers(data) else read_long(data)
+    answers = _cant_solve_last(data) if _is_answers(data) else read_long(data)
     counts = _answers_to_counts(answers)
     return answers, as_counts(counts)
+
+
+def _cant_solve_last(answers: pd.DataFrame) -> pd.DataFrame:
+    """An answers table with its can't-solve category last, as :func:`read_long` writes it.
+
+    A table edited after reading (categories reordered, one added with
+    ``cat.add_categories``) may have another order; the models index their answer columns
+    by the table's categories and the counts put can't-solve last, so the two must agree.
+    """
+    cs = answers.attrs["cant_solve"]
+    categories = list(answers["label"].cat.categories)
+    if cs is None or (categories and categories[-1] == cs):
+        return answers
+    if cs not in categories:
+        raise ValueError(
+            "answers.attrs['cant_solve'] must be one of the label's categories "
+            f"{categories} or None, but got {cs!r}"
+        )
+    out = answers.copy()
+    out["label"] = out["label"].cat.reorder_categories([c for c in categories if c != cs] + [cs])
+    out.attrs = dict(answers.attrs)
+    return out
 
 
 def _is_answers(frame: pd.DataFrame) -> bool:

@@ -315,3 +315,62 @@ def test_a_label_that_names_no_category_is_refused_at_the_edge():
     for call in (lambda: plan(bad, 4), lambda: ambppl.score(bad), lambda: ambppl.fit(bad)):
         with pytest.raises(ValueError, match=r"attrs\['cant_solve'\] must be one of the "):
             call()
+
+
+def _answers_table():
+    """Answers of 12 items by 6 raters over cat / dog / eel and can't-solve "cant"."""
+    import pandas as pd
+
+    from ambppl.data import read_long
+
+    rng = np.random.default_rng(4)
+    rows = [
+        (f"i{i}", f"r{r}", rng.choice(["cat", "dog", "eel", "cant"], p=[0.5, 0.2, 0.2, 0.1]))
+        for i in range(12)
+        for r in range(6)
+    ]
+    rows += [("i0", "r7", lab) for lab in ("cat", "dog", "eel", "cant")]  # every label occurs
+    frame = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    return read_long(frame, cant_solve="cant")
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda lab: lab.cat.reorder_categories(["cant", "cat", "dog", "eel"]),
+        lambda lab: lab.cat.add_categories(["fox"]),  # an unused category after can't-solve
+    ],
+    ids=["cant-solve-first", "category-added"],
+)
+def test_an_edited_answers_table_keeps_can_t_solve_last(edit):
+    """An answers table whose categories no longer end with can't-solve: the model indexed
+    its answer columns by the table's order while the counts put can't-solve last, so the
+    summaries took another category for can't-solve (amb off by up to 0.38 for
+    dawid_skene's q, a rater's can't-solve odds read from another category). The edge puts
+    can't-solve last, as read_long does."""
+    from ambppl.data.contract import as_answers
+
+    answers = _answers_table()
+    edited = answers.copy()
+    edited["label"] = edit(edited["label"])
+    edited.attrs = dict(answers.attrs)
+    fixed, counts = as_answers(edited)
+    assert list(fixed["label"].cat.categories)[-1] == "cant"
+    assert list(counts["category"].values)[-1] == "cant"
+    assert fixed["label"].astype(str).tolist() == answers["label"].astype(str).tolist()
+    result = ambppl.fit(edited, "dawid_skene", method="map", var_names=["q"])
+    q = result["posterior"]["q"].isel(chain=0, draw=0).transpose("item", "category")
+    labels = list(q["category"].values)
+    assert labels == list(result["observed_data"]["counts"]["category"].values)
+    want = ambppl.amb(q.values, cant_solve=labels.index("cant"))
+    got = ambppl.summarize(result).sort_index()["mean"]
+    np.testing.assert_allclose(got.loc[list(q["item"].values)].to_numpy(), want, rtol=1e-12)
+
+
+def test_an_answers_table_whose_can_t_solve_names_no_category_is_refused():
+    from ambppl.data.contract import as_answers
+
+    answers = _answers_table()
+    answers.attrs["cant_solve"] = "skip"
+    with pytest.raises(ValueError, match=r"answers.attrs\['cant_solve'\] must be one of the "):
+        as_answers(answers)
