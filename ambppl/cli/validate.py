@@ -166,5 +166,7 @@ def _validate_file(args: argparse.Namespace, start: float) -> int:
         )
     print(check.text(command_line=True))
     word = "all checks passed" if check.passed else "a check FAILED"
+    if not check.checks and not check.errors:
+        word = "NOTHING CHECKED: no check applies to this fit"
     print(f"{word} (level {args.alpha:g} each; {time.perf_counter() - start:.1f} s)")
     return 0 if check.passed else 1

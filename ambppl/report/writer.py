@@ -42,7 +42,7 @@ from ambppl.internal.checks import cant_solve_position, check_positive_int, chec
 from ambppl.internal.resultdata import cant_solve_index, observed_counts
 from ambppl.report import figures
 from ambppl.report.figures import figure_to_data_uri
-from ambppl.validation import check_density, check_moments
+from ambppl.validation import NotApplicable, check_density, check_moments
 from ambppl.validation.closed_form import MOMENTS
 
 #: Symmetric Dirichlet concentrations compared in the prior-sensitivity section of a fit
@@ -554,8 +554,10 @@ def _agreement(result: Any, table: Any, measure: str) -> dict[str, Any]:
         return {"available": False}
     try:
         check = check_moments(result, measures=[measure])
-    except ValueError:  # no closed form for this model (or too few draws to test)
+    except NotApplicable:  # no closed form for this model (or too few draws to test)
         return {"available": False}
+    except ValueError as err:  # draws the check cannot read (non-finite, other items)
+        return {"available": False, "error": " ".join(str(err).split())}
     rows = check.table
     z_all = rows["z"].to_numpy(dtype=float)
     finite = np.isfinite(z_all)
@@ -574,7 +576,7 @@ def _agreement(result: Any, table: Any, measure: str) -> dict[str, Any]:
     if "exact_mean" in table.columns and measure in ("amb", "modified", "old"):
         try:
             dens = check_density(result, measures=[measure])
-        except ValueError:
+        except NotApplicable:
             dens = None
         if dens is not None and len(dens.table):
             density = {
@@ -772,7 +774,8 @@ def _sensitivity(
         chains=REFIT_CHAINS,
         random_seed=random_seed,
     )
-    labels = [f"prior {b:.1f}" for b in priors]
+    # one decimal as in "prior 1.0", every digit where one would round (0.25, 0.2 apart)
+    labels = [f"prior {b:.1f}" if float(f"{b:.1f}") == b else f"prior {b:g}" for b in priors]
     legend = [f"prior {b:g}" for b in priors]
     if learned:
         own = table.loc[ids, ["mean", "hdi_lower", "hdi_upper", "p_above"]]

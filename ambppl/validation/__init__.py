@@ -15,13 +15,15 @@ Every check returns a :class:`ValidationResult` (``.passed``, ``.statistic``, ``
   ``ambppl validate FILE`` prints);
 - :func:`validate`: :func:`ambppl.fit` of annotations already read, then :func:`check_fit`
   (the one call of ``ambppl validate FILE``);
-- :func:`wrong_posterior`: deliberately wrong posteriors, to see the checks fail.
+- :func:`wrong_posterior`: deliberately wrong posteriors, to see the checks fail;
+- :class:`NotApplicable`: the error a check raises where it does not apply to a kind of fit
+  (a ``ValueError``; any other error of a check means a broken result).
 
 Importing this package needs numpy only; pandas, scipy, ArviZ and PyMC are imported by the
 checks that use them.
 """
 
-from ambppl.validation._result import ValidationResult
+from ambppl.validation._result import NotApplicable, ValidationResult
 from ambppl.validation.closed_form import check_moments
 from ambppl.validation.data_check import validate
 from ambppl.validation.density import check_density
@@ -39,6 +41,7 @@ from ambppl.validation.sbc import plot_sbc, sbc
 __all__ = [
     "FAULTS",
     "FitCheck",
+    "NotApplicable",
     "ValidationResult",
     "check_density",
     "check_fit",

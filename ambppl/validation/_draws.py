@@ -19,6 +19,7 @@ from ambppl.internal.resultdata import (
     observed_counts,
 )
 from ambppl.maths.measures import VARIABLES
+from ambppl.validation._result import NotApplicable
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -68,7 +69,16 @@ class Fitted:
                 f"result must hold the draws of {name!r} or of 'q' to check measure "
                 f"{measure!r}, but its posterior has {sorted(posterior.data_vars)}"
             )
-        return da.transpose("chain", "draw", "item")
+        da = da.transpose("chain", "draw", "item")
+        bad = ~np.isfinite(np.asarray(da.values, dtype=np.float64)).all(axis=(0, 1))
+        if bad.any():
+            items = da["item"].values[bad]
+            raise ValueError(
+                f"result's posterior holds non-finite draws (NaN or inf) of {da.name or name!r} "
+                f"for {int(bad.sum())} item(s), e.g. {items[:5].tolist()}: the fit is broken "
+                "and cannot pass a check; refit"
+            )
+        return da
 
     def independent(self, mcse: str) -> bool:
         """Whether the Monte Carlo standard errors treat the draws as independent."""
@@ -103,8 +113,14 @@ def read_fit(result: Any) -> Fitted:
         model=attrs.get("model"),
         parameters=parameters,
     )
-    if fitted.n_draws < MIN_DRAWS:
+    posterior_items = result["posterior"].sizes.get("item")
+    if posterior_items is not None and posterior_items != values.shape[0]:
         raise ValueError(
+            f"result's posterior has {posterior_items} items but observed_data['counts'] has "
+            f"{values.shape[0]}: the draws do not belong to these counts; refit"
+        )
+    if fitted.n_draws < MIN_DRAWS:
+        raise NotApplicable(
             f"result must hold at least {MIN_DRAWS} draws (chains x draws) for a check, but "
             f"holds {fitted.n_draws}; fit with more draws"
         )

@@ -10,6 +10,15 @@ from typing import Any
 import numpy as np
 
 
+class NotApplicable(ValueError):
+    """A check that does not apply to this kind of fit (no closed form for the model, a
+    learned prior where the exact law needs a fixed one, a point where draws are needed).
+
+    :func:`ambppl.validation.check_fit` lists such a check as skipped, with the message; any
+    other error in a check is a failure of the check, not a reason to skip it.
+    """
+
+
 @dataclass(frozen=True, eq=False)
 class ValidationResult:
     """The verdict of one validation check.

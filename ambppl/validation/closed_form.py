@@ -17,7 +17,7 @@ from ambppl.validation._draws import (
     read_fit,
     series_mcse,
 )
-from ambppl.validation._result import ValidationResult, decide
+from ambppl.validation._result import NotApplicable, ValidationResult, decide
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -254,7 +254,7 @@ def _reference(fitted: Fitted) -> _Marginal | _Conditional:
     conc = _hyper_concentration(fitted)
     if conc is not None:
         return _Conditional(fitted, conc)
-    raise ValueError(
+    raise NotApplicable(
         f"result must come from a model with closed-form posterior moments (a fixed Dirichlet "
         f"prior, or hyperparameters the model turns into one), but model "
         f"{fitted.model!r} (method {fitted.method!r}) records neither a prior nor such "

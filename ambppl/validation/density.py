@@ -10,7 +10,7 @@ import numpy as np
 from ambppl.maths.exact import ambiguity_posterior
 from ambppl.maths.measures import measure_name
 from ambppl.validation._draws import Fitted, check_alpha_level, check_mcse, read_fit
-from ambppl.validation._result import ValidationResult, decide
+from ambppl.validation._result import NotApplicable, ValidationResult, decide
 
 #: Measures with an exact two-class law (:func:`ambppl.ambiguity_posterior`).
 DENSITY_MEASURES = ("amb", "modified", "old")
@@ -107,7 +107,7 @@ def check_density(
     mcse = check_mcse(mcse)
     names = _measures(measures)
     if fitted.prior is None:
-        raise ValueError(
+        raise NotApplicable(
             f"result must have a fixed Dirichlet prior for the exact two-class law, but model "
             f"{fitted.model!r} (method {fitted.method!r}) learned its prior; check it with "
             f"ambppl.validation.check_moments (conditional on the hyperparameters) or sbc"

@@ -24,7 +24,7 @@ from ambppl.inference.convergence import ConvergenceWarning, convergence_message
 from ambppl.inference.fitting import fit
 from ambppl.internal.checks import check_positive_int, check_prob
 from ambppl.internal.resultdata import check_fit_tree, constant
-from ambppl.validation._result import ValidationResult
+from ambppl.validation._result import NotApplicable, ValidationResult
 from ambppl.validation.closed_form import check_moments
 from ambppl.validation.density import check_density
 from ambppl.validation.predictive import check_predictive
@@ -118,7 +118,9 @@ class FitCheck:
     model, method : str
         The catalog model and method of the checked fit.
     passed : bool
-        True when every check that applied passed (``bool(check)`` is the same).
+        True when at least one check ran, every check that ran passed and none stopped with
+        an error (``bool(check)`` is the same); False where no check applies (a point, too
+        few draws): nothing was validated.
     level : float
         The false-alarm rate ``alpha`` of each check.
     checks : dict of str to ValidationResult
@@ -126,8 +128,12 @@ class FitCheck:
         ``"convergence"``); ``check["predictive"]`` is the same.
     skipped : dict of str to str
         The checks that do not apply to this fit, with the reason.
+    errors : dict of str to str
+        The checks that stopped with an error on this result (e.g. non-finite draws, draws of
+        other items than the counts'), with the message: each a failure.
     table : pandas.DataFrame
-        One row per check: ``check``, ``verdict`` (``pass``, ``FAIL`` or ``skipped``),
+        One row per check: ``check``, ``verdict`` (``pass``, ``FAIL``, ``ERROR`` or
+        ``skipped``),
         ``statistic``, ``p_value``, ``flagged`` (rows flagged of rows tested), ``note``.
     predictive : pandas.DataFrame or None
         One row per predictive statistic (``summary`` over items of ``statistic``):
@@ -180,6 +186,7 @@ class FitCheck:
     comparison: Any = None
     notes: list[str] = field(default_factory=list)
     population: str = field(default="", repr=False)
+    errors: dict[str, str] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.passed)
@@ -193,11 +200,15 @@ class FitCheck:
 
     @property
     def verdict(self) -> str:
-        """One sentence: passed, or which checks failed."""
+        """One sentence: passed, which checks failed, or that nothing was checked."""
         if self.passed:
-            ran = ", ".join(self.checks) or "no check applied"
-            return f"{self.model} ({self.method}): every check passed ({ran})"
-        failed = [name for name, c in self.checks.items() if not c.passed]
+            return f"{self.model} ({self.method}): every check passed ({', '.join(self.checks)})"
+        if not self.checks and not self.errors:
+            return (
+                f"{self.model} ({self.method}): NOTHING CHECKED, no check applies to this fit "
+                f"(skipped: {', '.join(self.skipped)})"
+            )
+        failed = [name for name, c in self.checks.items() if not c.passed] + list(self.errors)
         return f"{self.model} ({self.method}): FAILED the {' and '.join(failed)} check" + (
             "s" if len(failed) > 1 else ""
         )
@@ -226,6 +237,8 @@ class FitCheck:
             lines.append(shown.to_string(index=False))
         for name, reason in self.skipped.items():
             lines.append(f"{name} skipped: {reason}")
+        for name, message in self.errors.items():
+            lines.append(f"{name} stopped with an error (a failure): {message}")
         if "convergence" in self.checks and not self.checks["convergence"].passed:
             record = self.checks["convergence"].details["record"]
             message = convergence_message(
@@ -621,6 +634,7 @@ def check_fit(
 
     ran: dict[str, ValidationResult] = {}
     skipped: dict[str, str] = {}
+    errors: dict[str, str] = {}
     records = []
     functions = {"moments": check_moments, "density": check_density}
     say = progress or (lambda message: None)
@@ -631,9 +645,13 @@ def check_fit(
                 out = check_predictive(result, alpha=alpha, random_seed=rng)
             else:
                 out = functions[name](result, alpha=alpha)
-        except ValueError as err:  # the check does not apply to this fit
+        except NotApplicable as err:  # the check does not apply to this kind of fit
             skipped[name] = " ".join(str(err).split())
             records.append({"check": name, "verdict": "skipped", "note": skipped[name]})
+            continue
+        except ValueError as err:  # the result is broken for this check: a failure
+            errors[name] = " ".join(str(err).split())
+            records.append({"check": name, "verdict": "ERROR", "note": errors[name]})
             continue
         if len(out.table) == 0:  # nothing to test (e.g. no two-class item)
             skipped[name] = out.description
@@ -652,7 +670,7 @@ def check_fit(
     has_cs = predictive is not None and bool((predictive["statistic"] == "cant_solve_share").any())
     suggested, notes = _suggest(model, predictive, _raters_known(result, answers), has_cs)
     suggestions = pd.DataFrame(suggested, columns=["model", "reason"])
-    passed = all(c.passed for c in ran.values())
+    passed = bool(ran) and not errors and all(c.passed for c in ran.values())
     comparison = None
     if compare:
         comparison = _compare(
@@ -671,6 +689,7 @@ def check_fit(
         comparison=comparison,
         notes=notes,
         population=population,
+        errors=errors,
     )
 
 

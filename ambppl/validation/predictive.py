@@ -20,7 +20,7 @@ from ambppl.inference.catalog import get_model
 from ambppl.internal.checks import check_option, check_prob
 from ambppl.internal.resultdata import cant_solve_index, constant, fixed_prior, observed_counts
 from ambppl.maths.draws import dirichlet_draws
-from ambppl.validation._result import ValidationResult, decide
+from ambppl.validation._result import NotApplicable, ValidationResult, decide
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -52,7 +52,7 @@ def _check_tree(result: Any) -> xr.DataTree:
             f"{type(result).__name__}"
         )
     if "posterior" not in result.children or "q" not in result["posterior"].data_vars:
-        raise ValueError(
+        raise NotApplicable(
             "result must hold posterior draws of q (posterior['q'] with dims chain, draw, "
             "item, category), as ambppl.fit writes them unless var_names leaves q out; refit "
             "with var_names=None"
@@ -470,7 +470,7 @@ def _learned_concentration(result: xr.DataTree, attrs: dict[str, Any], n_cat: in
 
     name = attrs.get("model")
     if name is None:
-        raise ValueError(
+        raise NotApplicable(
             "kind='mixed' needs the population distribution of q_i: a fixed prior "
             "(attrs['prior']) or the catalog model (attrs['model']) and its hyperparameter "
             "draws, but the result has neither; use kind='posterior'"
@@ -481,10 +481,10 @@ def _learned_concentration(result: xr.DataTree, attrs: dict[str, Any], n_cat: in
     post = result["posterior"]
     missing = [h for h in hyper_names if h not in post.data_vars]
     if not callable(getattr(module, "concentration", None)) or missing or not hyper_names:
-        raise ValueError(
+        lacks = f"missing {missing}" if missing else "the model file defines no concentration()"
+        raise NotApplicable(
             f"kind='mixed' needs model {name!r}'s concentration(hyper) and the posterior draws "
-            f"of its hyperparameters {list(hyper_names)}; missing {missing}; use "
-            "kind='posterior'"
+            f"of its hyperparameters {list(hyper_names)}; {lacks}; use kind='posterior'"
         )
     params = json.loads(attrs.get("parameters") or "{}")
     hyper = {

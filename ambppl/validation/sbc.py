@@ -34,7 +34,7 @@ __all__ = ["RANK_DRAWS", "plot_sbc", "sbc"]
 RANK_DRAWS = 99
 
 #: Bin counts the default chooses from (all divide RANK_DRAWS + 1 = 100).
-_BIN_CHOICES = (20, 10, 5, 4, 2)
+_BIN_CHOICES = (20, 10, 5, 4)
 
 #: Arguments of ``ambppl.fit`` that ``sbc`` sets itself.
 _FIT_RESERVED = (
@@ -100,8 +100,9 @@ def sbc(
         of answers with rater ids (info record ``"data": "long"``, e.g. ``rater_effects``)
         whose file defines ``simulate_answers`` (Notes, "Models of answers").
     n_simulations : int, default 100
-        Number of simulated data sets (at least 2). The chi-square test wants about five per
-        bin: the default ``bins`` is chosen from the number of simulations.
+        Number of simulated data sets: at least 20 with the default ``bins`` (at least 2 with
+        ``bins`` given). The chi-square test wants about five per bin: the default ``bins``
+        is chosen from the number of simulations.
     n_items, n_answers, n_categories : int, default 5, 10, 3
         Shape of each simulated data set: items, answers per item, categories (can't-solve
         included). For models of answers ``n_answers`` is the most answers an item gets
@@ -131,7 +132,10 @@ def sbc(
         ESS (so the ranked draws are roughly independent); no thinning for independent draws.
     bins : int, optional
         Equal-probability bins of the rank test (2..L + 1). Default: the largest of 20, 10,
-        5, 4, 2 that leaves at least five simulations per bin.
+        5, 4 that leaves at least five simulations per bin. Two bins test only the median
+        rank: they cannot see a posterior that is too narrow or too wide (ranks piled at
+        both ends), so they are never chosen by default; fewer than 20 simulations need
+        ``bins=2`` given, for a location-only test.
     alpha : float, default 0.01
         Family-wise false-alarm rate of the verdict (Holm across the table's rows).
     fit_kwargs : dict, optional
@@ -294,7 +298,15 @@ def sbc(
     if thin is not None:
         thin = check_positive_int(thin, "thin")
     if bins is None:
-        bins = next((b for b in _BIN_CHOICES if n_simulations >= 5 * b), 2)
+        bins = next((b for b in _BIN_CHOICES if n_simulations >= 5 * b), None)
+        if bins is None:
+            raise ValueError(
+                f"n_simulations must be at least {5 * _BIN_CHOICES[-1]} for the default rank "
+                f"test ({_BIN_CHOICES[-1]} bins of five simulations each), but got "
+                f"{n_simulations!r}; use 100 or more for a verdict with power, or pass bins=2 "
+                "for a test of the median rank only (blind to a posterior too narrow or too "
+                "wide)"
+            )
     else:
         bins = check_positive_int(bins, "bins")
         if not 2 <= bins <= rank_draws + 1:

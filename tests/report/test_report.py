@@ -181,6 +181,17 @@ def test_prior_sensitivity_matches_closed_form(result: xr.DataTree) -> None:
     )
     assert sens["available"] and [r["item"] for r in sens["rows"]] == list(table.index[:3])
     assert sens["labels"] == ["prior 0.5", "prior 1.0", "prior 2.0"]
+    other = writer._sensitivity(
+        result,
+        table,
+        top=1,
+        priors=(0.25, 0.2),  # both were "prior 0.2"
+        measure="amb",
+        hdi_prob=0.9,
+        threshold=0.4,
+        random_seed=2,
+    )
+    assert other["labels"] == ["prior 0.25", "prior 0.2"]
     counts = result["observed_data"]["counts"].sel(item=list(table.index[:3])).values
     n_draws = sens["chains"] * sens["draws"]
     for j, beta in enumerate((0.5, 1.0, 2.0)):
@@ -327,6 +338,20 @@ def test_asymmetric_prior_is_listed(rng: np.random.Generator) -> None:
     prior_table = re.search(r'<table id="prior">(.*?)</table>', page, flags=re.S).group(1)
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", prior_table)
     assert cells == ["yes", "1.000", "no", "2.000", "cs", "0.500"]
+
+
+def test_agreement_section_says_when_the_check_stops_on_the_draws(result: xr.DataTree) -> None:
+    """Non-finite draws: the section reports the check's error (it said "no closed form is
+    available" for every ValueError, a broken fit among them)."""
+    table = summarize(result)
+    post = result["posterior"].to_dataset().copy(deep=True)
+    post["amb"].values[0, 3, 2] = np.nan
+    broken = result.copy(deep=True)
+    broken["posterior"] = xr.DataTree(post)
+    out = writer._agreement(broken, table, "amb")
+    assert out["available"] is False
+    assert out["error"].startswith("result's posterior holds non-finite draws (NaN or inf) of")
+    assert writer._agreement(result, table, "amb")["available"] is True
 
 
 def test_model_without_fixed_or_learned_prior(

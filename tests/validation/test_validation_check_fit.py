@@ -55,6 +55,70 @@ def flat_check() -> FitCheck:
     return check_fit(result, random_seed=2)
 
 
+@pytest.fixture(scope="module")
+def small_exact() -> xr.DataTree:
+    """An exact fit of 6 items x 3 categories (can't-solve last), 2 x 100 draws."""
+    counts = np.array([[3, 1, 0], [0, 4, 1], [2, 2, 2], [5, 0, 0], [1, 3, 1], [0, 0, 4]])
+    return ambppl.fit(
+        ambppl.read_annotations(counts, cant_solve="2"), draws=100, chains=2, random_seed=4
+    )
+
+
+def _with_posterior(result: xr.DataTree, posterior: xr.Dataset) -> xr.DataTree:
+    tree = result.copy(deep=True)
+    tree["posterior"] = xr.DataTree(posterior)
+    return tree
+
+
+@pytest.mark.parametrize("where", ["one draw", "every draw"])
+def test_non_finite_draws_fail_every_check_that_reads_them(small_exact, where) -> None:
+    """NaN draws of an item were left out of the Holm family (z = NaN), so the moments and
+    density checks passed on them."""
+    from ambppl.validation import check_density, check_moments
+
+    post = small_exact["posterior"].to_dataset().copy(deep=True)
+    for name in post.data_vars:
+        if "item" in post[name].dims:
+            values = post[name].values
+            index = (0, 5, 3) if where == "one draw" else (slice(None), slice(None), 3)
+            values[index] = np.nan
+    broken = _with_posterior(small_exact, post)
+    for check in (check_moments, check_density):
+        with pytest.raises(ValueError, match=r"non-finite draws .* e\.g\. \[3\]: the fit"):
+            check(broken)
+    verdict = check_fit(broken, random_seed=1)
+    assert not verdict.passed and set(verdict.errors) >= {"moments", "density"}
+    assert "FAILED the" in verdict.verdict and "moments" in verdict.verdict
+    assert "moments stopped with an error (a failure): result's posterior holds" in verdict.text()
+    assert set(verdict.table.loc[verdict.table["verdict"] == "ERROR", "check"]) >= {"moments"}
+
+
+def test_draws_of_other_items_than_the_counts_are_an_error_not_a_skip(small_exact) -> None:
+    """A posterior that lost an item: every check was 'skipped' (a numpy broadcast error
+    read as 'does not apply') and the verdict was 'every check passed'."""
+    short = _with_posterior(small_exact, small_exact["posterior"].to_dataset().isel(item=slice(5)))
+    verdict = check_fit(short, random_seed=1)
+    assert not verdict.passed and not verdict.skipped
+    assert "posterior has 5 items but observed_data['counts'] has 6" in verdict.errors["moments"]
+
+
+def test_a_fit_no_check_applies_to_is_not_passed() -> None:
+    """A point (dawid_skene's map): no check applies, so nothing passed; the verdict said
+    "every check passed (no check applied)" and ambppl validate exited 0."""
+    rng = np.random.default_rng(4)
+    rows = [(f"i{i}", f"r{r}", rng.choice(["a", "b", "c"])) for i in range(10) for r in range(4)]
+    answers = read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]), cant_solve="c")
+    verdict = check_fit(ambppl.fit(answers, "dawid_skene", method="map"), random_seed=1)
+    assert not verdict.checks and not verdict.errors
+    assert set(verdict.skipped) == {"moments", "density", "predictive"}
+    assert "at least 100 draws" in verdict.skipped["moments"]
+    assert not verdict.passed and not bool(verdict)
+    assert verdict.verdict == (
+        "dawid_skene (map): NOTHING CHECKED, no check applies to this fit "
+        "(skipped: moments, density, predictive)"
+    )
+
+
 def test_a_failed_computation_check_says_it_may_be_a_false_alarm(flat_check) -> None:
     # each check raises a false alarm at its level (1 in 100 correct runs at 0.01): the text
     # says so and asks for a rerun before a report (it once said "please report it")
@@ -411,3 +475,17 @@ def test_a_rater_model_fit_gets_its_own_predictive_check() -> None:
     assert "by its own rater" in check["predictive"].description
     assert "convergence" in check.checks and len(check.suggestions) == 0
     assert list(check.table["check"]) == ["moments", "density", "predictive", "convergence"]
+
+
+def test_validate_command_says_nothing_was_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rng = np.random.default_rng(4)
+    rows = [(f"i{i}", f"r{r}", rng.choice(["a", "b", "c"])) for i in range(10) for r in range(4)]
+    path = tmp_path / "answers.csv"
+    pd.DataFrame(rows, columns=["task", "worker", "label"]).to_csv(path, index=False)
+    argv = ["validate", str(path), "--cant-solve", "c", "--model", "dawid_skene"]
+    assert main([*argv, "--method", "map", "-q"]) == 1
+    out = capsys.readouterr().out
+    assert "NOTHING CHECKED: no check applies to this fit" in out
+    assert "all checks passed" not in out

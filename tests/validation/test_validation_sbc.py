@@ -58,8 +58,8 @@ def test_exact_sbc_passes(exact_result):
 
 @pytest.mark.slow
 def test_sbc_is_reproducible():
-    first = sbc(method="exact", n_simulations=10, n_items=2, random_seed=7)
-    second = sbc(method="exact", n_simulations=10, n_items=2, random_seed=7)
+    first = sbc(method="exact", n_simulations=10, n_items=2, bins=2, random_seed=7)
+    second = sbc(method="exact", n_simulations=10, n_items=2, bins=2, random_seed=7)
     assert first.details["ranks"]["ranks"].identical(second.details["ranks"]["ranks"])
     assert first.table["p_value"].tolist() == second.table["p_value"].tolist()
 
@@ -87,6 +87,7 @@ def test_collapsed_runs_through():
         "hierarchical_dirichlet",
         method="collapsed",
         n_simulations=3,
+        bins=2,
         n_items=2,
         draws=100,
         chains=2,
@@ -163,6 +164,9 @@ def test_uniformity_test_is_calibrated_and_corrects_for_pooling():
         ({"model": 3}, TypeError, "model must be the name"),
         ({"method": "collapsed"}, ValueError, "method must be one of the methods"),
         ({"n_simulations": 1}, ValueError, "n_simulations must be at least 2"),
+        # two bins see the median rank only, never chosen by default (a point estimate of
+        # kappa, every rank 0 or L, passed a 2-bin test of 19 simulations with p = .49)
+        ({"n_simulations": 19}, ValueError, r"n_simulations must be at least 20 for the "),
         ({"n_simulations": 2.5}, TypeError, "n_simulations must be a positive integer"),
         ({"n_items": 0}, ValueError, "n_items must be a positive integer"),
         ({"n_categories": 1}, ValueError, "n_categories must be at least 2"),
@@ -178,7 +182,7 @@ def test_uniformity_test_is_calibrated_and_corrects_for_pooling():
 )
 def test_bad_inputs(kwargs, error, match):
     with pytest.raises(error, match=match):
-        sbc(**{"n_simulations": 10, **kwargs})
+        sbc(**{"n_simulations": 20, **kwargs})
 
 
 # ---------------------------------------------------------------------------------------
@@ -235,6 +239,7 @@ def long_result() -> ValidationResult:
     return sbc(
         "rater_effects",
         n_simulations=2,
+        bins=2,
         n_items=6,
         n_answers=4,
         n_raters=5,
@@ -365,7 +370,7 @@ def test_long_data_prior_keeps_the_mu_prior():
 )
 def test_bad_long_inputs(kwargs, error, match):
     with pytest.raises(error, match=match):
-        sbc(**{"n_simulations": 10, **kwargs})
+        sbc(**{"n_simulations": 20, **kwargs})
 
 
 def test_long_model_without_simulator_is_refused(tmp_path, monkeypatch):
@@ -374,7 +379,7 @@ def test_long_model_without_simulator_is_refused(tmp_path, monkeypatch):
     write_long_model(tmp_path)
     monkeypatch.setenv("AMBPPL_MODELS", str(tmp_path))
     with pytest.raises(ValueError, match=r"simulate_answers\(\.\.\.\), but its file defines none"):
-        sbc("answers_model", n_simulations=10)
+        sbc("answers_model", n_simulations=20)
 
 
 # ---------------------------------------------------------------------------------------
@@ -420,6 +425,7 @@ def ds_result() -> ValidationResult:
     return sbc(
         "dawid_skene",
         n_simulations=2,
+        bins=2,
         n_items=6,
         n_answers=4,
         n_raters=5,
