@@ -8,6 +8,7 @@ from typing import Any
 
 from ambppl.cli.common import subcommand
 from ambppl.inference.catalog import get_model, list_models
+from ambppl.inference.fitting import NUTS_METHODS
 
 
 @subcommand("models")
@@ -46,5 +47,30 @@ def _run_models(args: argparse.Namespace) -> int:
                     how = f"--prior or {how}"
                 default = spec.get("default")
                 print(f"    {key} (default {default}; {how}): {spec.get('description', '')}")
+            nuts = _nuts_line(str(name), methods)
+            if nuts:
+                print(f"    {nuts}")
             print(f"    reference: {row['reference']}")
     return 0
+
+
+#: What ``fit`` uses where neither the info record nor the model file sets a NUTS setting.
+_FIT_NUTS = {"draws": 1000, "chains": 4, "tune": "PyMC's 1000", "target_accept": "PyMC's 0.8"}
+
+
+def _nuts_line(name: str, methods: list[str]) -> str:
+    """The NUTS defaults of a model with a NUTS method: the info record's over ``fit``'s,
+    and whether the model file changes them per design (``nuts_defaults``)."""
+    nuts = [m for m in methods if m in NUTS_METHODS]
+    if not nuts:
+        return ""
+    entry = get_model(name)
+    own = {**_FIT_NUTS, **entry.info.get("nuts_defaults", {})}
+    shown = "; ".join(f"{key} {value}" for key, value in own.items())
+    line = f"NUTS defaults (--method {', '.join(nuts)}): {shown}"
+    if getattr(entry.module, "nuts_defaults", None) is not None:
+        line += (
+            f"; changed per design by nuts_defaults() in {entry.path.name} (its docstring "
+            "has the rules)"
+        )
+    return line + "; --draws, --chains, --tune and --target-accept win"

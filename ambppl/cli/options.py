@@ -311,8 +311,9 @@ def _add_sampling_options(group: argparse._ArgumentGroup) -> None:
         "--draws",
         type=_positive_int,
         default=None,
-        help="draws per chain (default: 1000, or the model's own for NUTS as 'ambppl models "
-        "--verbose' lists them; --method map gives one point and takes none)",
+        help="draws per chain (default: 1000; NUTS methods: the model's own for the design, "
+        "which 'ambppl models --verbose' describes; the exact route of 'score' draws until "
+        "--mcse is met and takes none; --method map gives one point and takes none)",
     )
     group.add_argument(
         "--chains",
@@ -325,14 +326,16 @@ def _add_sampling_options(group: argparse._ArgumentGroup) -> None:
         type=_nonnegative_int,
         default=None,
         help="NUTS methods (nuts, collapsed): warm-up steps per chain; more when R-hat is "
-        "above 1.01 (default: PyMC's, 1000)",
+        "above 1.01 (default: the model's own for the design, which 'ambppl models "
+        "--verbose' describes, else PyMC's, 1000)",
     )
     group.add_argument(
         "--target-accept",
         type=_open_prob,
         default=None,
         help="NUTS methods: the step size's target acceptance rate; higher (e.g. 0.95) for "
-        "smaller steps when there are divergent transitions (default: PyMC's, 0.8)",
+        "smaller steps when there are divergent transitions (default: the model's own for "
+        "the design, which 'ambppl models --verbose' describes, else PyMC's, 0.8)",
     )
     group.add_argument(
         "--seed",

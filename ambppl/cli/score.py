@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ambppl.analysis.distinct import CONJUGATE_METHODS
 from ambppl.analysis.scoring import LazyScore, score
 from ambppl.analysis.summary import rank
 from ambppl.cli.common import UsageError, _one_line, _progress, _reporter, subcommand
@@ -28,6 +29,7 @@ from ambppl.cli.scheduler import _scheduler
 from ambppl.cli.settings import _model_settings, _nuts_options
 from ambppl.cli.signals import _warnings_as_lines
 from ambppl.data import check_input_path, command_line_messages, opens_in_chunks
+from ambppl.inference.catalog import get_model
 
 #: Items per chunk when ``ambppl score`` reads counts from zarr or Parquet in chunks.
 CHUNK_ITEMS = 1_000_000
@@ -47,7 +49,8 @@ def _add_score(subparsers: Any) -> argparse.ArgumentParser:
         '      --cant-solve "I can\'t tell" -o scores.parquet\n'
         "  ambppl score answers.tsv --prior 0.5 --threshold 0.3 -o - | head\n"
         "  ambppl score answers.csv --model hierarchical_dirichlet --param kappa_scale=0.5\n"
-        "  ambppl score counts.npy --draws 200 -o scores.csv",
+        "  ambppl score counts.npy --mcse 0.01 -o scores.csv\n"
+        "  ambppl score answers.csv --method nuts --draws 2000 --seed 1 -o scores.csv",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_input_options(parser)
@@ -109,6 +112,7 @@ def _run_score(args: argparse.Namespace) -> int:
         and opens_in_chunks(path, _format(args), item=args.item)
     )
     output, write = _table_output(args, path, folder=dataset)
+    _say_unused_sampling(args, method)
     with _scheduler(args):
         data = _read(
             args,
@@ -124,6 +128,31 @@ def _run_score(args: argparse.Namespace) -> int:
         if isinstance(table, LazyScore):
             return _write_lazy(args, output, table)
         return _emit(args, output, write, rank(table))
+
+
+def _say_unused_sampling(args: argparse.Namespace, method: str) -> None:
+    """A progress line where sampling options are given to the conjugate route, which draws
+    per distinct count vector until --mcse is met (one set of options serves every
+    subcommand and route, so they are not refused: ``ambppl.score`` refuses them in Python)."""
+    entry = get_model(args.model)
+    if entry.info.get("data", "counts") != "counts" or method not in CONJUGATE_METHODS:
+        return
+    given = [
+        flag
+        for flag, value in (
+            ("--draws", args.draws),
+            ("--chains", args.chains),
+            ("--tune", args.tune),
+            ("--target-accept", args.target_accept),
+        )
+        if value is not None
+    ]
+    if given:
+        _progress(
+            args,
+            f"{', '.join(given)} not used: method {method} draws exactly, per distinct count "
+            "vector, as many draws as --mcse needs",
+        )
 
 
 def _score_keywords(args: argparse.Namespace, method: str) -> dict[str, Any]:

@@ -62,6 +62,7 @@ from ambppl.internal.checks import (
 )
 from ambppl.internal.limits import MEMORY_FRACTION, on_command_line, size
 from ambppl.internal.limits import available_memory as available
+from ambppl.internal.messages import say
 from ambppl.internal.threads import one_blas_thread
 from ambppl.maths.draws import dirichlet_draws
 from ambppl.maths.measures import VARIABLES, measure_name, measures_for
@@ -460,11 +461,17 @@ def _refuse_nuts_options(method: str, sampler: Any, sample_kwargs: Any) -> None:
 
 
 def _refuse_draws(method: str, draws: Any, chains: Any) -> None:
-    given = [f"{k}={v!r}" for k, v in (("draws", draws), ("chains", chains)) if v not in (None, 1)]
+    given = [
+        say(f"{k}={v!r}", f"--{k} {v}")
+        for k, v in (("draws", draws), ("chains", chains))
+        if v not in (None, 1)
+    ]
     if given:
+        chosen = say(f"method={method!r}", f"--method {method}")
+        laplace = say("method='laplace'", "--method laplace")
         raise ValueError(
-            f"method={method!r} returns one point (the posterior mode), not draws, but got "
-            f"{', '.join(given)}; drop them, or use method='laplace' for draws around the mode"
+            f"{chosen} returns one point (the posterior mode), not draws, but got "
+            f"{', '.join(given)}; drop them, or use {laplace} for draws around the mode"
         )
 
 
@@ -716,7 +723,9 @@ def _add_log_likelihood(tree: xr.DataTree, job: _Job, conc: np.ndarray | None) -
 
     From the model's Dirichlet concentration where it has one (:mod:`ambppl.inference.modeling`);
     otherwise from the model file's ``log_likelihood(posterior, data, **params)`` (the same
-    meaning: the item's answers with its own parameters integrated out), or not at all.
+    meaning, the item's answers with its own parameters integrated out, unless the file sets
+    ``LOG_LIKELIHOOD = "conditional"``: then given them, as ``rater_effects``, which
+    :func:`ambppl.compare` refuses to rank beside the others), or not at all.
     """
     import xarray as xr
 

@@ -217,6 +217,37 @@ def test_progress_goes_to_stderr(answers_csv: Path, capsys: pytest.CaptureFixtur
     captured = capsys.readouterr()
     assert "ambppl: reading" in captured.err and "ambppl: scoring" in captured.err
     assert "ambppl:" not in captured.out
+    # the exact route chooses its own draws: a --draws given to it is said to be unused
+    assert "ambppl: --draws not used: method exact draws exactly" in captured.err
+    table = pd.read_csv(pd.io.common.StringIO(captured.out), index_col="item")
+    assert (table["draws"] >= 1000).all()  # the draws --mcse needed, not 50
+
+
+@pytest.mark.parametrize(
+    ("model", "method", "said"),
+    [
+        ("dirichlet_categorical", "exact", True),
+        ("hierarchical_dirichlet", "empirical_bayes", True),
+        ("dirichlet_categorical", "nuts", False),
+        ("hierarchical_dirichlet", "collapsed", False),
+        ("rater_effects", "nuts", False),
+    ],
+)
+def test_unused_sampling_options_are_said_on_the_conjugate_route_only(
+    capsys: pytest.CaptureFixture[str], model: str, method: str, said: bool
+) -> None:
+    from argparse import Namespace
+
+    from ambppl.cli.score import _say_unused_sampling
+
+    args = Namespace(model=model, draws=20, chains=None, tune=5, target_accept=None, quiet=False)
+    _say_unused_sampling(args, method)
+    err = capsys.readouterr().err
+    assert (
+        err == f"ambppl: --draws, --tune not used: method {method} draws exactly, per "
+        "distinct count vector, as many draws as --mcse needs\n"
+    ) is said
+    assert said or err == ""
 
 
 def test_score_counts_npy(tmp_path: Path, rng: np.random.Generator) -> None:
@@ -247,6 +278,17 @@ def test_models_lists_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
     verbose = capsys.readouterr().out
     assert "prior (default 1.0; --prior or --param prior=VALUE)" in verbose
     assert "kappa_scale (default 1.0; --param kappa_scale=VALUE)" in verbose
+    # the NUTS defaults the --draws / --tune / --target-accept help points to
+    assert (
+        "NUTS defaults (--method collapsed, nuts): draws 1000; chains 4; tune PyMC's 1000; "
+        "target_accept 0.95; --draws, --chains, --tune and --target-accept win"
+    ) in verbose
+    assert (
+        "NUTS defaults (--method nuts): draws 2000; chains 4; tune PyMC's 1000; target_accept "
+        "PyMC's 0.8; changed per design by nuts_defaults() in dawid_skene.py (its docstring "
+        "has the rules)"
+    ) in verbose
+    assert "NUTS defaults" not in out  # only with --verbose
 
 
 # ---------------------------------------------------------------------- other models, --param
@@ -1211,3 +1253,20 @@ def test_score_counts_a_long_file_with_dask(answers_csv: Path, tmp_path: Path, c
     pd.testing.assert_frame_equal(chunks.drop(columns="rank"), memory.drop(columns="rank"))
     assert main([*base, "--layout", "long", "--chunk-items", "20", "--item", "tweet", "-q"]) == 2
     assert "--item" in capsys.readouterr().err
+
+
+def test_point_method_refuses_draws_in_command_line_words(
+    answers_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--method map with --draws: the fix in options, not Python keywords (was "method='map'
+    ... draws=100")."""
+    argv = ["score", str(answers_csv), "--rater", "worker", "--cant-solve", "skip", "-q"]
+    argv += ["--model", "dawid_skene", "--method", "map", "--draws", "100", "-o", "-"]
+    assert main(argv) == 2
+    line = _error_line(capsys)
+    assert (
+        "--method map returns one point (the posterior mode), not draws, but got --draws 100"
+        in line
+    )
+    assert "use --method laplace for draws around the mode" in line
+    assert "=" not in line
