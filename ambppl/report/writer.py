@@ -27,7 +27,8 @@ from ambppl import __version__
 from ambppl.analysis.hyperprior import implied_prior
 from ambppl.analysis.raters import summarize_raters
 from ambppl.analysis.sensitivity import prior_sensitivity
-from ambppl.analysis.summary import rank, summarize, summarize_counts
+from ambppl.analysis.summary import rank, summarize
+from ambppl.data.contract import count_values
 from ambppl.inference.catalog import get_model
 from ambppl.inference.convergence import (
     CONVERGENCE,
@@ -40,6 +41,7 @@ from ambppl.inference.diagnostics import diagnose
 from ambppl.inference.fitting import VARIABLES
 from ambppl.internal.checks import cant_solve_position, check_positive_int, check_progress
 from ambppl.internal.resultdata import cant_solve_index, observed_counts
+from ambppl.maths.moments import dirichlet_mean
 from ambppl.report import figures
 from ambppl.report.figures import figure_to_data_uri
 from ambppl.validation import NotApplicable, check_density, check_moments
@@ -60,8 +62,6 @@ MAX_REFIT_DRAWS = 1000
 #: Draws of q from each prior in the implied-prior figure.
 N_PRIOR_DRAWS = 4000
 
-#: Exact draws per distinct count vector for the beta = 1 means of the shrinkage plot.
-N_SHRINKAGE_DRAWS = 1000
 
 #: Items shown in the rank-plot panel of a NUTS fit (those with the largest R-hat).
 N_RANK_PLOTS = 6
@@ -828,7 +828,6 @@ def _learned_prior(
     *,
     measure: str,
     hdi_prob: float,
-    threshold: float,
     random_seed: Any,
 ) -> dict[str, Any] | None:
     """The learned prior of a fit with ``mu`` and ``kappa``: their posterior, the implied
@@ -839,7 +838,6 @@ def _learned_prior(
 
     if not _is_learned(result):
         return None
-    # one stream: the implied prior's draws, then the beta = 1 draws of the shrinkage
     rng = np.random.default_rng(random_seed)
     learned = implied_prior(
         result,
@@ -851,15 +849,15 @@ def _learned_prior(
     )
     counts = result["observed_data"]["counts"]
 
-    # shrinkage: posterior means under beta = 1 (exact) against those under the learned prior
-    flat = summarize_counts(
-        counts,
-        measure=measure,
-        prior=1.0,
-        draws=N_SHRINKAGE_DRAWS,
-        threshold=threshold,
-        random_seed=rng,
-    )["mean"].reindex(table.index)
+    # shrinkage: posterior means under beta = 1 in closed form (no Monte Carlo error) against
+    # those under the learned prior (the item table's means)
+    import pandas as pd
+
+    values, cs = count_values(counts)
+    flat = pd.Series(
+        np.asarray(dirichlet_mean(values + 1.0, measure, cant_solve=cs), dtype=float),
+        index=pd.Index(counts["item"].values, name="item"),
+    ).reindex(table.index)
     flat_mean = flat.to_numpy(dtype=float)
     learned_mean = table["mean"].to_numpy(dtype=float)
     change = learned_mean - flat_mean
@@ -991,7 +989,7 @@ def render_report(
     ``kappa`` and of the implied symmetric ``beta = kappa / K``; the implied prior of the
     measure (``q ~ Dirichlet(kappa * mu)`` for posterior draws of ``(mu, kappa)``) next to the
     symmetric priors 0.5 and 1; and the shrinkage plot of every item's posterior mean under
-    ``beta = 1`` (:func:`ambppl.summarize_counts`) against the learned prior. Its prior
+    ``beta = 1`` (closed form, :func:`ambppl.dirichlet_mean`) against the learned prior. Its prior
     sensitivity compares the learned prior with exact refits under ``beta`` = 0.5 and 1.
     Every value that comes from the data is escaped by Jinja2's autoescaping. Characters of
     labels or ids that the figure font lacks (CJK, emoji) are drawn as empty boxes and
@@ -1143,7 +1141,6 @@ def _render_page(
         table,
         measure=str(table.attrs["measure"]),
         hdi_prob=float(table.attrs["hdi_prob"]),
-        threshold=threshold,
         random_seed=random_seed,
     )
     labels = [str(c) for c in counts["category"].values]

@@ -75,9 +75,7 @@ def test_implied_mean_against_the_closed_form(learned: xr.DataTree) -> None:
 def test_report_section_is_the_function_output(learned: xr.DataTree) -> None:
     """The writer renders implied_prior's numbers (same seed, same stream) and nothing else."""
     table = rank(summarize(learned, hdi_prob=0.9))
-    section = writer._learned_prior(
-        learned, table, measure="amb", hdi_prob=0.9, threshold=0.4, random_seed=3
-    )
+    section = writer._learned_prior(learned, table, measure="amb", hdi_prob=0.9, random_seed=3)
     out = implied_prior(
         learned,
         measure="amb",

@@ -461,10 +461,14 @@ def test_report_writes_one_self_contained_file(answers_csv: Path, tmp_path: Path
         (["--param", "prior=1,x"], "argument --param: must be NAME=VALUE"),
         (["--param", "prior=nan"], "argument --param: must be NAME=VALUE"),
         (["--param", "prior=yes"], "argument --param: must be NAME=VALUE"),
-        (["--param", "prior=true"], "prior"),  # a switch where a number belongs, from fit
+        # a switch where a number belongs: fit's refusal, not the parser's
+        (
+            ["--param", "prior=true"],
+            "prior must be a positive number or one per category, but got True",
+        ),
         (["--param", "prior=1", "--param", "prior=2"], "--param prior is given twice"),
         (["--prior", "1", "--param", "prior=1"], "--prior and --param prior=... both"),
-        (["--param", "prior=-1"], "prior"),  # from ambppl.fit
+        (["--param", "prior=-1"], "prior must be strictly positive and finite"),  # from ambppl.fit
         (
             ["--model", "hierarchical_dirichlet", "--prior", "0.5"],
             "--prior sets the parameter 'prior' of dirichlet_categorical, but model "
