@@ -68,6 +68,27 @@ class ConvergenceWarning(UserWarning):
         self.model = model
 
 
+def _diagnose(values: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`diagnose` of one variable, with every scalar that has a non-finite draw
+    marked as missing the standard (R-hat inf, ESS 0): its diagnostics would be NaN, which
+    no limit flags."""
+    diag = dict(diagnose(values))
+    bad = ~np.isfinite(values).all(axis=(0, 1))
+    if bad.any():
+        for key, value in (("r_hat", np.inf), ("ess_bulk", 0.0), ("ess_tail", 0.0)):
+            diag[key] = np.where(bad, value, np.asarray(diag[key], dtype=float))
+    return diag
+
+
+def _extreme(diag: Mapping[str, Mapping[str, np.ndarray]], key: str, pick: Any) -> float:
+    """The largest (``np.max``) or smallest (``np.min``) known value of one diagnostic over
+    every scalar of every variable, NaN (no value known: a constant variable, one chain's
+    R-hat) left out whatever the variables' order; NaN where none is known."""
+    values = np.concatenate([np.ravel(np.asarray(d[key], dtype=float)) for d in diag.values()])
+    values = values[~np.isnan(values)]
+    return float(pick(values)) if values.size else float("nan")
+
+
 def convergence_severity(diag: Mapping[str, np.ndarray]) -> np.ndarray:
     """How far each scalar is from :data:`CONVERGENCE`: the largest of ``(R-hat - 1) /
     0.01``, ``400 / bulk ESS`` and ``400 / tail ESS`` (above 1: missed); NaN where no
@@ -284,7 +305,13 @@ def convergence_advice(
             text += f" (known limitation: {info['limitation']})"
         return text
     parts = []
-    if "r_hat" in failed:
+    if "r_hat" in failed and int(record.get("chains", 2)) < 2:
+        chains = "--chains 4" if cli else "chains=4"
+        parts.append(
+            "one chain cannot show that the sampler reached the posterior (R-hat compares "
+            f"chains): run several ({chains})"
+        )
+    elif "r_hat" in failed:
         tune = max(2000, 2 * int(record.get("tune") or 1000))
         option = f"--tune {tune}" if cli else f"sample_kwargs={{'tune': {tune}}}"
         parts.append(
@@ -358,7 +385,12 @@ def check_convergence(
         and ``worst``: the :data:`N_WORST` parameters furthest from the standard over every
         checked variable (:func:`worst_parameters`: name such as ``"sigma_item[yes]"``, its
         R-hat and ESS); with fewer than 4 draws only ``passed=False`` and a ``reason``. Also
-        stored as JSON in ``tree.attrs["convergence"]``.
+        stored as JSON in ``tree.attrs["convergence"]``. The extremes are over every scalar
+        of every checked variable, whatever their order: a scalar with a non-finite draw
+        counts as R-hat inf and ESS 0 (missed), one whose diagnostic is unknown (a constant)
+        is left out of that diagnostic. With one chain R-hat is unknown, and the standard
+        counts as missed on ``r_hat``: one chain cannot show that the sampler reached the
+        posterior.
 
     Warns
     -----
@@ -409,11 +441,11 @@ def check_convergence(
     else:
         # arviz.rhat(ds), arviz.ess(ds, method="bulk") and arviz.ess(ds, method="tail"),
         # vectorized over each variable's scalars
-        diag = {v: diagnose(ds[v].transpose("chain", "draw", ...).values) for v in names}
+        diag = {v: _diagnose(ds[v].transpose("chain", "draw", ...).values) for v in names}
         worst = {
-            "r_hat": max(float(np.nanmax(diag[v]["r_hat"])) for v in names),
-            "ess_bulk": min(float(np.nanmin(diag[v]["ess_bulk"])) for v in names),
-            "ess_tail": min(float(np.nanmin(diag[v]["ess_tail"])) for v in names),
+            "r_hat": _extreme(diag, "r_hat", np.max),
+            "ess_bulk": _extreme(diag, "ess_bulk", np.min),
+            "ess_tail": _extreme(diag, "ess_tail", np.min),
         }
         div = 0
         if "sample_stats" in tree.children and "diverging" in tree["sample_stats"]:
@@ -424,6 +456,9 @@ def check_convergence(
             for k, limit in CONVERGENCE.items()
             if (worst[k] > limit if k in ("r_hat", "divergences") else worst[k] < limit)
         ]
+        if record["chains"] < 2 and "r_hat" not in failed:
+            # R-hat compares chains: one chain cannot show that it is within the standard
+            failed.insert(0, "r_hat")
         record.update(worst, passed=not failed, failed=failed)
         record["worst"] = [
             {k: w[k] for k in ("parameter", "variable", "index", "r_hat", "ess_bulk", "ess_tail")}

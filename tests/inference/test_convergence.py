@@ -189,6 +189,43 @@ def test_warning_names_the_worst_parameter_and_keeps_the_record() -> None:
     assert {w["variable"] for w in stored["worst"]} == {"sigma_item", "eta", "kappa"}
 
 
+@pytest.mark.parametrize("order", [["sigma_item", "late"], ["late", "sigma_item"]])
+@pytest.mark.parametrize("late", ["constant", "one NaN draw"])
+def test_a_variable_without_diagnostics_hides_no_other(order, late) -> None:
+    """The extremes were Python's max/min over per-variable values: a NaN first (a constant's
+    R-hat, a NaN draw's everything) made them NaN, which no limit flags, so a stuck
+    sigma_item checked after it passed without a warning."""
+    tree = _tree(stuck=True)
+    post = tree["posterior"].to_dataset()
+    values = np.full((4, 1000), 0.25)
+    if late == "one NaN draw":
+        values = np.random.default_rng(3).normal(size=(4, 1000))
+        values[2, 10] = np.nan
+    post["late"] = (("chain", "draw"), values)
+    tree["posterior"] = xr.DataTree(post)
+    with pytest.warns(ConvergenceWarning) as caught:
+        record = check_convergence(tree, order)
+    assert len(caught) == 1 and not record["passed"] and "r_hat" in record["failed"]
+    if late == "constant":  # left out: the stuck sigma_item[no] is the worst, R-hat ~ 1.6
+        assert 1.3 < record["r_hat"] < 2.0 and record["worst"][0]["parameter"] == "sigma_item[no]"
+    else:  # a non-finite draw misses the standard itself
+        assert record["r_hat"] == np.inf and record["ess_bulk"] == 0.0
+        assert record["worst"][0]["parameter"] == "late"
+
+
+def test_one_chain_cannot_pass_the_r_hat_limit() -> None:
+    rng = np.random.default_rng(8)
+    tree = xr.DataTree.from_dict(
+        {"posterior": xr.Dataset({"x": (("chain", "draw"), rng.normal(size=(1, 4000)))})}
+    )
+    with pytest.warns(ConvergenceWarning, match=r"one chain cannot show .*: run several") as w:
+        record = check_convergence(tree, ["x"])
+    assert record["failed"] == ["r_hat"] and np.isnan(record["r_hat"])
+    assert record["ess_bulk"] > 3000  # the draws themselves are fine
+    assert "chains=4" in str(w[0].message)
+    assert "--chains 4" in convergence_advice(record, command_line=True)
+
+
 def test_divergences_never_advise_more_draws() -> None:
     tree = _tree(n_divergent=5, stuck=False)
     with pytest.warns(ConvergenceWarning, match="5 divergent transitions") as caught:
