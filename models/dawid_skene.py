@@ -644,6 +644,17 @@ def qmc_nodes(n_nodes: int, dim: int) -> np.ndarray:
     """Scrambled-Sobol standard normal nodes (``S x dim``, seed :data:`QMC_SEED`):
     :func:`ambppl.inference.modeling.qmc_normal_nodes`.
 
+    Parameters
+    ----------
+    n_nodes : int
+        Number of nodes ``S``.
+    dim : int
+        Dimension of each node (the number of answer categories ``C``).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_nodes, dim)
+
     Examples
     --------
     >>> qmc_nodes(8, 3).shape
@@ -746,6 +757,17 @@ def _check_positive(**values: Any) -> None:
 def wrong_answers(proper: list[int], n_categories: int) -> np.ndarray:
     """Per class ``k`` the positions of its wrong answers (K x (C - 1)), in category order.
 
+    Parameters
+    ----------
+    proper : list of int
+        The answer column of each true class (the proper categories' positions).
+    n_categories : int
+        Answer categories ``C`` (can't-solve included).
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (K, C - 1)
+
     Examples
     --------
     >>> wrong_answers([0, 1], 3).tolist()
@@ -757,6 +779,23 @@ def wrong_answers(proper: list[int], n_categories: int) -> np.ndarray:
 def population_logits(off: Any, gap: Any, proper: list[int], n_categories: int) -> Any:
     """``beta`` (K x C, centred over the answers) from the wrong-answer logits ``off``
     (K x (C - 1)) and the gaps ``gap`` (K): ``beta_kk = max_j off_kj + gap_k``.
+
+    Parameters
+    ----------
+    off : numpy.ndarray or pytensor tensor, shape (K, C - 1)
+        The typical rater's logits of each class's wrong answers (:func:`wrong_answers`
+        order).
+    gap : numpy.ndarray or pytensor tensor, shape (K,)
+        How far the right answer's logit exceeds the largest wrong one (positive).
+    proper : list of int
+        The answer column of each true class.
+    n_categories : int
+        Answer categories ``C``.
+
+    Returns
+    -------
+    numpy.ndarray or pytensor tensor, shape (K, C)
+        Of the inputs' kind: a PyTensor expression where either input is one.
 
     Examples
     --------

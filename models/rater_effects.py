@@ -306,6 +306,17 @@ def qmc_nodes(n_nodes: int, n_categories: int) -> np.ndarray:
     """Quasi-Monte Carlo standard normal nodes for the rater-population expectation:
     :func:`ambppl.inference.modeling.qmc_normal_nodes` with this model's :data:`QMC_SEED`.
 
+    Parameters
+    ----------
+    n_nodes : int
+        Number of nodes ``S``.
+    n_categories : int
+        Answer categories ``K`` (the dimension of each node).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_nodes, n_categories)
+
     Examples
     --------
     >>> qmc_nodes(64, 3).shape

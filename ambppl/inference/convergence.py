@@ -43,6 +43,13 @@ N_WORST = 6
 class ConvergenceWarning(UserWarning):
     """An MCMC fit missed the convergence standard :data:`CONVERGENCE`.
 
+    Parameters
+    ----------
+    message : str
+        The warning's text (:func:`convergence_message`).
+    record, what, model
+        As the attributes below.
+
     Attributes
     ----------
     record : dict or None
@@ -204,13 +211,32 @@ def worst_parameters(
 
 
 def describe_parameter(worst: Mapping[str, Any]) -> str:
-    """One parameter of :func:`worst_parameters` in words: ``"sigma_item[yes] (R-hat 1.53,
-    bulk ESS 7, tail ESS 12)"``."""
+    """One parameter of :func:`worst_parameters` in words.
+
+    Parameters
+    ----------
+    worst : mapping
+        One entry of :func:`worst_parameters` (``parameter`` and, where known, ``r_hat``,
+        ``ess_bulk``, ``ess_tail``).
+
+    Returns
+    -------
+    str
+        The name and the known diagnostics, e.g. ``"sigma_item[yes] (R-hat 1.530, bulk ESS
+        7, tail ESS 12)"``; an unknown one (NaN) is left out, a non-finite draw's R-hat shows
+        as ``inf``.
+
+    Examples
+    --------
+    >>> describe_parameter({"parameter": "kappa", "r_hat": 1.5, "ess_bulk": 7.0,
+    ...                     "ess_tail": float("nan")})
+    'kappa (R-hat 1.500, bulk ESS 7)'
+    """
     parts = []
-    if math.isfinite(worst.get("r_hat", math.nan)):
+    if not math.isnan(worst.get("r_hat", math.nan)):
         parts.append(f"R-hat {worst['r_hat']:.3f}")
     for key, what in (("ess_bulk", "bulk ESS"), ("ess_tail", "tail ESS")):
-        if math.isfinite(worst.get(key, math.nan)):
+        if not math.isnan(worst.get(key, math.nan)):
             parts.append(f"{what} {worst[key]:.0f}")
     return f"{worst['parameter']} ({', '.join(parts)})" if parts else str(worst["parameter"])
 
@@ -384,7 +410,8 @@ def check_convergence(
         ``ess_tail`` (smallest), ``divergences``, ``passed``, ``failed`` (the limits missed)
         and ``worst``: the :data:`N_WORST` parameters furthest from the standard over every
         checked variable (:func:`worst_parameters`: name such as ``"sigma_item[yes]"``, its
-        R-hat and ESS); with fewer than 4 draws only ``passed=False`` and a ``reason``. Also
+        R-hat and ESS); with fewer than 4 draws ``variables``, ``chains``, ``draws``,
+        ``passed=False`` and a ``reason`` only. Also
         stored as JSON in ``tree.attrs["convergence"]``. The extremes are over every scalar
         of every checked variable, whatever their order: a scalar with a non-finite draw
         counts as R-hat inf and ESS 0 (missed), one whose diagnostic is unknown (a constant)
@@ -521,6 +548,23 @@ def convergence_message(
 ) -> str:
     """The one-line message of a missed standard: the worst parameter, the numbers, the
     advice (:func:`convergence_advice`).
+
+    Parameters
+    ----------
+    record : mapping
+        A record of :func:`check_convergence`.
+    what : str, default "the fit"
+        How the message names the fit.
+    model : str, optional
+        The catalog model, for the advice.
+    command_line : bool, default False
+        Name the options of the ``ambppl`` command instead of :func:`ambppl.fit`'s keywords.
+
+    Returns
+    -------
+    str
+        One line: what missed the standard, the worst parameter, the record's numbers (JSON)
+        and the advice.
 
     Examples
     --------

@@ -118,6 +118,27 @@ def plain(text: Any, limit: int = 40) -> str:
     return s.replace("$", r"\$")
 
 
+def _values(x: Any, name: str, ndim: int, what: str) -> np.ndarray:
+    """``x`` as a float array of ``ndim`` dimensions with at least one value, or one clear
+    error naming ``name`` (``what``: the shape in words)."""
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be {what} of numbers, but got {x!r:.80}") from None
+    if arr.ndim != ndim or arr.size == 0:
+        raise ValueError(
+            f"{name} must be {what} with at least one value, but got shape {arr.shape}"
+        )
+    return arr
+
+
+def _same_length(a: Any, b: Any, names: str) -> None:
+    if len(a) != len(b):
+        raise ValueError(
+            f"{names} must have one entry per item each, but got {len(a)} and {len(b)}"
+        )
+
+
 def _new_figure(width: float, height: float) -> Figure:
     from matplotlib.figure import Figure
 
@@ -157,6 +178,13 @@ def figure_to_data_uri(fig: Figure) -> str:
     >>> figure_to_data_uri(fig)[:22]
     'data:image/png;base64,'
     """
+    from matplotlib.figure import Figure
+
+    if not isinstance(fig, Figure):
+        raise TypeError(
+            "fig must be a matplotlib.figure.Figure (e.g. from a plot_* function of "
+            f"ambppl.report.figures), but got {type(fig).__name__}"
+        )
     buffer = io.BytesIO()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -299,7 +327,13 @@ def plot_answers_per_item(n_answers: Sequence[int] | np.ndarray) -> Figure:
     >>> fig.axes[0].get_xlabel()
     'answers per item'
     """
-    n = np.asarray(n_answers, dtype=np.int64)
+    values = _values(n_answers, "n_answers", 1, "a 1-D sequence")
+    wrong = values[(values < 0) | (values != np.round(values))]
+    if wrong.size:
+        raise ValueError(
+            f"n_answers must be whole numbers >= 0 (answers per item), but got {wrong[:5].tolist()}"
+        )
+    n = values.astype(np.int64)
     fig = _new_figure(4.2, 2.6)
     ax = fig.add_subplot()
     values, freq = np.unique(n, return_counts=True)
@@ -357,7 +391,12 @@ def plot_category_shares(labels: Sequence[Any], shares: Sequence[float], cant_so
     ['a', 'b', '?']
     """
     labels = [str(c) for c in labels]
-    shares = np.asarray(shares, dtype=float)
+    shares = _values(shares, "shares", 1, "a 1-D sequence")
+    if len(labels) != len(shares):
+        raise ValueError(
+            f"labels and shares must have one entry per category each, but got {len(labels)} "
+            f"and {len(shares)}"
+        )
     if len(labels) > MAX_BARS:  # the largest shares (and can't-solve), the rest as one bar
         cs = [j for j, c in enumerate(labels) if c == str(cant_solve)]
         rest = np.setdiff1d(np.arange(len(labels)), cs)
@@ -516,8 +555,10 @@ def plot_item_ranks(draws: np.ndarray, items: Sequence[Any], r_hat: Sequence[flo
     """
     from scipy.stats import rankdata
 
-    draws = np.asarray(draws, dtype=float)
+    draws = _values(draws, "draws", 3, "an array of shape (n_items, chains, draws)")
     n_items, n_chains, n_draws = draws.shape
+    _same_length(items, draws, "items and draws")
+    _same_length(r_hat, draws, "r_hat and draws")
     ncols = min(n_items, 3)
     nrows = -(-n_items // ncols)
     fig = _new_figure(3.2 * ncols, 2.3 * nrows)
@@ -581,11 +622,23 @@ def plot_parameter_ranks(draws: Mapping[str, np.ndarray]) -> Figure:
 
     # DataTree refuses "/" in a variable name (a category such as "Neutral / author ..."),
     # and shortened names may coincide: a division slash, and a count for repeats
+    if not isinstance(draws, Mapping) or not draws:
+        raise ValueError(
+            "draws must be a non-empty mapping of parameter name to draws of shape (chains, "
+            f"draws), but got {draws!r:.80}"
+        )
     names: list[str] = []
     for name in draws:
         short = plain(name, 40).replace("/", "\u2215")
         names.append(short if short not in names else f"{short} ({len(names) + 1})")
-    arrays = [np.asarray(v, dtype=float) for v in draws.values()]
+    arrays = [
+        _values(v, f"draws[{k!r}]", 2, "an array of shape (chains, draws)")
+        for k, v in draws.items()
+    ]
+    if len({a.shape for a in arrays}) > 1:
+        raise ValueError(
+            f"draws must all have one shape (chains, draws), but got {[a.shape for a in arrays]}"
+        )
     n_chains, n_draws = arrays[0].shape
     dataset = xr.Dataset(
         {name: (("chain", "draw"), a) for name, a in zip(names, arrays, strict=True)},
@@ -655,6 +708,11 @@ def plot_prior_sensitivity(
     >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     ['beta=0.5', 'beta=2']
     """
+    if not hasattr(table, "columns") or getattr(table.columns, "nlevels", 1) != 2:
+        raise TypeError(
+            "table must be a table of ambppl.prior_sensitivity (a DataFrame with columns "
+            f"(prior, statistic)), but got {type(table).__name__}"
+        )
     priors = list(table.columns.get_level_values(0).unique())
     try:
         mean, lower, upper = (
@@ -793,8 +851,9 @@ def plot_shrinkage(
     >>> fig.axes[0].get_xlabel()
     'posterior mean of amb: symmetric prior β = 1'
     """
-    flat = np.asarray(flat, dtype=float)
-    learned = np.asarray(learned, dtype=float)
+    flat = _values(flat, "flat", 1, "a 1-D array")
+    learned = _values(learned, "learned", 1, "a 1-D array")
+    _same_length(flat, learned, "flat and learned")
     fig = _new_figure(4.6, 4.2)
     ax = fig.add_subplot()
     both = np.r_[flat, learned]
@@ -849,7 +908,7 @@ def plot_energy(energy: np.ndarray, bfmi: Sequence[float]) -> Figure:
     >>> fig.axes[0].get_title()
     'E-BFMI per chain: 0.05, 0.04'
     """
-    energy = np.asarray(energy, dtype=float)
+    energy = _values(energy, "energy", 2, "an array of shape (chains, draws)")
     marginal = (energy - energy.mean()).ravel()
     transition = np.diff(energy, axis=1).ravel()
     both = np.r_[marginal, transition]

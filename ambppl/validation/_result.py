@@ -44,6 +44,9 @@ class ValidationResult:
         One sentence saying what was tested.
     details : dict
         Arrays the plot needs (draws, exact curves, ranks); not part of the verdict.
+    plotter : callable or None
+        The check's figure, ``plotter(result, **kwargs) -> matplotlib.figure.Figure``, that
+        :meth:`plot` calls (None: the check has no figure).
     """
 
     check: str

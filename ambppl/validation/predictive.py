@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ambppl.inference.catalog import get_model
-from ambppl.internal.checks import check_option, check_prob
+from ambppl.internal.checks import check_option, check_prob, check_random_seed
 from ambppl.internal.resultdata import cant_solve_index, constant, fixed_prior, observed_counts
 from ambppl.maths.draws import dirichlet_draws
 from ambppl.validation._result import NotApplicable, ValidationResult, decide
@@ -249,7 +249,7 @@ def posterior_predictive(result: xr.DataTree, *, random_seed: Any = None) -> xr.
 
     result = _check_tree(result)
     counts, values, cs, _ = _read(result)
-    rng = np.random.default_rng(random_seed)
+    rng = np.random.default_rng(check_random_seed(random_seed))
     q = result["posterior"]["q"].transpose("chain", "draw", "item", "category")
     n_chains, n_draws = q.sizes["chain"], q.sizes["draw"]
     n_items, n_cat = values.shape
@@ -659,7 +659,7 @@ def check_predictive(
         )
     if not answered.all():
         notes.append(f"{int((~answered).sum())} items without answers left out")
-    rng = np.random.default_rng(random_seed)
+    rng = np.random.default_rng(check_random_seed(random_seed))
     n_items, n_cat = values.shape
     rater_model = _rater_design(result, attrs) if kind == "mixed" else None
     if rater_model is not None:

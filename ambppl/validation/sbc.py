@@ -23,7 +23,7 @@ import ambppl
 from ambppl.data.readers import read_long
 from ambppl.inference.catalog import get_model
 from ambppl.inference.fitting import INDEPENDENT_METHODS, METHODS, NUTS_METHODS
-from ambppl.internal.checks import check_positive_int, check_prob
+from ambppl.internal.checks import check_positive_int, check_prob, check_random_seed
 from ambppl.maths.measures import VARIABLES
 from ambppl.validation._result import ValidationResult, decide
 
@@ -323,7 +323,7 @@ def sbc(
     draws = check_positive_int(draws, "draws")
     fit_options = _fit_options(entry, model_kwargs, fit_kwargs, method in NUTS_METHODS, draws)
 
-    rngs = np.random.default_rng(random_seed).spawn(n_simulations + 2)
+    rngs = np.random.default_rng(check_random_seed(random_seed)).spawn(n_simulations + 2)
     long_sim: _LongSimulation | None = None
     if long:
         long_sim = _LongSimulation(

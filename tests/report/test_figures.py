@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ambppl.report import figures
 from ambppl.report.plots import plot_posterior_comparison
 
 
@@ -195,3 +196,52 @@ def test_plot_parameter_ranks_takes_any_name():
     fig = plot_parameter_ranks(draws)
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert len(titles) == 3 and all("/" not in t for t in titles), titles
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: figures.plot_answers_per_item([]), ValueError, r"n_answers must be a 1-D"),
+        (
+            lambda: figures.plot_answers_per_item([3, -1]),
+            ValueError,
+            r"whole numbers >= 0 .*, but got \[-1",
+        ),
+        (lambda: figures.plot_answers_per_item([2.5]), ValueError, r"whole numbers >= 0"),
+        (lambda: figures.plot_answers_per_item("abc"), TypeError, r"n_answers must be a 1-D"),
+        (
+            lambda: figures.plot_category_shares(["a", "b"], [0.5, 0.3, 0.2], None),
+            ValueError,
+            r"labels and shares must have one entry per category each, but got 2 and 3",
+        ),
+        (
+            lambda: figures.plot_shrinkage(np.ones(3), np.ones(2), "amb"),
+            ValueError,
+            r"flat and learned must have one entry per item each, but got 3 and 2",
+        ),
+        (lambda: figures.plot_energy(np.ones(10), [0.5]), ValueError, r"energy must be an array"),
+        (lambda: figures.plot_parameter_ranks({}), ValueError, r"draws must be a non-empty"),
+        (
+            lambda: figures.plot_parameter_ranks({"a": np.ones((2, 5)), "b": np.ones((2, 6))}),
+            ValueError,
+            r"draws must all have one shape",
+        ),
+        (
+            lambda: figures.plot_item_ranks(np.ones((4, 50)), ["a"], [1.0]),
+            ValueError,
+            r"draws must be an array of shape \(n_items, chains, draws\)",
+        ),
+        (
+            lambda: figures.plot_item_ranks(np.ones((2, 2, 50)), ["a"], [1.0, 1.0]),
+            ValueError,
+            r"items and draws must have one entry per item each, but got 1 and 2",
+        ),
+        (lambda: figures.figure_to_data_uri(None), TypeError, r"fig must be a matplotlib"),
+        (lambda: figures.plot_prior_sensitivity(None), TypeError, r"table must be a table of"),
+    ],
+)
+def test_wrong_inputs_are_refused_by_name(call, error, match):
+    """Each figure function names the argument it cannot draw (they failed inside numpy or
+    matplotlib, or drew negative counts)."""
+    with pytest.raises(error, match=match):
+        call()

@@ -287,6 +287,9 @@ def test_bad_inputs(small_fit):
         check_predictive(small_fit, kind="prior")
     with pytest.raises(ValueError, match="replicates"):
         check_predictive(small_fit, replicates=5)
+    for call in (check_predictive, posterior_predictive):  # was numpy's SeedSequence error
+        with pytest.raises(TypeError, match=r"random_seed must be a non-negative int, a numpy"):
+            call(small_fit, random_seed="x")
     no_q = small_fit.copy()
     no_q["posterior"] = small_fit["posterior"].to_dataset().drop_vars("q")
     with pytest.raises(ValueError, match=r"posterior\['q'\]"):

@@ -178,6 +178,7 @@ def test_uniformity_test_is_calibrated_and_corrects_for_pooling():
         ({"fit_kwargs": {"kappa_scale": 1.0}}, ValueError, "fit_kwargs must hold parameters"),
         ({"fit_kwargs": [("prior", 3)]}, TypeError, "fit_kwargs must be a dict"),
         ({"kappa_scale": 1.0}, ValueError, "must be parameters of model"),
+        ({"random_seed": "x"}, TypeError, r"random_seed must be a non-negative int, a numpy"),
     ],
 )
 def test_bad_inputs(kwargs, error, match):
