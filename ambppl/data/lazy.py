@@ -114,6 +114,8 @@ def from_dataarray(counts: Any) -> LazyCounts:
 
     Raises
     ------
+    TypeError
+        For anything but an xarray DataArray.
     ValueError
         For other dims.
 
@@ -127,7 +129,14 @@ def from_dataarray(counts: Any) -> LazyCounts:
     (['yes', 'no'], ((2, 1), (2,)), True)
     """
     import dask.array as da
+    import xarray as xr
 
+    if not isinstance(counts, xr.DataArray):
+        raise TypeError(
+            "counts must be a dask-backed xarray.DataArray with dims ('item', 'category') "
+            "(e.g. ambppl.read_annotations(...).chunk({'item': 10**6})), but got "
+            f"{type(counts).__name__}"
+        )
     if tuple(counts.dims) != ("item", "category"):
         raise ValueError(
             "data as a DataArray must be counts with dims ('item', 'category'), but got dims "

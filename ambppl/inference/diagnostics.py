@@ -51,11 +51,15 @@ References
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
+
+from ambppl.internal.checks import as_float_array
 
 __all__ = [
     "BLOCK_ELEMENTS",
@@ -79,6 +83,39 @@ BLOCK_ELEMENTS = 2**21
 N_THREADS = min(os.cpu_count() or 1, 8)
 
 _C = 3 / 8  # Blom's offset of the normal scores
+
+
+def _as_draws(ary: Any) -> np.ndarray:
+    """The draws as a float array (a floating dtype kept, as ArviZ ranks in it), shape
+    (chain, draw, ...); a clear error for text, objects or complex numbers."""
+    arr = np.asarray(ary)
+    if not np.issubdtype(arr.dtype, np.floating):
+        arr = as_float_array(arr, "ary")  # TypeError for text, objects, complex numbers
+    if arr.ndim < 2:
+        raise ValueError(
+            f"ary must be draws of shape (chain, draw, ...), but got shape {arr.shape}"
+        )
+    return arr
+
+
+def _check_what(what: Any) -> tuple[str, ...]:
+    """The diagnostics asked for: one name or a sequence of names from DIAGNOSTICS."""
+    if isinstance(what, str):
+        what = (what,)  # one name, not its letters
+    try:
+        names = tuple(what)
+    except TypeError:
+        raise TypeError(
+            f"what must be a diagnostic's name or a sequence of them (from {DIAGNOSTICS}), "
+            f"but got {what!r}"
+        ) from None
+    unknown = [w for w in names if not isinstance(w, str) or w not in DIAGNOSTICS]
+    if unknown:
+        raise ValueError(
+            f"what must name diagnostics among {', '.join(map(repr, DIAGNOSTICS))}, but got "
+            f"unknown diagnostics {unknown!r}"
+        )
+    return names
 
 
 def rhat(ary: np.ndarray) -> np.ndarray:
@@ -138,13 +175,22 @@ def ess_tail(ary: np.ndarray, prob: float | Sequence[float] | None = None) -> np
     ary : array_like, shape (chain, draw, ...)
         The draws.
     prob : float or (float, float), optional
-        The quantiles: ``sorted((prob, 1 - prob))`` for a float, the pair as given for a
-        pair; default ArviZ's ``rcParams["stats.ci_prob"]`` (0.89).
+        The quantiles: ``sorted((prob, 1 - prob))`` for a float in (0, 1], the pair as given
+        for a pair (``low`` in [0, 1], ``high`` in (0, 1]); default ArviZ's
+        ``rcParams["stats.ci_prob"]`` (0.89).
 
     Returns
     -------
     numpy.ndarray, shape ``ary.shape[2:]``
         The smaller ESS of the two quantile indicators; NaN with fewer than 4 draws or any NaN.
+
+    Raises
+    ------
+    TypeError
+        If ``ary`` is not numeric, or ``prob`` is neither a number nor a pair of numbers.
+    ValueError
+        If ``ary`` has fewer than 2 dimensions, or ``prob`` is out of range or a sequence of
+        other than 2 levels.
 
     Examples
     --------
@@ -192,6 +238,13 @@ def mcse_mean(ary: np.ndarray) -> np.ndarray:
         ``sd(ddof=1) / sqrt(ess_mean)`` over all draws of each scalar; NaN with fewer than 4
         draws or any NaN.
 
+    Raises
+    ------
+    TypeError
+        If ``ary`` is not numeric (e.g. text).
+    ValueError
+        If ``ary`` has fewer than 2 dimensions (chain, draw).
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -199,11 +252,9 @@ def mcse_mean(ary: np.ndarray) -> np.ndarray:
     >>> bool(np.all(np.abs(mcse_mean(x) * np.sqrt(4000) - 1) < 0.15))  # iid: sd / sqrt(N)
     True
     """
-    ary = np.asarray(ary)
-    if not np.issubdtype(ary.dtype, np.floating):
-        ary = ary.astype(np.float64)
+    ary = _as_draws(ary)
     ess = diagnose(ary, what=("ess_mean",))["ess_mean"]
-    if ary.ndim < 2 or ary.shape[0] * ary.shape[1] < 2:
+    if ary.shape[0] * ary.shape[1] < 2:
         return np.full(ary.shape[2:], np.nan)
     flat = ary.reshape(ary.shape[0] * ary.shape[1], -1)
     with np.errstate(invalid="ignore"):
@@ -222,8 +273,9 @@ def diagnose(
     ----------
     ary : array_like, shape (chain, draw, ...)
         The draws.
-    what : sequence of {"r_hat", "ess_bulk", "ess_tail", "ess_mean"}, default the first three
-        The diagnostics to compute (``ess_mean``: the ESS of the mean, :func:`ess_mean`).
+    what : str or sequence of {"r_hat", "ess_bulk", "ess_tail", "ess_mean"}, default the first three
+        The diagnostics to compute (``ess_mean``: the ESS of the mean, :func:`ess_mean`); a
+        single name is one diagnostic.
     prob : float or (float, float), optional
         The tail ESS's quantiles (see :func:`ess_tail`).
 
@@ -231,6 +283,15 @@ def diagnose(
     -------
     dict of str to numpy.ndarray
         One array of shape ``ary.shape[2:]`` per name in `what`.
+
+    Raises
+    ------
+    TypeError
+        If ``ary`` is not numeric, ``what`` is not a name or a sequence of names, or
+        ``prob`` is neither a number nor a pair of numbers.
+    ValueError
+        If ``ary`` has fewer than 2 dimensions, ``what`` names an unknown diagnostic, or
+        ``prob`` is out of range (see :func:`ess_tail`).
 
     Examples
     --------
@@ -241,15 +302,8 @@ def diagnose(
     >>> bool((out["r_hat"] < 1.01).all() and (out["ess_bulk"] > 1000).all())
     True
     """
-    what = tuple(what)
-    unknown = set(what) - set(DIAGNOSTICS)
-    if unknown:
-        raise ValueError(f"unknown diagnostics {sorted(unknown)}")
-    ary = np.asarray(ary)
-    if ary.ndim < 2:
-        raise ValueError(f"expected draws of shape (chain, draw, ...), got {ary.shape}")
-    if not np.issubdtype(ary.dtype, np.floating):
-        ary = ary.astype(np.float64)
+    what = _check_what(what)
+    ary = _as_draws(ary)
     probs = _tail_probs(prob) if "ess_tail" in what else ()
     n_chain, n_draw = ary.shape[:2]
     rest = ary.shape[2:]
@@ -279,21 +333,35 @@ def diagnose(
     return {k: v.reshape(rest) for k, v in out.items()}
 
 
+def _is_number(x: Any) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
 def _tail_probs(prob: float | Sequence[float] | None) -> tuple[float, float]:
     """The tail ESS's two quantile levels, as ArviZ's ``ess`` and ``_ess_tail`` pick them."""
     if prob is None:
         from arviz_base import rcParams
 
         prob = rcParams["stats.ci_prob"]
-    if isinstance(prob, Sequence):
-        low, high = prob
-        if not (0 <= low <= 1 and 0 < high <= 1):
-            raise ValueError(f"prob must lie in [0, 1], got {prob}")
-        return float(low), float(high)
-    if not 0 < prob <= 1:
-        raise ValueError(f"prob must lie in (0, 1], got {prob}")
-    low, high = sorted((prob, 1 - prob))
-    return low, high
+    if isinstance(prob, np.ndarray) and prob.ndim == 0:
+        prob = prob.item()
+    expected = "a number in (0, 1] or a pair (low, high) of quantile levels in [0, 1]"
+    if _is_number(prob):
+        if not 0 < prob <= 1:
+            raise ValueError(f"prob must be {expected}, but got {prob!r}")
+        low, high = sorted((prob, 1 - prob))
+        return low, high
+    if isinstance(prob, str | bytes) or not isinstance(prob, Sequence | np.ndarray):
+        raise TypeError(f"prob must be {expected}, but got {prob!r}")
+    levels = list(prob)
+    if len(levels) != 2:
+        raise ValueError(f"prob must be {expected}, but got {len(levels)} levels: {prob!r}")
+    if not all(_is_number(p) for p in levels):
+        raise TypeError(f"prob must be {expected}, but got {prob!r}")
+    low, high = levels
+    if not (0 <= low <= 1 and 0 < high <= 1):
+        raise ValueError(f"prob must be {expected}, but got {prob!r}")
+    return float(low), float(high)
 
 
 def _diagnose_block(x: np.ndarray, what: tuple[str, ...], probs) -> dict[str, np.ndarray]:

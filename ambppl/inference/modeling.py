@@ -51,7 +51,14 @@ import numpy as np
 
 from ambppl.data.contract import count_values
 from ambppl.inference.convergence import ConvergenceWarning
-from ambppl.internal.checks import cant_solve_position, check_counts, check_prior
+from ambppl.internal.checks import (
+    as_float_array,
+    cant_solve_position,
+    check_counts,
+    check_positive_int,
+    check_prior,
+)
+from ambppl.internal.labels import is_dataarray
 from ambppl.maths import measures
 from ambppl.maths.measures import VARIABLES, measures_for
 
@@ -77,6 +84,54 @@ __all__ = [
 UNANIMOUS_MIN_ITEMS = 10
 
 
+def _check_count_dataarray(counts: Any) -> None:
+    """Refuse anything but a DataArray with dims ("item", "category"), before it is read.
+
+    Only the type and the dims: cheap (nothing computed of a dask-backed array); the values
+    are checked by :func:`count_values`.
+    """
+    if not is_dataarray(counts):
+        raise TypeError(
+            "counts must be an xarray.DataArray of counts with dims ('item', 'category'), "
+            f"but got {type(counts).__name__}; make one with ambppl.read_annotations(data, "
+            "cant_solve=...) or ambppl.data.as_counts(array)"
+        )
+    if tuple(counts.dims) != ("item", "category"):
+        raise ValueError(
+            f"counts must have dims ('item', 'category'), but got {tuple(counts.dims)}; "
+            "transpose or rename them (e.g. counts.transpose('item', 'category'))"
+        )
+
+
+def _count_matrix(counts: Any) -> np.ndarray:
+    """Checked counts of shape (items, K) as int64."""
+    values = check_counts(np.asarray(counts), "counts")
+    if values.ndim != 2:
+        raise ValueError(
+            "counts must have shape (items, K) (one row of category counts per item), but got "
+            f"shape {values.shape}; for a single item pass [counts]"
+        )
+    return values
+
+
+def _check_concentration(concentration: Any, n_categories: int | None) -> np.ndarray:
+    """A numpy concentration with ``n_categories`` entries on its last axis, finite and > 0."""
+    a = as_float_array(concentration, "concentration")
+    if a.ndim == 0 or (n_categories is not None and a.shape[-1] != n_categories):
+        what = "" if n_categories is None else f"{n_categories} "
+        raise ValueError(
+            f"concentration must have {what}entries on its last axis (one per category), but "
+            f"got shape {a.shape}"
+        )
+    if not np.all(np.isfinite(a)) or np.any(a <= 0):
+        bad = a[~(np.isfinite(a) & (a > 0))]
+        raise ValueError(
+            "concentration must be finite and strictly positive (Dirichlet concentrations), "
+            f"but got {float(bad.flat[0])!r}"
+        )
+    return a
+
+
 def model_coords(counts: Any) -> dict[str, list]:
     """The ``coords`` of a model of ``counts``: item and category labels (positions if none).
 
@@ -90,12 +145,21 @@ def model_coords(counts: Any) -> dict[str, list]:
     dict
         ``{"item": [...], "category": [...]}``.
 
+    Raises
+    ------
+    TypeError
+        If ``counts`` is not an xarray.DataArray (make one with
+        :func:`ambppl.read_annotations` or :func:`ambppl.data.as_counts`).
+    ValueError
+        If its dims are not ``("item", "category")``.
+
     Examples
     --------
     >>> import numpy as np, xarray as xr
     >>> model_coords(xr.DataArray(np.ones((2, 2)), dims=("item", "category")))
     {'item': [0, 1], 'category': [0, 1]}
     """
+    _check_count_dataarray(counts)
     return {
         dim: (
             counts.coords[dim].values.tolist()
@@ -114,7 +178,7 @@ def prior_concentration(prior: Any, n_categories: int, name: str = "prior") -> n
     prior : float or array_like
         Symmetric concentration, or one positive value per category.
     n_categories : int
-        Number of categories K.
+        Number of categories K, a positive integer.
     name : str, default "prior"
         The argument's name in error messages.
 
@@ -125,7 +189,8 @@ def prior_concentration(prior: Any, n_categories: int, name: str = "prior") -> n
     Raises
     ------
     ValueError, TypeError
-        If a value is not positive and finite, or the length is not 1 or K.
+        If a value is not positive and finite, or the length is not 1 or K; if
+        ``n_categories`` is not a positive integer.
 
     Examples
     --------
@@ -133,7 +198,7 @@ def prior_concentration(prior: Any, n_categories: int, name: str = "prior") -> n
     [0.5, 0.5, 0.5]
     """
 
-    return check_prior(prior, n_categories, name)
+    return check_prior(prior, check_positive_int(n_categories, "n_categories"), name)
 
 
 def add_measures(q: Any, *, cant_solve: int | None, dims: str | tuple[str, ...] = "item") -> dict:
@@ -240,6 +305,13 @@ def add_annotation_data(counts: Any, *, prior: Any = None) -> dict:
         ``{"is_cant_solve": ..., "prior": ...}`` (``prior`` only when given): ``pm.Data``
         nodes with dims ``category``; ``pymc.sample`` stores them in ``constant_data``.
 
+    Raises
+    ------
+    TypeError
+        If ``counts`` is not an xarray.DataArray.
+    ValueError
+        If its dims are not ``("item", "category")``.
+
     Notes
     -----
     :func:`ambppl.summarize` reads ``is_cant_solve`` and ``prior`` from the ``constant_data``
@@ -258,6 +330,7 @@ def add_annotation_data(counts: Any, *, prior: Any = None) -> dict:
     """
     import pymc as pm
 
+    _check_count_dataarray(counts)
     labels = counts["category"].values if "category" in counts.coords else None
     n_categories = counts.sizes["category"]
     if labels is None:
@@ -286,6 +359,10 @@ class CountStatistics:
         The distinct numbers of answers per item and how many items have each.
     n_items : int
         Number of items summarized.
+    n_categories : int or None
+        Number of categories K (set by :func:`count_statistics`; None where the statistics
+        were built by hand, e.g. as ``pm.Data``): :func:`dirichlet_multinomial_logp` then
+        checks that the concentration has K entries.
     """
 
     category: np.ndarray
@@ -294,6 +371,7 @@ class CountStatistics:
     total: np.ndarray
     total_weight: np.ndarray
     n_items: int
+    n_categories: int | None = None
 
 
 def count_statistics(counts: Any) -> CountStatistics:
@@ -309,6 +387,14 @@ def count_statistics(counts: Any) -> CountStatistics:
     CountStatistics
         At most ``K * (max count)`` pairs and ``max total`` totals, whatever the number of
         items.
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` is not a matrix (items, K) with at least 2 categories, or holds counts
+        that are not non-negative whole numbers.
+    TypeError
+        If ``counts`` is not numeric.
 
     Notes
     -----
@@ -328,7 +414,7 @@ def count_statistics(counts: Any) -> CountStatistics:
     ([2, 3], [1, 2])
     """
 
-    values = check_counts(np.asarray(counts), "counts")
+    values = _count_matrix(counts)
     cats, vals, weights = [], [], []
     for k in range(values.shape[1]):
         v, w = np.unique(values[:, k], return_counts=True)
@@ -344,6 +430,7 @@ def count_statistics(counts: Any) -> CountStatistics:
         total=total.astype(np.int64),
         total_weight=total_weight.astype(np.int64),
         n_items=int(values.shape[0]),
+        n_categories=int(values.shape[1]),
     )
 
 
@@ -416,13 +503,22 @@ def log_pochhammer_excess(a: Any, c: Any) -> Any:
     ----------
     a : array_like or pytensor tensor
         Positive concentrations (``inf`` is not allowed; ``1e300`` is).
-    c : array_like of int
-        Non-negative counts, broadcast against ``a``.
+    c : array_like of int or pytensor tensor
+        Non-negative counts (whole numbers), broadcast against ``a``.
 
     Returns
     -------
     numpy.ndarray or pytensor tensor
         Same kind as ``a``.
+
+    Raises
+    ------
+    ValueError
+        If ``c`` has an entry that is not a non-negative whole number, or a numpy ``a`` one
+        that is NaN or not positive. PyTensor tensors are not checked (their values are not
+        known when the graph is built).
+    TypeError
+        If a numpy ``a`` or ``c`` is not numeric.
 
     Notes
     -----
@@ -452,6 +548,28 @@ def log_pochhammer_excess(a: Any, c: Any) -> Any:
     >>> bool(abs(direct[2]) > 1.0)      # (1 + 2 + 3) / 1e16 by the direct formula: noise
     True
     """
+    if not type(c).__module__.startswith("pytensor"):
+        arr = as_float_array(c, "c")
+        bad = ~(np.isfinite(arr) & (arr >= 0) & (arr == np.round(arr)))
+        if np.any(bad):
+            raise ValueError(
+                f"c must be non-negative whole numbers (counts), but got {float(arr[bad][0])!r}"
+            )
+        c = arr
+    if not type(a).__module__.startswith("pytensor"):
+        arr = as_float_array(a, "a")
+        if not np.all(arr > 0):  # NaN fails too
+            bad = arr[~(arr > 0)]
+            raise ValueError(
+                f"a must be strictly positive concentrations, but got {float(bad[0])!r}"
+            )
+        a = arr
+    return _log_pochhammer_excess(a, c)
+
+
+def _log_pochhammer_excess(a: Any, c: Any) -> Any:
+    """:func:`log_pochhammer_excess` without the checks, for callers whose ``a`` and ``c``
+    are checked already (once per likelihood, not once per draw) or symbolic."""
     f = _backend(a)
     if f["where"] is np.where:
         a = np.asarray(a, dtype=np.float64)
@@ -493,6 +611,17 @@ def dirichlet_multinomial_logp(stats: CountStatistics, concentration: Any) -> An
         The log probability of every item's answer sequence with ``q_i`` integrated out
         (module docstring; no multinomial coefficients).
 
+    Raises
+    ------
+    TypeError
+        If ``stats`` is not a :class:`CountStatistics`, or a numpy ``concentration`` is not
+        numeric.
+    ValueError
+        If ``concentration`` is not one vector of K entries (``stats.n_categories``; for a
+        tensor, where its length is static), or a numpy ``concentration`` has an entry that
+        is not finite and strictly positive. Symbolic values are not checked: the checks
+        cost O(K) per call and add nothing to a compiled graph.
+
     Examples
     --------
     >>> import numpy as np
@@ -503,17 +632,46 @@ def dirichlet_multinomial_logp(stats: CountStatistics, concentration: Any) -> An
     >>> bool(np.isclose(dirichlet_multinomial_logp(count_statistics(counts), a), direct))
     True
     """
+    if not isinstance(stats, CountStatistics):
+        raise TypeError(
+            "stats must be the CountStatistics of the counts (from count_statistics(counts)), "
+            f"but got {type(stats).__name__}"
+        )
     f = _backend(concentration)
+    k = stats.n_categories
     if f["where"] is np.where:
-        concentration = np.asarray(concentration, dtype=np.float64)
+        concentration = _check_concentration(concentration, k)
+        if concentration.ndim != 1:
+            raise ValueError(
+                "concentration must be one vector (K,) of Dirichlet concentrations, but got "
+                f"shape {concentration.shape}; for one per draw use log_likelihood"
+            )
+        category = stats.category  # statistics built by hand: at least their categories
+        if (
+            k is None
+            and isinstance(category, np.ndarray)
+            and category.size
+            and category.max() >= len(concentration)
+        ):
+            raise ValueError(
+                f"concentration must have an entry for each of the counts' categories (at "
+                f"least {int(category.max()) + 1}), but got {len(concentration)}"
+            )
+    else:  # a tensor: its static length, where known (no symbolic check in the graph)
+        static = getattr(getattr(concentration, "type", None), "shape", None)
+        if k is not None and static and static[-1] is not None and static[-1] != k:
+            raise ValueError(
+                f"concentration must have {k} entries (one per category), but got a tensor "
+                f"of static shape {tuple(static)}"
+            )
     a = concentration[stats.category]
     big_a = f["sum"](concentration)
     # sum_k x_k log a_k - n log A = sum_k x_k log(a_k / A) item by item: the log-gamma
     # differences become log(a_k / A) and excesses that vanish as A grows (the multinomial)
     pairs = f["sum"](
-        stats.weight * (stats.value * f["log"](a / big_a) + log_pochhammer_excess(a, stats.value))
+        stats.weight * (stats.value * f["log"](a / big_a) + _log_pochhammer_excess(a, stats.value))
     )
-    totals = f["sum"](stats.total_weight * log_pochhammer_excess(big_a, stats.total))
+    totals = f["sum"](stats.total_weight * _log_pochhammer_excess(big_a, stats.total))
     return pairs - totals
 
 
@@ -534,6 +692,15 @@ def log_likelihood(counts: Any, concentration: Any) -> np.ndarray:
         The module docstring's ``log p(y_i | theta)``. For a single concentration vector the
         result has shape (items,).
 
+    Raises
+    ------
+    ValueError
+        If ``counts`` is not a matrix (items, K) of non-negative whole numbers, or
+        ``concentration`` does not have K entries on its last axis or has an entry that is
+        not finite and strictly positive.
+    TypeError
+        If ``counts`` or ``concentration`` is not numeric.
+
     Notes
     -----
     Evaluated once per distinct count vector (from per-category tables of distinct counts),
@@ -548,14 +715,9 @@ def log_likelihood(counts: Any, concentration: Any) -> np.ndarray:
     [0.5, 0.166667]
     """
 
-    values = check_counts(np.asarray(counts), "counts")
-    a = np.asarray(concentration, dtype=np.float64)
+    values = _count_matrix(counts)
     k = values.shape[1]
-    if a.shape[-1] != k:
-        raise ValueError(
-            f"concentration must have {k} entries on its last axis (one per category), but "
-            f"got shape {a.shape}"
-        )
+    a = _check_concentration(concentration, k)  # O(draws K): below the draws x rows work
     # Items repeat count vectors (at most C(n + K - 1, K - 1) distinct ones for n answers):
     # evaluate once per distinct vector, then one gather to the items.
     # The same stable form as dirichlet_multinomial_logp: x log(a_k / A) plus excesses.
@@ -565,10 +727,10 @@ def log_likelihood(counts: Any, concentration: Any) -> np.ndarray:
     for j in range(k):
         uniq, inverse = np.unique(distinct[:, j], return_inverse=True)
         aj = a[..., j, None]
-        table = uniq * np.log(aj / big_a) + log_pochhammer_excess(aj, uniq)
+        table = uniq * np.log(aj / big_a) + _log_pochhammer_excess(aj, uniq)
         out += np.take(table, inverse.reshape(-1), axis=-1)
     uniq, inverse = np.unique(distinct.sum(axis=1), return_inverse=True)
-    table = -log_pochhammer_excess(big_a, uniq)
+    table = -_log_pochhammer_excess(big_a, uniq)
     out += np.take(table, inverse.reshape(-1), axis=-1)
     return np.take(out, to_item.reshape(-1), axis=-1)
 

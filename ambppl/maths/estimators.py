@@ -77,6 +77,14 @@ def _flip_factor(measure: str, n_proper: int) -> float:
 
 
 def _check_items_answered(total: np.ndarray, method: str) -> None:
+    if total.ndim == 0:  # the counts of one item (1-D): np.argwhere finds no index in 0-d
+        if total == 0:
+            raise ValueError(
+                f"counts must have at least one answer for method={method!r}, but the item "
+                "has none (all its counts are 0); use method='posterior_mean', which is "
+                "defined without answers"
+            )
+        return
     empty = np.argwhere(total == 0)
     if empty.size:
         where = tuple(int(i) for i in empty[0])
@@ -157,7 +165,8 @@ def estimate(
         Which ambiguity measure.
     prior : float or array_like, default 1.0
         Dirichlet prior for ``"posterior_mean"``: a symmetric concentration ``beta`` or one
-        concentration per category (broadcast against ``counts``). Ignored otherwise.
+        concentration per category (broadcast against ``counts``). Not used by "plugin"
+        and "less_biased", but checked with every method (a non-positive prior raises).
     cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
         labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
@@ -178,14 +187,15 @@ def estimate(
     ValueError
         If counts are negative, not whole or not finite; if an item has no answers and
         ``method`` is "plugin" or "less_biased" (the message names the first such item);
-        if ``method``/``measure`` is unknown; if ``prior`` is not positive; if
+        if ``method``/``measure`` is unknown; if ``prior`` is not positive and finite or
+        has the wrong number of categories (whichever the method); if
         ``cant_solve`` is out of range, a string other than ``"auto"`` or contradicts
         ``counts.attrs["cant_solve"]``; if the measure needs more proper categories.
     NotImplementedError
         For ``method="less_biased"`` with ``measure`` "old" or "entropy".
     TypeError
-        If counts are not numeric or ``cant_solve`` is not an integer, None or a string,
-        or ``dim`` is given with an array.
+        If counts or ``prior`` are not numeric or ``cant_solve`` is not an integer, None or
+        a string, or ``dim`` is given with an array.
 
     Notes
     -----
@@ -243,8 +253,9 @@ def estimate(
     k = arr.shape[-1]
     idx = check_cant_solve(resolve_cant_solve(counts, cant_solve, name="counts"), k)
     check_n_proper(k - (idx is not None), min_proper(measure), f"estimate(measure={measure!r})")
+    checked_prior = _check_prior(prior, k)  # checked by every method, used by one
     if method == "posterior_mean":
-        alpha = arr + _check_prior(prior, k)
+        alpha = arr + checked_prior
         return dirichlet_mean(alpha, measure, cant_solve=idx)
     total = arr.sum(axis=-1)
     _check_items_answered(total, method)

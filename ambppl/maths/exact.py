@@ -39,6 +39,7 @@ from ambppl.internal.checks import (
     check_cant_solve,
     check_option,
     check_positive_int,
+    check_random_seed,
     resolve_cant_solve,
 )
 from ambppl.internal.limits import as_count, check_memory, check_time, option
@@ -99,6 +100,25 @@ def _check_sampling_size(n_distinct: int, n_draws: int, n_cat: int) -> None:
 class AmbiguityPosterior:
     """Frozen posterior distribution of an ambiguity measure (see :func:`ambiguity_posterior`).
 
+    Build it with :func:`ambiguity_posterior`, which checks the arguments and picks the
+    route; the constructor takes them already checked.
+
+    Parameters
+    ----------
+    alpha : numpy.ndarray
+        Checked Dirichlet parameters (float), shape ``batch_shape + (K,)``, "can't solve"
+        last.
+    measure : {"amb", "modified", "old"}
+        Which measure.
+    method : {"exact", "sampling"}
+        The route: "exact" needs ``K = 3``.
+    n_draws : int, optional
+        Dirichlet draws per distinct alpha row; required for "sampling", ignored for "exact".
+    random_seed : int, numpy.random.Generator or None, optional
+        Seed of the sampling route's draws (unused by "exact").
+    n_bins : int, default 256
+        Number of equal histogram bins on [0, 1] behind :meth:`pdf` on the sampling route.
+
     Attributes
     ----------
     alpha : numpy.ndarray
@@ -108,11 +128,12 @@ class AmbiguityPosterior:
     method : str
         "exact" (C = 2, one-dimensional integrals) or "sampling" (Monte Carlo).
     batch_shape : tuple
-        Shape of the batch of distributions.
+        Shape of the batch of distributions (``alpha.shape[:-1]``).
     n_draws : int or None
-        Number of Dirichlet draws per distribution ("sampling" only).
+        Number of Dirichlet draws per distribution ("sampling" only, else None).
     mcse : numpy.ndarray
-        Monte Carlo standard error of :meth:`mean` (zeros for "exact").
+        Monte Carlo standard error of :meth:`mean`, shape ``batch_shape`` (zeros for
+        "exact").
     """
 
     def __init__(
@@ -396,7 +417,7 @@ def ambiguity_posterior(
     n_draws : int, default 100000
         Dirichlet draws per distribution for the sampling route.
     random_seed : int, numpy.random.Generator or None
-        Seed of the sampling route.
+        Seed of the sampling route (a non-negative int); checked on either route.
 
     Returns
     -------
@@ -413,9 +434,11 @@ def ambiguity_posterior(
         sums to more than 1e300, ``cant_solve`` is out of range or None (given, or from
         ``alpha.attrs["cant_solve"]``) or contradicts that attribute, there are fewer
         than 2 proper categories, or ``method="exact"`` is asked for other than 3 categories
-        or for an alpha it cannot resolve (see ``method``).
+        or for an alpha it cannot resolve (see ``method``), or ``random_seed`` is a
+        negative int.
     TypeError
-        If ``alpha`` is not numeric.
+        If ``alpha`` is not numeric, or ``random_seed`` is not an int, a
+        ``numpy.random.Generator`` or None.
 
     Notes
     -----
@@ -472,6 +495,7 @@ def ambiguity_posterior(
     """
     measure = check_option(measure, EXACT_MEASURES, "measure")
     method = check_option(method, METHODS, "method")
+    random_seed = check_random_seed(random_seed)
     arr = check_alpha(alpha)
     n_cat = arr.shape[-1]
     given, cant_solve = cant_solve, resolve_cant_solve(alpha, cant_solve, name="alpha")

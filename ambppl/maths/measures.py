@@ -14,6 +14,7 @@ category for bare arrays and tensors.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -222,18 +223,36 @@ def measures_for(n_proper: int) -> tuple[str, ...]:
     Parameters
     ----------
     n_proper : int
-        Number of proper categories (can't-solve not counted).
+        Number of proper categories (can't-solve not counted), a non-negative integer.
 
     Returns
     -------
     tuple of str
-        Measure names; ``"modified"`` and ``"old"`` need two proper categories.
+        Measure names; ``"modified"`` and ``"old"`` need two proper categories (none is
+        defined for 0).
+
+    Raises
+    ------
+    TypeError
+        If ``n_proper`` is not an integer.
+    ValueError
+        If ``n_proper`` is negative.
 
     Examples
     --------
     >>> measures_for(1), len(measures_for(4))
     (('amb', 'entropy'), 4)
     """
+    if isinstance(n_proper, bool) or not isinstance(n_proper, numbers.Integral):
+        raise TypeError(
+            "n_proper must be a non-negative integer (the number of proper categories), "
+            f"but got {n_proper!r}"
+        )
+    if n_proper < 0:
+        raise ValueError(
+            "n_proper must be a non-negative integer (the number of proper categories), "
+            f"but got {n_proper!r}"
+        )
     return tuple(m for m in MEASURES if n_proper >= _KERNELS[m][1])
 
 

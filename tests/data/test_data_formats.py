@@ -922,3 +922,13 @@ def test_read_in_chunks_picks_the_reader(answers, counts, tmp_path):
         read_in_chunks(tmp_path / "c.npy", chunk_items=3, format="long")
     with pytest.raises(TypeError, match=r"chunk_items must be a positive integer"):
         read_in_chunks(tmp_path / "c.zarr", chunk_items=1.5)
+
+
+def test_from_dataarray_refuses_what_is_not_a_dataarray():
+    """A numpy array ended in AttributeError ('numpy.ndarray' object has no attribute 'dims')."""
+    from ambppl.data.lazy import from_dataarray
+
+    with pytest.raises(
+        TypeError, match=r"counts must be a dask-backed xarray\.DataArray .* ndarray"
+    ):
+        from_dataarray(np.ones((3, 2)))

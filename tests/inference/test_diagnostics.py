@@ -188,3 +188,50 @@ def test_check_convergence_record_matches_arviz():
     for key, value in ref.items():
         assert record[key] == pytest.approx(value, rel=RTOL)
     assert json.loads(tree.attrs["convergence"]) == record
+
+
+def test_what_as_one_name_is_one_diagnostic():
+    # a string was iterated: "unknown diagnostics ['_', 'a', 'h', 'r', 't']"
+    x = np.random.default_rng(0).normal(size=(2, 50, 3))
+    out = diag.diagnose(x, what="r_hat")
+    assert list(out) == ["r_hat"]
+    np.testing.assert_array_equal(out["r_hat"], diag.diagnose(x, what=("r_hat",))["r_hat"])
+    with pytest.raises(
+        ValueError,
+        match=r"^what must name diagnostics among 'r_hat', 'ess_bulk', 'ess_tail', 'ess_mean', "
+        r"but got unknown diagnostics \['rhat'\]$",
+    ):
+        diag.diagnose(x, what="rhat")
+    with pytest.raises(TypeError, match=r"^what must be a diagnostic's name or a sequence"):
+        diag.diagnose(x, what=3)
+
+
+@pytest.mark.parametrize(
+    "func", [diag.mcse_mean, diag.diagnose, diag.rhat, diag.ess_bulk, diag.ess_tail, diag.ess_mean]
+)
+def test_draws_that_are_not_numbers_are_named(func):
+    # mcse_mean("abc") raised "could not convert string to float"
+    with pytest.raises(TypeError, match=r"^ary must be array-like of numbers, but got dtype <U3"):
+        func("abc")
+    with pytest.raises(TypeError, match=r"^ary must be array-like of numbers"):
+        func([["a", "b"], ["c", "d"]])
+    with pytest.raises(ValueError, match=r"^ary must be draws of shape \(chain, draw, \.\.\.\)"):
+        func(np.zeros(10))
+
+
+def test_tail_prob_that_is_not_a_level_is_named():
+    x = np.random.default_rng(0).normal(size=(2, 50))
+    # prob="a" raised "not enough values to unpack"
+    for bad in ("a", "ab", True, 0.5j, {"low": 0.1}):
+        with pytest.raises(TypeError, match=r"^prob must be a number in \(0, 1\] or a pair"):
+            diag.ess_tail(x, prob=bad)
+    for bad in ((0.1,), (0.1, 0.5, 0.9), (0.5, 1.5), 0.0, float("nan")):
+        with pytest.raises(ValueError, match=r"^prob must be a number in \(0, 1\] or a pair"):
+            diag.ess_tail(x, prob=bad)
+    with pytest.raises(TypeError, match=r"^prob must be"):
+        diag.ess_tail(x, prob=("a", 0.9))
+    # a pair as an array, and a 0-d array, are levels like any other
+    np.testing.assert_allclose(
+        diag.ess_tail(x, prob=np.array([0.05, 0.95])), diag.ess_tail(x, prob=(0.05, 0.95))
+    )
+    np.testing.assert_allclose(diag.ess_tail(x, prob=np.array(0.9)), diag.ess_tail(x, prob=0.9))

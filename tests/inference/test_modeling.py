@@ -307,3 +307,106 @@ def test_is_unanimous_reads_only_items_with_two_answers_or_more():
     assert not is_unanimous(agree[:-1])  # too few items to say
     assert not is_unanimous(np.vstack([agree[:-1], single]))  # singles do not count
     assert not is_unanimous(np.vstack([agree, [[2, 1, 0]]]))
+
+
+# --- argument checks: clear errors instead of AttributeError, IndexError or a silent NaN ---
+
+
+def test_model_builders_refuse_counts_that_are_not_a_count_dataarray():
+    from ambppl.inference.catalog import get_model
+
+    fix = r"make one with ambppl\.read_annotations\(data, cant_solve=\.\.\.\) or ambppl\.data"
+    for build in (model_coords, lambda c: add_annotation_data(c)):
+        with pytest.raises(TypeError, match=rf"^counts must be an xarray\.DataArray .*{fix}"):
+            build(np.array([[1, 2, 0]]))
+        with pytest.raises(ValueError, match=r"counts must have dims \('item', 'category'\)"):
+            build(_counts_da([[1, 2, 0], [0, 0, 3]]).T)
+    module = get_model("hierarchical_dirichlet").module
+    for build in (module.model, module.hyper_model):
+        # was AttributeError: 'numpy.ndarray' object has no attribute 'coords'
+        with pytest.raises(TypeError, match=rf"^counts must be an xarray\.DataArray .*{fix}"):
+            build(np.array([[1, 2, 0]]))
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, np.nan, np.inf])
+def test_log_likelihood_refuses_a_concentration_that_is_not_positive(bad):
+    # was [nan] (or a number) silently
+    with pytest.raises(
+        ValueError, match=r"^concentration must be finite and strictly positive .* but got"
+    ):
+        log_likelihood([[1, 1]], [bad, 1.0])
+    with pytest.raises(ValueError, match=r"concentration must be finite and strictly positive"):
+        log_likelihood([[1, 1]], np.array([[[1.0, 1.0]], [[bad, 1.0]]]))  # one bad draw
+    with pytest.raises(TypeError, match=r"concentration must be array-like of numbers"):
+        log_likelihood([[1, 1]], ["a", "b"])
+
+
+def test_count_matrices_must_have_an_item_axis():
+    # count_statistics([1, 2]) raised IndexError
+    for func in (count_statistics, lambda c: log_likelihood(c, [1.0, 1.0])):
+        with pytest.raises(
+            ValueError, match=r"^counts must have shape \(items, K\) .* but got shape \(2,\)"
+        ):
+            func([1, 2])
+
+
+def test_dirichlet_multinomial_logp_checks_the_concentration():
+    stats = count_statistics([[2, 0], [2, 1]])
+    assert stats.n_categories == 2
+    # the wrong number of categories returned -5.19, a zero concentration nan
+    with pytest.raises(ValueError, match=r"^concentration must have 2 entries .* shape \(3,\)"):
+        dirichlet_multinomial_logp(stats, np.ones(3))
+    with pytest.raises(ValueError, match=r"^concentration must be finite and strictly positive"):
+        dirichlet_multinomial_logp(stats, np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match=r"^concentration must be one vector \(K,\)"):
+        dirichlet_multinomial_logp(stats, np.ones((2, 2)))
+    with pytest.raises(TypeError, match=r"^stats must be the CountStatistics of the counts"):
+        dirichlet_multinomial_logp([[2, 0], [2, 1]], np.ones(2))
+    # statistics built by hand (no n_categories): at least the categories they count
+    from dataclasses import replace
+
+    bare = replace(stats, n_categories=None)
+    with pytest.raises(ValueError, match=r"an entry for each of the counts' categories"):
+        dirichlet_multinomial_logp(bare, np.ones(1))
+    assert dirichlet_multinomial_logp(bare, np.ones(2)) == dirichlet_multinomial_logp(
+        stats, np.ones(2)
+    )
+
+
+def test_symbolic_likelihood_is_checked_by_static_shape_only():
+    import pytensor
+    import pytensor.tensor as pt
+
+    stats = count_statistics([[2, 0], [2, 1]])
+    with pytest.raises(ValueError, match=r"concentration must have 2 entries .* static shape"):
+        dirichlet_multinomial_logp(stats, pt.vector("a", shape=(3,)))
+    # no check enters the graph: the compiled function equals the numpy value
+    x = pt.vector("a")
+    fn = pytensor.function([x], dirichlet_multinomial_logp(stats, x), mode="FAST_COMPILE")
+    a = np.array([0.5, 1.5])
+    assert fn(a) == pytest.approx(dirichlet_multinomial_logp(stats, a), rel=1e-13)
+
+
+def test_log_pochhammer_excess_refuses_counts_that_are_not_whole():
+    from ambppl.inference.modeling import log_pochhammer_excess
+
+    # returned 2.28 and 0.28
+    for bad in (-1, 1.5, np.nan):
+        with pytest.raises(ValueError, match=r"^c must be non-negative whole numbers \(counts\)"):
+            log_pochhammer_excess(1.0, bad)
+    for bad in (0.0, -2.0, np.nan):
+        with pytest.raises(ValueError, match=r"^a must be strictly positive concentrations"):
+            log_pochhammer_excess(bad, 3)
+    with pytest.raises(TypeError, match=r"^c must be array-like of numbers"):
+        log_pochhammer_excess(1.0, "3")
+    assert log_pochhammer_excess(1.0, [0, 3]).tolist() == pytest.approx([0.0, np.log(6.0)])
+
+
+@pytest.mark.parametrize(
+    ("n_categories", "error"),
+    [(0, ValueError), (-1, ValueError), (2.5, TypeError), ("3", TypeError)],
+)
+def test_prior_concentration_refuses_a_bad_number_of_categories(n_categories, error):
+    # 0 gave an empty array, the others numpy's errors
+    with pytest.raises(error, match=r"^n_categories must be a positive integer, but got"):
+        prior_concentration(1.0, n_categories)

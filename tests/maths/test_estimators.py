@@ -277,6 +277,31 @@ def test_items_without_answers_are_named(method):
         estimate(counts.reshape(2, 2, 3), method)
 
 
+@pytest.mark.parametrize("method", ["plugin", "less_biased"])
+def test_one_item_without_answers_raises(method):
+    # 1-D counts of one unanswered item: less_biased returned NaN, plugin a message about q
+    with pytest.raises(
+        ValueError,
+        match=rf"counts must have at least one answer for method='{method}', but the item "
+        r"has none \(all its counts are 0\); use method='posterior_mean'",
+    ):
+        estimate([0, 0, 0], method)
+    assert np.isfinite(estimate([0, 0, 0], "posterior_mean"))
+
+
+@pytest.mark.parametrize("method", ["plugin", "less_biased"])
+def test_prior_is_checked_by_every_method(method):
+    # plugin with prior=-1 returned 0.667: the docs say a non-positive prior raises
+    with pytest.raises(ValueError, match=r"prior must be a positive finite number, but got -1"):
+        estimate([1, 1, 1], method, prior=-1)
+    with pytest.raises(TypeError, match=r"prior must be a positive number, but got 'flat'"):
+        estimate([1, 1, 1], method, prior="flat")
+    with pytest.raises(ValueError, match=r"one entry per category \(3\)"):
+        estimate([1, 1, 1], method, prior=[1.0, 1.0])
+    # a valid prior changes nothing for these methods
+    assert estimate([1, 2, 3], method, prior=0.5) == estimate([1, 2, 3], method)
+
+
 def test_bad_options():
     with pytest.raises(
         ValueError,

@@ -531,6 +531,33 @@ def test_bad_arguments(kwargs, error, match):
         ambiguity_posterior(**kwargs)
 
 
+@pytest.mark.parametrize("method", ["sampling", "exact"])
+def test_bad_random_seed_names_the_argument(method):
+    # numpy's "SeedSequence expects int or sequence of ints" named no argument
+    with pytest.raises(
+        TypeError,
+        match=r"random_seed must be a non-negative int, a numpy.random.Generator or None, "
+        r"but got 'x'",
+    ):
+        ambiguity_posterior([1.0, 2.0, 3.0], method=method, n_draws=100, random_seed="x")
+    with pytest.raises(ValueError, match=r"random_seed must be a non-negative int .*got -1"):
+        ambiguity_posterior([1.0, 2.0, 3.0], method=method, n_draws=100, random_seed=-1)
+    rng = np.random.default_rng(0)
+    post = ambiguity_posterior([1.0, 2.0, 3.0], method=method, n_draws=100, random_seed=rng)
+    assert post.method == method
+
+
+def test_posterior_class_documents_its_constructor():
+    doc = AmbiguityPosterior.__doc__
+    params, attrs = doc.split("Parameters\n    ----------")[1].split("Attributes\n    ----------")
+
+    def names(text):
+        return {line.split(" : ")[0].strip() for line in text.splitlines() if " : " in line}
+
+    assert names(params) == {"alpha", "measure", "method", "n_draws", "random_seed", "n_bins"}
+    assert names(attrs) == {"alpha", "measure", "method", "batch_shape", "n_draws", "mcse"}
+
+
 def test_bad_method_arguments():
     post = ambiguity_posterior([2.0, 3.0, 4.0])
     with pytest.raises(ValueError, match=r"q must be probabilities in \[0, 1\], but got 1.5"):

@@ -282,3 +282,16 @@ def test_xarray_result_drops_the_attrs_of_q():
     )
     for f in FUNCS.values():
         assert f(da).attrs == {}
+
+
+def test_measures_for_refuses_a_bad_number_of_proper_categories():
+    from ambppl.maths.measures import measures_for
+
+    # measures_for(-1) returned () silently
+    with pytest.raises(ValueError, match=r"n_proper must be a non-negative integer .* got -1$"):
+        measures_for(-1)
+    for bad in (2.5, "3", True, None):
+        with pytest.raises(TypeError, match=rf"n_proper must be a non-negative .* got {bad!r}$"):
+            measures_for(bad)
+    assert measures_for(0) == ()
+    assert measures_for(np.int64(2)) == ambppl.MEASURES
