@@ -217,13 +217,19 @@ def compare(results: dict[str, Any], **kwargs: Any) -> Any:
     Returns
     -------
     pandas.DataFrame
-        :func:`arviz.compare`'s table (``rank``, ``elpd``, ``p``, ``elpd_diff``, ``weight``,
-        ``se``, ``dse``, ``warning``), best model first.
+        :func:`arviz.compare`'s table, one row per result, best model first (rank 0), with
+        the columns (ArviZ 1.x) ``rank``, ``elpd_diff`` (difference from the best, or from
+        ``reference``: 0 or negative), ``dse`` (its standard error), ``p_worse`` (the
+        probability that the model is worse than the best; ``p_better`` when ``reference``
+        is given), ``diag_diff`` and ``diag_elpd`` (warnings about the difference and the
+        estimate, empty when none), ``p`` (effective number of parameters), ``elpd``, ``se``
+        (its standard error) and ``weight``.
 
     Raises
     ------
     TypeError
-        If ``results`` is not a dict of DataTrees.
+        If ``results`` is not a dict (of name -> :func:`ambppl.fit` result), or one of its
+        values is not a DataTree.
     ValueError
         If fewer than two results are given, one lacks a log likelihood, the results cover
         different items, or one result's log likelihood conditions on each item's own
@@ -249,10 +255,15 @@ def compare(results: dict[str, Any], **kwargs: Any) -> Any:
     """
     import arviz as az
 
-    if not isinstance(results, dict) or len(results) < 2:
+    if not isinstance(results, dict):
+        raise TypeError(
+            "results must be a dict of name -> ambppl.fit result (e.g. {'flat': fit_a, "
+            f"'learned': fit_b}}), but got {type(results).__name__}"
+        )
+    if len(results) < 2:
         raise ValueError(
             "results must be a dict of at least two named ambppl.fit results, but got "
-            f"{type(results).__name__ if not isinstance(results, dict) else len(results)}"
+            f"{len(results)}"
         )
     items = None
     for name, result in results.items():

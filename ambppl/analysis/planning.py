@@ -309,7 +309,8 @@ def next_batch(
         Draws of a learned ``prior`` averaged over (see :func:`expected_posterior_var`);
         :math:`f_i` is then the prior-averaged expected posterior variance.
     threshold : float, default 0.4
-        The decision threshold of ``objective="decision"`` (unused otherwise).
+        The decision threshold of ``objective="decision"``, strictly between 0 and 1
+        (unused by ``objective="variance"``, but checked whatever the objective).
 
     Returns
     -------
@@ -320,12 +321,14 @@ def next_batch(
     Raises
     ------
     ValueError
-        If ``objective`` is not "variance" or "decision", ``budget`` is negative, positive
+        If ``objective`` is not "variance" or "decision", ``threshold`` is not strictly
+        between 0 and 1 (whatever the objective), ``budget`` is negative, positive
         with no items or at least 2**53, more than ``objective="decision"`` can allocate
         (10**7 per item), or its work is estimated beyond the time guard (see Notes, *Cost*),
         or as :func:`expected_posterior_var`.
     TypeError
-        If ``budget`` is not a whole number, or as :func:`expected_posterior_var`.
+        If ``budget`` is not a whole number, ``threshold`` is not a number, or as
+        :func:`expected_posterior_var`.
     NotImplementedError
         For ``measure="old"`` or ``measure="entropy"``.
 
@@ -426,9 +429,10 @@ def next_batch(
             f"{option('budget', '--budget')} must be below 2**53 = 9.0e15 (whole numbers "
             f"beyond are not exact in floating point), but got {budget!r}"
         )
+    threshold = _check_threshold(threshold)  # checked always: a wrong one is never unused
     curves, _ = _prepare(counts, measure, prior, cant_solve, n_hyper)
     if objective == "decision":
-        curves = _DecisionCurves(curves, _check_threshold(threshold))
+        curves = _DecisionCurves(curves, threshold)
     n = curves.n
     if total == 0:
         return np.zeros(n, dtype=np.int64)
@@ -739,9 +743,10 @@ def plan(
         What to make small (:func:`next_batch`): the total expected posterior variance of the
         measure, or the chance of getting "measure > threshold" wrong.
     threshold : float, default 0.4
-        The threshold of ``objective="decision"``.
+        The threshold of ``objective="decision"``, strictly between 0 and 1 (checked
+        whatever the objective).
     measure : {"amb", "modified"}, default "amb"
-        The ambiguity measure.
+        The ambiguity measure; "old" and "entropy" raise :class:`NotImplementedError`.
     prior : float or array_like, default 1.0
         The fixed Dirichlet prior: one positive number (symmetric) or one per category.
     progress : callable, optional
@@ -758,10 +763,15 @@ def plan(
     Raises
     ------
     ValueError
-        For a bad budget, objective, threshold, measure or prior, or a request too large to
-        finish in time (as :func:`next_batch` and :func:`expected_posterior_sd`).
+        For a bad budget, objective, threshold (not strictly between 0 and 1, whatever the
+        objective), measure or prior, or a request too large to finish in time (as
+        :func:`next_batch` and :func:`expected_posterior_sd`).
     TypeError
-        For a path or reader options instead of counts already read.
+        For a path or reader options instead of counts already read, or a budget, threshold
+        or prior that is not a number (as :func:`next_batch`).
+    NotImplementedError
+        For ``measure="old"`` or ``measure="entropy"`` (no closed form, as
+        :func:`next_batch`).
 
     Examples
     --------

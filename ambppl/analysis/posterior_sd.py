@@ -120,9 +120,7 @@ def _hyper_priors(
     labels are refused. A bare array is taken in the fit's order.
     """
     # checked whatever the prior, so that a wrong value is never silently unused
-    n_keep = _check_whole(n_hyper, "n_hyper", "the number of hyperparameter draws kept")
-    if n_keep < 1:
-        raise ValueError(f"n_hyper must be a whole number >= 1, but got {n_hyper!r}")
+    n_keep = _check_whole(n_hyper, "n_hyper", "the number of hyperparameter draws kept", minimum=1)
     if not isinstance(prior, xr.DataTree):
         return None
     post = prior["posterior"].to_dataset() if "posterior" in prior.children else None
@@ -526,14 +524,16 @@ def _expected_var(alpha_t: np.ndarray, idx: int | None, measure: str, m: np.ndar
 
 
 # --------------------------------------------------------------------------- public API
-def _check_whole(x: Any, name: str, what: str) -> int:
-    """Return ``x`` as a Python int >= 0 or raise naming ``name`` and what it means."""
+def _check_whole(x: Any, name: str, what: str, minimum: int = 0) -> int:
+    """Return ``x`` as a Python int >= ``minimum`` or raise naming ``name`` and what it
+    means (one message for every way it is wrong)."""
+    message = f"{name} must be a whole number >= {minimum} ({what}), but got {x!r}"
     if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name} must be a whole number >= 0 ({what}), but got {x!r}")
+        raise TypeError(message)
     if not isinstance(x, numbers.Integral) and not (math.isfinite(x) and x == round(x)):
-        raise ValueError(f"{name} must be a whole number >= 0 ({what}), but got {x!r}")
-    if x < 0:
-        raise ValueError(f"{name} must be a whole number >= 0 ({what}), but got {x!r}")
+        raise ValueError(message)
+    if x < minimum:
+        raise ValueError(message)
     return int(x)
 
 
@@ -571,8 +571,8 @@ def expected_posterior_var(
         else the last category.
     n_hyper : int, default 100
         With a learned ``prior``: the number of posterior draws of ``(mu, kappa)`` averaged
-        over, an evenly thinned subset of the chain x draw draws (all if fewer). Ignored for
-        a fixed prior.
+        over, an evenly thinned subset of the chain x draw draws (all if fewer); a whole
+        number >= 1. Unused for a fixed prior, but checked whatever the prior.
 
     Returns
     -------
@@ -594,11 +594,12 @@ def expected_posterior_var(
         m*); ``prior`` is not positive or has the wrong length; ``cant_solve`` is out of
         range, a string other than ``"auto"`` or contradicts ``counts.attrs["cant_solve"]``;
         or ``measure="modified"`` has fewer than 2 proper categories. For
-        a learned ``prior``: if it has no posterior ``mu`` and ``kappa``, was learned on a
-        different number of categories than ``counts`` has, or ``n_hyper < 1``.
+        a learned ``prior``: if it has no posterior ``mu`` and ``kappa`` or was learned on a
+        different number of categories than ``counts`` has. For any ``prior``: if
+        ``n_hyper`` is not a whole number >= 1.
     TypeError
-        If ``counts``, ``extra`` or ``prior`` is not numeric (or ``extra`` is boolean), or
-        ``cant_solve`` is not an integer, None or a string.
+        If ``counts``, ``extra``, ``prior`` or ``n_hyper`` is not numeric (or ``extra`` or
+        ``n_hyper`` is boolean), or ``cant_solve`` is not an integer, None or a string.
 
     Notes
     -----

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ambppl.analysis.hyperprior import PSENSE_THRESHOLD, hyperprior_sensitivity
@@ -58,7 +58,8 @@ def prior_sensitivity(
         Counts already read, as for :func:`ambppl.fit` (:func:`ambppl.data.as_counts`; not a
         path: read files with :func:`ambppl.read_annotations` first).
     priors : sequence, default (0.5, 1.0, "hierarchical")
-        Each a positive number (the symmetric Dirichlet prior ``beta`` of
+        A non-empty sequence (a list, tuple or 1-D array; not a single value or a dict),
+        each a positive number (the symmetric Dirichlet prior ``beta`` of
         ``dirichlet_categorical``, fitted exactly) or the name of a learned prior:
         ``"hierarchical"`` (``hierarchical_dirichlet``, NUTS on ``mu`` and ``kappa`` then
         exact draws) or ``"empirical_bayes"`` (the same model with ``mu`` and ``kappa`` at
@@ -91,7 +92,8 @@ def prior_sensitivity(
     Raises
     ------
     ValueError
-        For an empty ``priors``, a prior that is neither positive nor a known name, or bad
+        For a ``priors`` that is empty or not a sequence (None, one number or name, a
+        dict), a prior that is neither positive nor a known name, or bad
         data (as :func:`ambppl.fit`).
     TypeError
         For a path, reader options or any other keyword not in the signature.
@@ -120,7 +122,12 @@ def prior_sensitivity(
     import numpy as np
     import pandas as pd
 
-    if isinstance(priors, str | int | float) or not len(priors):
+    if (
+        isinstance(priors, str | bytes | Mapping)
+        or not isinstance(priors, Collection)
+        or (isinstance(priors, np.ndarray) and priors.ndim != 1)
+        or not len(priors)
+    ):
         raise ValueError(
             "priors must be a non-empty sequence of positive numbers and names from "
             f"{sorted(LEARNED_PRIORS)}, but got {priors!r}"

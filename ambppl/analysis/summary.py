@@ -656,9 +656,9 @@ def stratify(
     table : pandas.DataFrame
         A table from :func:`summarize`.
     bins : sequence of float, default (0, 0.2, 0.4, 0.6, 1.0)
-        Strictly increasing bin edges; the bins are ``[b0, b1], (b1, b2], ...``.
+        Finite, strictly increasing bin edges; the bins are ``[b0, b1], (b1, b2], ...``.
     by : str, default "mean"
-        Column to bin.
+        Numeric column to bin.
 
     Returns
     -------
@@ -669,8 +669,8 @@ def stratify(
     Raises
     ------
     ValueError
-        If ``bins`` has fewer than two edges or is not strictly increasing, or ``by`` is
-        not a column.
+        If ``bins`` has fewer than two edges, an edge that is not finite (NaN or inf) or is
+        not strictly increasing, or ``by`` is not a numeric column (text or boolean).
     TypeError
         If ``table`` is not a DataFrame or ``bins`` not numeric.
 
@@ -694,10 +694,26 @@ def stratify(
 
     table = _check_table(table)
     by = _check_column(table, by)
-    edges = as_float_array(bins, "bins")
-    if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
+    numeric = [
+        str(c)
+        for c in table.columns
+        if pd.api.types.is_numeric_dtype(table[c]) and not pd.api.types.is_bool_dtype(table[c])
+    ]
+    if by not in numeric:
         raise ValueError(
-            f"bins must be at least two strictly increasing edges, but got {edges.tolist()}"
+            f"by must be a numeric column (one of {numeric}) to bin, but got {by!r} "
+            f"(dtype {table[by].dtype})"
+        )
+    edges = as_float_array(bins, "bins")
+    if (
+        edges.ndim != 1
+        or edges.size < 2
+        or not np.all(np.isfinite(edges))
+        or np.any(np.diff(edges) <= 0)
+    ):
+        raise ValueError(
+            "bins must be at least two strictly increasing finite edges (e.g. "
+            f"(0, 0.2, 0.4, 0.6, 1.0)), but got {edges.tolist()}"
         )
     out = table.copy()
     labels = [

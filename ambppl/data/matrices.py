@@ -176,6 +176,11 @@ def _from_counts(
     arr = check_counts(
         values, "counts", items=np.asarray(ids), categories=labels if named else categories
     )
+    if arr.shape[0] == 0:  # as ambppl.data.as_counts and ambppl.fit: nothing to count
+        raise ValueError(
+            f"counts must have at least one item, but got 0 items: {source!r} holds counts "
+            f"of shape {arr.shape}; give at least one row of counts"
+        )
     if labels is None:
         if categories is not None and len(categories) != arr.shape[1]:
             raise ValueError(

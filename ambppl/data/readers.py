@@ -265,7 +265,9 @@ def read_annotations(
         header read as one column that holds another separator, it names ``sep=`` or
         ``format=``); one column in two roles (``item``, ``rater``, ``label``); a
         ``cant_solve`` label absent from the data; labels missing from ``categories``; fewer
-        than 2 categories; an item with no answers (all labels missing, or an all-zero row of
+        than 2 categories; no items (a count matrix, ``.npy`` file or zarr store with 0 rows,
+        as :func:`ambppl.data.as_counts` and :func:`ambppl.fit` refuse); an item with no
+        answers (all labels missing, or an all-zero row of
         counts); negative, fractional or non-finite counts; a file that does not parse; an
         unknown ``format`` or file suffix; a wide table whose header looks like answers
         (every rater name an answer label, some blank or repeated: the first line of a file

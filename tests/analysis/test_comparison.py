@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -130,3 +131,24 @@ def test_empirical_bayes_loo_refits_without_each_item():
     np.testing.assert_allclose(elpd.elpd_i.values, expected, rtol=1e-9)
     in_sample = float(result["log_likelihood"]["counts"].isel(chain=0, draw=0).sum())
     assert elpd.elpd < in_sample and elpd.p == pytest.approx(in_sample - elpd.elpd)
+
+
+@pytest.mark.parametrize("results", [None, [1, 2], ("a", "b")])
+def test_compare_rejects_a_non_dict_with_type_error(results):
+    with pytest.raises(TypeError, match=r"results must be a dict of name -> ambppl\.fit result"):
+        ambppl.compare(results)
+
+
+def test_compare_documents_the_columns_it_returns():
+    counts = xr.DataArray(
+        np.array([[5, 0], [4, 1], [5, 0]]), dims=("item", "category"), attrs={"cant_solve": None}
+    )
+    fits = {
+        f"beta={b}": ambppl.fit(counts, prior=b, draws=100, chains=2, random_seed=1)
+        for b in (0.5, 1.0)
+    }
+    table = ambppl.compare(fits)
+    returns = ambppl.compare.__doc__.split("Returns")[1].split("Raises")[0]
+    documented = re.findall(r"``(\w+)``", returns)
+    assert [c for c in documented if c in table.columns] == list(table.columns)
+    assert "warning" not in documented

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import mpmath as mp
@@ -631,7 +632,7 @@ def test_next_batch_edges():
             answers_needed,
             {"target_sd": 0.1, "n_hyper": -5},
             ValueError,
-            r"n_hyper must be a whole number >= 0",
+            r"n_hyper must be a whole number >= 1",
         ),
     ],
 )
@@ -885,3 +886,49 @@ def test_plan_refuses_a_progress_that_is_not_callable():
 
     with pytest.raises(TypeError, match=r"progress must be a callable .* but got 3"):
         plan(np.array([[3, 1, 0]]), 2, progress=3)
+
+
+# ------------------------------------------------ threshold and n_hyper: checked always
+@pytest.mark.parametrize(
+    ("threshold", "exc"),
+    [(2, ValueError), (0.0, ValueError), (np.nan, ValueError), ("0.4", TypeError)],
+)
+@pytest.mark.parametrize("objective", ["variance", "decision"])
+def test_a_bad_threshold_is_refused_whatever_the_objective(threshold, objective, exc):
+    counts = np.array([[3, 1, 0], [2, 2, 1]])
+    with pytest.raises(exc, match=r"threshold must be .*strictly between 0 and 1"):
+        next_batch(counts, 3, objective=objective, threshold=threshold)
+    with pytest.raises(exc, match=r"threshold must be .*strictly between 0 and 1"):
+        plan(
+            ambppl.read_annotations(counts, cant_solve=2),
+            3,
+            objective=objective,
+            threshold=threshold,
+        )
+
+
+def test_plan_documents_not_implemented_measures():
+    counts = ambppl.read_annotations(np.array([[3, 1, 0], [2, 2, 1]]), cant_solve=2)
+    with pytest.raises(NotImplementedError, match=r"measure='old' has no closed form"):
+        plan(counts, 3, measure="old")
+    raises = plan.__doc__.split("Raises")[1].split("Examples")[0]
+    assert "NotImplementedError" in raises and '``measure="old"``' in raises
+
+
+@pytest.mark.parametrize(
+    ("n_hyper", "exc"), [(-1, ValueError), (0, ValueError), (2.5, ValueError), (True, TypeError)]
+)
+@pytest.mark.parametrize("prior", ["fixed", "learned"])
+def test_n_hyper_has_one_message(n_hyper, exc, prior):
+    prior = 1.0 if prior == "fixed" else learned_tree([[3, 1, 0]])
+    match = (
+        r"^n_hyper must be a whole number >= 1 \(the number of hyperparameter draws kept\), "
+        rf"but got {re.escape(repr(n_hyper))}$"
+    )
+    for call in (
+        lambda: expected_posterior_var([[3, 1, 0]], 3, prior=prior, n_hyper=n_hyper),
+        lambda: answers_needed([[3, 1, 0]], target_sd=0.1, prior=prior, n_hyper=n_hyper),
+        lambda: next_batch([[3, 1, 0]], 3, prior=prior, n_hyper=n_hyper),
+    ):
+        with pytest.raises(exc, match=match):
+            call()

@@ -281,3 +281,19 @@ def test_hyperprior_sensitivity_without_log_likelihood_has_nan_likelihood(alike_
     assert set(table["diagnosis"]) == {"prior-sensitive (likelihood not computed)"}
     with pytest.raises(ValueError, match=r"threshold"):
         ambppl.hyperprior_sensitivity(result, threshold=1.5)
+
+
+@pytest.mark.parametrize(
+    "priors",
+    [None, 0.5, "hierarchical", {"hierarchical": 1}, np.float64(0.5), np.array(0.5), object()],
+)
+def test_priors_that_are_not_a_sequence(counts, priors):
+    with pytest.raises(ValueError, match=r"^priors must be a non-empty sequence of positive"):
+        ambppl.prior_sensitivity(counts, priors=priors, draws=10, chains=1)
+
+
+def test_priors_as_an_array(counts):
+    table = ambppl.prior_sensitivity(
+        counts, priors=np.array([0.5, 1.0]), draws=20, chains=1, random_seed=1
+    )
+    assert table.columns.get_level_values(0).unique().tolist() == ["beta=0.5", "beta=1"]

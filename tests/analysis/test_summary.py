@@ -579,3 +579,19 @@ def test_select_refuses_mixed_or_unlabelled_tables(exact_fit):
         ambppl.select(bare, "P(amb > 0.3) > 0.5")
     # the column rule needs neither
     assert len(ambppl.select(bare, "p_above > 0.5")) == len(ambppl.select(low, "p_above > 0.5"))
+
+
+def test_stratify_refuses_a_text_column(hand_table):
+    table = hand_table.assign(measure="amb", flagged=[True, False, True, False])
+    numeric = r"\['n_answers', 'mean', 'hdi_lower', 'p_above'\]"
+    for by in ("measure", "flagged"):
+        with pytest.raises(ValueError, match=rf"^by must be a numeric column \(one of {numeric}"):
+            ambppl.stratify(table, by=by)
+
+
+@pytest.mark.parametrize(
+    "bins", [(0, np.nan, 1), (np.nan, 0.5), (0, 0.5, np.inf), (-np.inf, 0.5, 1)]
+)
+def test_stratify_refuses_edges_that_are_not_finite(hand_table, bins):
+    with pytest.raises(ValueError, match=r"^bins must be at least two strictly increasing finite"):
+        ambppl.stratify(hand_table, bins=bins)

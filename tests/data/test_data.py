@@ -617,3 +617,26 @@ def test_read_long_of_a_wide_table_and_its_attrs(long_df):
     assert got == pairs
     no_id = long_df.assign(worker=["a", "a", "b", "a", None, "c", "b", "c", "c"])
     assert read_long(no_id, cant_solve="?").attrs["n_raters"] == 3  # a, b, c
+
+
+def test_count_matrix_without_items(tmp_path):
+    # as ambppl.data.as_counts and ambppl.fit: no items is refused where it is read
+    np.save(tmp_path / "empty.npy", np.zeros((0, 3), dtype=np.int64))
+    sources = [
+        np.zeros((0, 3)),
+        np.zeros((0, 3), dtype=np.int64),
+        xr.DataArray(np.zeros((0, 2)), dims=("item", "category")),
+        tmp_path / "empty.npy",
+    ]
+    for source in sources:
+        with pytest.raises(ValueError, match=r"^counts must have at least one item, but got 0"):
+            read_annotations(source)
+    with pytest.raises(ValueError, match=r"^counts must have at least one item, but got 0"):
+        ambppl.data.as_counts(np.zeros((0, 3)))
+
+
+def test_data_all_is_in_plain_sorted_order():
+    # the comment on ambppl.data.__all__ promises plain sorted() order, as ambppl.__all__
+    assert ambppl.data.__all__ == sorted(ambppl.data.__all__)
+    assert len(set(ambppl.data.__all__)) == len(ambppl.data.__all__)
+    assert all(hasattr(ambppl.data, name) for name in ambppl.data.__all__)
