@@ -57,7 +57,14 @@ from ambppl.maths.measures import measure_name
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["CONJUGATE_METHODS", "MCSE_TARGET", "SCORE_COLUMNS", "LazyScore", "score"]
+__all__ = [
+    "CONJUGATE_METHODS",
+    "MCSE_TARGET",
+    "SCORE_COLUMNS",
+    "LazyScore",
+    "is_conjugate_route",
+    "score",
+]
 
 #: Default bound on the Monte Carlo standard error of ``p_above`` (P(measure > threshold)).
 MCSE_TARGET = 0.005
@@ -287,7 +294,7 @@ def score(
             "score what it returns"
         )
     method = choose_method(entry, method, sampler, sample_kwargs)
-    conjugate = entry.info.get("data", "counts") == "counts" and method in CONJUGATE_METHODS
+    conjugate = is_conjugate_route(entry, method)
     options = {
         "draws": draws,
         "chains": chains,
@@ -320,6 +327,32 @@ def score(
     if lazy is not None:
         return _score_lazy(lazy, entry.name, method, kwargs, settings, seed, approximate, progress)
     return _score_in_memory(data, entry.name, method, kwargs, settings, seed, approximate, progress)
+
+
+def is_conjugate_route(entry: Any, method: str) -> bool:
+    """Whether :func:`score` scores ``entry`` (a catalog model) with ``method`` from its
+    distinct count vectors (a model of counts with a conjugate method), not through a fit.
+
+    Parameters
+    ----------
+    entry : ambppl.inference.catalog.ModelEntry
+        The catalog model.
+    method : str
+        The fit method, already checked against the model's.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from ambppl.inference.catalog import get_model
+    >>> is_conjugate_route(get_model("dirichlet_categorical"), "exact")
+    True
+    >>> is_conjugate_route(get_model("hierarchical_dirichlet"), "collapsed")
+    False
+    """
+    return entry.info.get("data", "counts") == "counts" and method in CONJUGATE_METHODS
 
 
 def _check_mcse(mcse: Any) -> float:

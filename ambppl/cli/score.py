@@ -11,8 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ambppl.analysis.distinct import CONJUGATE_METHODS
-from ambppl.analysis.scoring import LazyScore, score
+from ambppl.analysis.scoring import LazyScore, is_conjugate_route, score
 from ambppl.analysis.summary import rank
 from ambppl.cli.common import UsageError, _one_line, _progress, _reporter, subcommand
 from ambppl.cli.inputs import _format, _read, _reads_answers
@@ -134,8 +133,7 @@ def _say_unused_sampling(args: argparse.Namespace, method: str) -> None:
     """A progress line where sampling options are given to the conjugate route, which draws
     per distinct count vector until --mcse is met (one set of options serves every
     subcommand and route, so they are not refused: ``ambppl.score`` refuses them in Python)."""
-    entry = get_model(args.model)
-    if entry.info.get("data", "counts") != "counts" or method not in CONJUGATE_METHODS:
+    if not is_conjugate_route(get_model(args.model), method):
         return
     given = [
         flag

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ambppl.data.files import READ_OPTIONS
+from ambppl.data.labels import _order
 from ambppl.data.readers import read_annotations, read_long
 from ambppl.internal.checks import cant_solve_position, check_counts
 
@@ -241,8 +242,9 @@ def _cant_solve_last(answers: pd.DataFrame) -> pd.DataFrame:
             "answers.attrs['cant_solve'] must be one of the label's categories "
             f"{categories} or None, but got {cs!r}"
         )
+    order, _ = _order(categories, categories, cs, sort=False)  # the readers' rule
     out = answers.copy()
-    out["label"] = out["label"].cat.reorder_categories([c for c in categories if c != cs] + [cs])
+    out["label"] = out["label"].cat.reorder_categories(order)
     out.attrs = dict(answers.attrs)
     return out
 

@@ -43,6 +43,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ambppl.internal.checks import as_float_array
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from matplotlib.figure import Figure
@@ -121,10 +123,7 @@ def plain(text: Any, limit: int = 40) -> str:
 def _values(x: Any, name: str, ndim: int, what: str) -> np.ndarray:
     """``x`` as a float array of ``ndim`` dimensions with at least one value, or one clear
     error naming ``name`` (``what``: the shape in words)."""
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be {what} of numbers, but got {x!r:.80}") from None
+    arr = as_float_array(x, name)  # TypeError for text, objects, complex numbers
     if arr.ndim != ndim or arr.size == 0:
         raise ValueError(
             f"{name} must be {what} with at least one value, but got shape {arr.shape}"

@@ -208,7 +208,11 @@ def test_plot_parameter_ranks_takes_any_name():
             r"whole numbers >= 0 .*, but got \[-1",
         ),
         (lambda: figures.plot_answers_per_item([2.5]), ValueError, r"whole numbers >= 0"),
-        (lambda: figures.plot_answers_per_item("abc"), TypeError, r"n_answers must be a 1-D"),
+        (
+            lambda: figures.plot_answers_per_item("abc"),
+            TypeError,
+            r"n_answers must be array-like of numbers",
+        ),
         (
             lambda: figures.plot_category_shares(["a", "b"], [0.5, 0.3, 0.2], None),
             ValueError,
