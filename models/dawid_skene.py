@@ -628,14 +628,15 @@ def nuts_defaults(answers: Any, **params: Any) -> dict[str, Any]:
     >>> nuts_defaults(read_long(frame, item="item", rater="rater", label="label"))
     {'target_accept': 0.9, 'draws': 3000, 'adaptation': 'draw_diag'}
     """
+    codes = _codes(answers)  # refuses counts or an untyped table by name
     settings: dict[str, Any] = {}
-    if answers["rater"].nunique() < FEW_RATERS:
+    if len(codes["rater_ids"]) < FEW_RATERS:
         settings["target_accept"] = FEW_RATERS_TARGET_ACCEPT
-    if is_unanimous(_item_counts(_codes(answers))):
+    if is_unanimous(_item_counts(codes)):
         settings["target_accept"] = UNANIMOUS_TARGET_ACCEPT
-    if answers.groupby("item", observed=True).size().median() <= FEW_ANSWERS:
+    if np.median(np.bincount(codes["item"])) <= FEW_ANSWERS:
         settings["draws"] = FEW_ANSWERS_DRAWS
-        if answers["rater"].value_counts().iloc[0] >= BUSY_RATER_SHARE * len(answers):
+        if np.bincount(codes["rater"]).max() >= BUSY_RATER_SHARE * len(codes["y"]):
             settings["adaptation"] = FEW_ANSWERS_ADAPTATION
     return settings
 

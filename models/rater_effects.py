@@ -510,10 +510,11 @@ def nuts_defaults(answers: Any, **params: Any) -> dict[str, Any]:
     >>> nuts_defaults(read_long(frame, item="item", rater="rater", label="label"))
     {'target_accept': 0.9, 'tune': 1500, 'draws': 3000}
     """
+    codes = _codes(answers)  # refuses counts or an untyped table by name
     settings: dict[str, Any] = {}
-    if answers["rater"].nunique() < CENTRED_MIN_RATERS:
+    if len(codes["rater_ids"]) < CENTRED_MIN_RATERS:
         settings["target_accept"] = FEW_RATERS_TARGET_ACCEPT
-    per_item = answers.groupby("item", observed=True, sort=False).size().to_numpy()
+    per_item = np.bincount(codes["item"])
     if np.mean(per_item <= 2) >= SPARSE_ITEM_SHARE:
         settings.update(SPARSE_NUTS)
     return settings

@@ -146,6 +146,13 @@ def test_the_sparse_rule_counts_items_with_at_most_two_answers(module):
         assert module.nuts_defaults(read_long(frame)) == expected, n_sparse
 
 
+def test_nuts_defaults_refuses_counts_by_name(module):
+    # the design rules read the raters: counts hold none, and were met by xarray's KeyError
+    counts = ambppl.data.as_counts(read_long(_many_raters_frame(3)))
+    with pytest.raises(TypeError, match=r"answers must be a pandas.DataFrame.*but got DataArray"):
+        module.nuts_defaults(counts)
+
+
 def test_a_models_nuts_defaults_function_is_checked(tmp_path, monkeypatch, nuts_settings):
     import shutil
 
