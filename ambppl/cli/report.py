@@ -32,9 +32,12 @@ def _add_report(subparsers: Any) -> argparse.ArgumentParser:
         "report",
         help="self-contained HTML diagnostics report",
         description="Fit the model and write one HTML file (figures embedded, no network "
-        "access needed) with, first for a fit that runs NUTS, whether it met the convergence "
-        "standard (if not: the worst parameters, their rank plots and what to do), then the "
-        "data overview, the model and prior, convergence "
+        "access needed) that opens, before any table, with whether the draws can be trusted "
+        "(exact draws; for a fit that runs NUTS whether it met the convergence standard, and "
+        "if not the worst parameters, their rank plots and what to do) and, one line each, "
+        "every warning of the fit and of the report and every finding that limits trust in "
+        "the numbers (a hyperparameter its prior decides, draws that disagree with the "
+        "closed forms), then the data overview, the model and prior, convergence "
         "diagnostics, the check of the draws against the closed-form moments, the "
         "distribution of item ambiguity, a sortable ranked item table, the most ambiguous "
         "items with their answer counts and the sensitivity to the prior; for a learned "

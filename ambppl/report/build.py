@@ -17,7 +17,7 @@ from ambppl.inference.catalog import get_model
 from ambppl.inference.fitting import fit_with_progress
 from ambppl.report.scored import MODEL as SCORE_REPORT_MODEL
 from ambppl.report.scored import score_report
-from ambppl.report.writer import render_report
+from ambppl.report.writer import _collecting_warnings, render_report
 
 __all__ = ["build_report"]
 
@@ -94,7 +94,9 @@ def build_report(
     Returns
     -------
     str
-        One self-contained HTML document.
+        One self-contained HTML document. Its first section, "Read this first", lists every
+        warning of the fit and of the report's computations, each once (see
+        :func:`ambppl.report.render_report`).
 
     Raises
     ------
@@ -104,6 +106,12 @@ def build_report(
         and :func:`ambppl.report.render_report`).
     TypeError
         For a path or reader options instead of data already read.
+
+    Warns
+    -----
+    Warning
+        Each warning of the fit and of the report's computations, once, after the page is
+        drawn (the command line prints each as one ``warning:`` line).
 
     Examples
     --------
@@ -143,24 +151,28 @@ def build_report(
         page = score_report(data, mcse=mcse, draws=draws, chains=chains, **settings, **params)
         say(f"scored, checked and drawn in {time.perf_counter() - start:.1f} s")
         return page
-    result = fit_with_progress(
-        data,
-        model,
-        method=method,
-        draws=draws,
-        chains=chains,
-        measure=measure,
-        progress=say,
-        random_seed=random_seed,
-        progressbar=progressbar,
-        **({"sample_kwargs": sample_kwargs} if sample_kwargs else {}),
-        **params,
-    )
-    start = time.perf_counter()
+    # the fit's warnings (the result does not store them) go to the page's first section
+    with _collecting_warnings() as raised:
+        result = fit_with_progress(
+            data,
+            model,
+            method=method,
+            draws=draws,
+            chains=chains,
+            measure=measure,
+            progress=say,
+            random_seed=random_seed,
+            progressbar=progressbar,
+            **({"sample_kwargs": sample_kwargs} if sample_kwargs else {}),
+            **params,
+        )
+        start = time.perf_counter()
 
-    def step(message: str) -> None:  # the report's long steps, with the time so far
-        say(f"report: {message} ({time.perf_counter() - start:.0f} s)")
+        def step(message: str) -> None:  # the report's long steps, with the time so far
+            say(f"report: {message} ({time.perf_counter() - start:.0f} s)")
 
-    page = render_report(result, source=source, progress=step, **settings)
+        page = render_report(
+            result, source=source, progress=step, fit_warnings=list(raised), **settings
+        )
     say(f"report drawn in {time.perf_counter() - start:.1f} s")
     return page

@@ -20,7 +20,7 @@ from ambppl.inference.catalog import get_model, model_parameters
 from ambppl.inference.fitting import VARIABLES, fit
 from ambppl.internal.checks import check_positive_int
 from ambppl.maths.measures import measure_name
-from ambppl.report.writer import TABLE_ROWS, _render
+from ambppl.report.writer import TABLE_ROWS, _collecting_warnings, _render
 
 #: Distinct count vectors (one item each) whose exact draws the report checks against the
 #: closed forms and the two-class density; beyond it a seeded random sample of them.
@@ -110,7 +110,9 @@ def score_report(
     Returns
     -------
     str
-        One self-contained HTML document.
+        One self-contained HTML document. Its first section says that the draws are exact
+        and lists the warnings raised while scoring and drawing, each once (as
+        :func:`ambppl.report.render_report`; they are raised again after the page is drawn).
 
     Raises
     ------
@@ -156,58 +158,63 @@ def score_report(
     seed_table, seed_sample, seed_fit = seed_sequence(random_seed).spawn(3)
     params = model_parameters(get_model(MODEL), kwargs, "score_report")
     counts = as_counts(data)
-    table = score(
-        counts,
-        MODEL,
-        method="exact",
-        measure=measure,
-        threshold=threshold,
-        hdi_prob=hdi_prob,
-        mcse=mcse,
-        random_seed=seed_table,
-        **params,
-    )
-    ranked = rank(table)
-    top_n = min(top, len(ranked))
-    top_pos = pd.Index(counts["item"].values).get_indexer(ranked.index[:top_n])
-    keep = checked_items(counts.values, top_pos, check_vectors, np.random.default_rng(seed_sample))
-    subset = counts.isel(item=keep)
-    result = fit(
-        subset,
-        model=MODEL,
-        method="exact",
-        draws=draws,
-        chains=chains,
-        random_seed=int(seed_fit.generate_state(1)[0]),
-        var_names=[VARIABLES.get(measure, measure)],
-        log_likelihood=False,
-        **params,
-    )
-    hdi_prob = float(table.attrs["hdi_prob"])
-    checked = summarize(result, measure=measure, hdi_prob=hdi_prob, threshold=threshold)
-    sampled = table["draws"].to_numpy()
-    scored = {
-        "n_distinct": int(table.attrs["n_distinct"]),
-        "n_checked": int(keep.size),
-        "n_covered": len(np.unique(counts.values[keep], axis=0)),
-        "mcse": float(mcse),
-        "draws_max": int(sampled.max()),
-        "n_approx": int((table["approx_error"].to_numpy() > 0).sum()),
-        "p_above_mcse_max": float(table["p_above_mcse"].max()),
-    }
-    return _render(
-        result,
-        ranked,
-        counts,
-        measure=measure,
-        hdi_prob=hdi_prob,
-        threshold=threshold,
-        top=top_n,
-        priors=priors,
-        random_seed=random_seed,
-        command=command,
-        title=title,
-        max_rows=max_rows,
-        checked=checked,
-        scored=scored,
-    )
+    # warnings of the scoring and the fit go to the page's first section
+    with _collecting_warnings() as raised:
+        table = score(
+            counts,
+            MODEL,
+            method="exact",
+            measure=measure,
+            threshold=threshold,
+            hdi_prob=hdi_prob,
+            mcse=mcse,
+            random_seed=seed_table,
+            **params,
+        )
+        ranked = rank(table)
+        top_n = min(top, len(ranked))
+        top_pos = pd.Index(counts["item"].values).get_indexer(ranked.index[:top_n])
+        keep = checked_items(
+            counts.values, top_pos, check_vectors, np.random.default_rng(seed_sample)
+        )
+        subset = counts.isel(item=keep)
+        result = fit(
+            subset,
+            model=MODEL,
+            method="exact",
+            draws=draws,
+            chains=chains,
+            random_seed=int(seed_fit.generate_state(1)[0]),
+            var_names=[VARIABLES.get(measure, measure)],
+            log_likelihood=False,
+            **params,
+        )
+        hdi_prob = float(table.attrs["hdi_prob"])
+        checked = summarize(result, measure=measure, hdi_prob=hdi_prob, threshold=threshold)
+        sampled = table["draws"].to_numpy()
+        scored = {
+            "n_distinct": int(table.attrs["n_distinct"]),
+            "n_checked": int(keep.size),
+            "n_covered": len(np.unique(counts.values[keep], axis=0)),
+            "mcse": float(mcse),
+            "draws_max": int(sampled.max()),
+            "n_approx": int((table["approx_error"].to_numpy() > 0).sum()),
+            "p_above_mcse_max": float(table["p_above_mcse"].max()),
+        }
+        return _render(
+            result,
+            ranked,
+            counts,
+            warned=(raised,),
+            measure=measure,
+            hdi_prob=hdi_prob,
+            threshold=threshold,
+            top=top_n,
+            priors=priors,
+            random_seed=random_seed,
+            command=command,
+            title=title,
+            max_rows=max_rows,
+            checked=checked,
+            scored=scored,
+        )

@@ -14,11 +14,13 @@ interpreted as markup.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import math
+import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,6 +34,7 @@ from ambppl.data.contract import count_values
 from ambppl.inference.catalog import get_model
 from ambppl.inference.convergence import (
     CONVERGENCE,
+    ConvergenceWarning,
     convergence_advice,
     convergence_severity,
     stored_record,
@@ -85,6 +88,9 @@ STEP_STATS = ("n_steps",)
 
 #: Rows of the sortable item table (the most ambiguous items): about 600 bytes of HTML each.
 TABLE_ROWS = 10_000
+
+#: Hyperparameters a line of the page's first section names before "and N more".
+MAX_NAMED = 8
 
 _TEMPLATE = "report.html.j2"
 
@@ -183,6 +189,180 @@ def _standard(result: Any) -> dict[str, Any] | None:
         "reason": record.get("reason"),
         "limits": dict(CONVERGENCE),
     }
+
+
+@contextlib.contextmanager
+def _collecting_warnings() -> Iterator[list[warnings.WarningMessage]]:
+    """Record the warnings raised inside for the page's first section; raise each again, once,
+    when the block ends.
+
+    Inside the block every warning that the caller's filters do not ignore is recorded once
+    per distinct text (not once per place, not as an error: a warning raised in a per-item
+    loop is kept once), so that the page lists it however the filters are set and however
+    often a report is built. When the block ends, each is raised again
+    (:func:`warnings.warn_explicit`, at its own source line and module) under the caller's
+    filters: the command line prints it as one ``warning:`` line, ``-W error`` makes it an
+    exception, ``pytest.warns`` sees it. Where the block stops on an exception (a failure
+    after a long fit, Ctrl-C) they are raised again before it, so none is lost; an error that
+    a filter makes of one of them then gives way to the block's own exception.
+
+    The warnings filters are the process's: warnings that other threads raise meanwhile are
+    recorded too.
+    """
+    caught: list[warnings.WarningMessage] = []
+    seen: set[tuple[type[Warning], str]] = set()
+
+    def record(message, category, filename, lineno, file=None, line=None):  # showwarning
+        key = (category, str(message))
+        if key not in seen:
+            seen.add(key)
+            caught.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
+
+    stopped: BaseException | None = None
+    with warnings.catch_warnings():
+        # the caller's "ignore" stays; every other action (default, once, error, ...) records
+        warnings.filters[:] = [
+            ("ignore" if f[0] == "ignore" else "always", *f[1:]) for f in warnings.filters
+        ]
+        warnings.simplefilter("always", append=True)  # and what no filter names
+        warnings.showwarning = record  # put back by catch_warnings
+        try:
+            yield caught
+        except BaseException as exc:  # raised again below, after the warnings
+            stopped = exc
+    for w in caught:  # under the caller's filters again
+        again = (w.message, w.category, w.filename, w.lineno)
+        where = {"module": _module_named(w.filename), "source": w.source}
+        if stopped is None:
+            warnings.warn_explicit(*again, **where)
+        else:
+            with contextlib.suppress(Exception):  # the block's own exception comes first
+                warnings.warn_explicit(*again, **where)
+    if stopped is not None:
+        raise stopped
+
+
+def _module_named(filename: str) -> str | None:
+    """The name of the imported module of file ``filename`` (what a filter's ``module``
+    matches), None where none is found."""
+    for name, module in list(sys.modules.items()):
+        try:
+            if getattr(module, "__file__", None) == filename:
+                return name
+        except Exception:  # a lazy module that imports on attribute access
+            continue
+    return None
+
+
+def _check_fit_warnings(fit_warnings: Any) -> list[Any]:
+    """``fit_warnings`` of :func:`render_report` as a list: warnings (as
+    :func:`warnings.catch_warnings` records them, or :class:`Warning` objects) or texts."""
+    kinds = (str, Warning, warnings.WarningMessage)
+    if fit_warnings is None:
+        return []
+    if isinstance(fit_warnings, str | Warning) or not isinstance(fit_warnings, Iterable):
+        raise TypeError(
+            "fit_warnings must be a list of the fit's warnings (e.g. the list that "
+            "warnings.catch_warnings(record=True) records around ambppl.fit) or of their "
+            f"texts, but got {type(fit_warnings).__name__}; wrap one warning in a list"
+        )
+    items = list(fit_warnings)
+    for item in items:
+        if not isinstance(item, kinds):
+            raise TypeError(
+                "fit_warnings must hold warnings (warnings.WarningMessage or Warning) or "
+                f"texts (str), but holds a {type(item).__name__}"
+            )
+    return items
+
+
+def _warning_lines(raised: Iterable[Any], *, record: bool) -> list[str]:
+    """The text of each warning in ``raised`` once, on one line, in order. A
+    :class:`ambppl.ConvergenceWarning` about a missed standard is left out where the page
+    shows the fit's convergence record (``record``): its first section says the same."""
+    lines: list[str] = []
+    for item in raised:
+        message = item.message if isinstance(item, warnings.WarningMessage) else item
+        if record and isinstance(message, ConvergenceWarning) and message.record is not None:
+            continue
+        text = " ".join(str(message).split())
+        if text and text not in lines:
+            lines.append(text)
+    return lines
+
+
+def _hyperprior(table: Any) -> dict[str, Any] | None:
+    """The hyperprior sensitivity that :func:`ambppl.summarize` computed for a fit with a
+    ``log_prior`` group (``attrs["hyperprior_sensitivity"]`` of its table, from
+    :func:`ambppl.hyperprior_sensitivity`), with ``flagged``: the hyperparameters the data do
+    not pin down. None where it was not computed."""
+    sensitivity = table.attrs.get("hyperprior_sensitivity")
+    if sensitivity is None:
+        return None
+    flagged = [r["parameter"] for r in sensitivity["rows"] if not r["pinned_down"]]
+    return {**sensitivity, "flagged": flagged}
+
+
+def _findings(
+    hyper: dict[str, Any] | None,
+    learned: bool,
+    agreement: dict[str, Any],
+    measure: str,
+) -> list[dict[str, str]]:
+    """What the report's own computations found that limits trust in the numbers, one line
+    each for the page's first section, with the section that has the details (``href``,
+    ``section``): the hyperparameters the data do not pin down (their posterior follows
+    their prior) and a check of the draws against the closed forms that failed or stopped."""
+    out: list[dict[str, str]] = []
+    if hyper and hyper["flagged"]:
+        names = hyper["flagged"]
+        shown = ", ".join(names[:MAX_NAMED])
+        if len(names) > MAX_NAMED:
+            shown += f" and {len(names) - MAX_NAMED} more"
+        one = len(names) == 1
+        its = "its" if one else "their"
+        beta = " and the implied symmetric beta" if learned and "kappa" in names else ""
+        out.append(
+            {
+                "text": f"The data do not pin down {shown}: {its} posterior follows {its} own "
+                f"prior (power-scaling prior sensitivity ≥ {hyper['threshold']:.2f}); read "
+                f"{'it' if one else 'them'}{beta} as the prior's choice, not a measurement",
+                "href": "#learned-prior" if learned else "#model",
+                "section": "Learned prior" if learned else "Model and prior",
+            }
+        )
+    link = {"href": "#agreement", "section": "Closed-form check"}
+    if agreement.get("available"):
+        if not agreement["ok"]:
+            out.append(
+                {
+                    "text": f"The draws disagree with the closed-form posterior moments of "
+                    f"{measure}: {agreement['n_flagged']} of {agreement['n_tests']} tests "
+                    f"flagged at family-wise level {agreement['level']:.0%} (largest |z| "
+                    f"{agreement['max_abs_z']:.2f})",
+                    **link,
+                }
+            )
+        density = agreement.get("density")
+        if density and not density["ok"]:
+            out.append(
+                {
+                    "text": f"The draws of the items with two proper classes disagree with "
+                    f"their exact posterior law: {density['n_flagged']} of {density['n']} "
+                    f"items flagged (largest Kolmogorov-Smirnov distance "
+                    f"{density['max_d']:.3f})",
+                    **link,
+                }
+            )
+    elif agreement.get("error"):
+        out.append(
+            {
+                "text": "The check of the draws against the closed-form posterior moments "
+                f"stopped on these draws: {agreement['error']}",
+                **link,
+            }
+        )
+    return out
 
 
 def _overview(counts: Any, source: str | None = None) -> dict[str, Any]:
@@ -863,16 +1043,9 @@ def _learned_prior(
     change = learned_mean - flat_mean
     finite = np.isfinite(change)
     largest = int(np.argmax(np.where(finite, np.abs(change), -np.inf))) if finite.any() else 0
-    # the hyperprior sensitivity summarize computed (ambppl.hyperprior_sensitivity)
-    sensitivity = table.attrs.get("hyperprior_sensitivity")
-    if sensitivity is not None:
-        sensitivity = {
-            **sensitivity,
-            "flagged": [r["parameter"] for r in sensitivity["rows"] if not r["pinned_down"]],
-        }
     return {
         **learned,
-        "sensitivity": sensitivity,
+        "sensitivity": _hyperprior(table),
         "fig_implied": figure_to_data_uri(
             figures.plot_implied_prior(learned["samples"], learned["measure"])
         ),
@@ -907,6 +1080,7 @@ def render_report(
     max_rows: int = TABLE_ROWS,
     source: str | None = None,
     progress: Callable[[str], None] | None = None,
+    fit_warnings: Sequence[Any] | None = None,
 ) -> str:
     """Render the HTML diagnostics report of a fit.
 
@@ -944,6 +1118,12 @@ def render_report(
     progress : callable, optional
         Called with one line (e.g. ``"summarizing 11040 items"``) as each long step starts;
         ``ambppl report`` prints them on stderr unless ``--quiet``.
+    fit_warnings : sequence, optional
+        The warnings the fit raised (the result does not store them): the list that
+        ``warnings.catch_warnings(record=True)`` records around :func:`ambppl.fit`, or
+        :class:`Warning` objects or their texts. The page's first section lists them, with
+        the warnings raised while the report is built (:func:`ambppl.report.build_report`
+        passes those of its fit).
 
     Returns
     -------
@@ -956,10 +1136,30 @@ def render_report(
         For an unknown ``measure``, a bad ``hdi_prob`` or ``threshold`` (from
         :func:`ambppl.summarize`) or a non-positive ``top`` or ``max_rows``.
     TypeError
-        If ``result`` is not a fit result.
+        If ``result`` is not a fit result, or ``fit_warnings`` is not a list of warnings
+        or texts.
+
+    Warns
+    -----
+    Warning
+        Each warning raised while the report is built, once, after the page is drawn (the
+        page lists it too); and one ``UserWarning`` for the characters the figures cannot
+        draw (below).
 
     Notes
     -----
+    The page opens with the section "Read this first", before any table, for every kind of
+    fit: one line on whether the draws can be trusted (exact draws; draws of the Laplace
+    approximation; one point, the posterior mode; or, after NUTS, the verdict below), then
+    one line each for what limits trust in the numbers: every warning of the fit
+    (``fit_warnings``) and of the report's own computations, each once in its own words
+    (a :class:`ambppl.ConvergenceWarning` about a missed standard is the verdict itself and
+    is not repeated), the hyperparameters whose posterior follows their own prior
+    (:func:`ambppl.hyperprior_sensitivity`, for a fit with a ``log_prior`` group) and a
+    check of the draws against the closed forms that failed or stopped, each with a link to
+    the section that has the details. Where one of them applies, the first line does not
+    read as a plain success ("The fit met the convergence standard ..., but:").
+
     A NUTS fit first gets its verdict, before any estimate: whether it met the convergence
     standard :data:`ambppl.inference.convergence.CONVERGENCE` on every diagnosed variable
     (hyperparameters included), on every item's measure and on divergences, agreeing with
@@ -972,7 +1172,9 @@ def render_report(
     estimates says that they come from an unconverged fit (the learned prior's kappa and
     beta lose their bold face).
 
-    Sections: data overview; model and prior; convergence (R-hat, ESS, divergences and rank
+    Sections: read this first (above); data overview; model and prior (with the
+    hyperparameters' prior sensitivity for a fit with a ``log_prior`` group but no learned
+    prior, e.g. ``dawid_skene``); convergence (R-hat, ESS, divergences and rank
     plots of the items with the largest R-hat for NUTS, or the statement that the draws are
     exact); agreement of the posterior means with the closed-form means (z-scores against
     the Monte Carlo standard error ``sd / sqrt(ESS)``, paper section 3 and the docs page
@@ -1051,34 +1253,52 @@ def render_report(
         )
     top = check_positive_int(top, "top")
     max_rows = check_positive_int(max_rows, "max_rows")
-    if check_progress(progress) is not None:
-        progress(f"summarizing {result['posterior'].sizes.get('item', 0)} items")
-    table = rank(summarize(result, measure=measure, hdi_prob=hdi_prob, threshold=threshold))
-    return _render(
-        result,
-        table,
-        result["observed_data"]["counts"],
-        measure=measure,
-        hdi_prob=hdi_prob,
-        threshold=threshold,
-        top=top,
-        priors=priors,
-        random_seed=random_seed,
-        command=command,
-        title=title,
-        max_rows=max_rows,
-        source=source,
-        progress=progress,
-    )
+    given = _check_fit_warnings(fit_warnings)
+    with _collecting_warnings() as raised:
+        if check_progress(progress) is not None:
+            progress(f"summarizing {result['posterior'].sizes.get('item', 0)} items")
+        table = rank(summarize(result, measure=measure, hdi_prob=hdi_prob, threshold=threshold))
+        return _render(
+            result,
+            table,
+            result["observed_data"]["counts"],
+            warned=(given, raised),
+            measure=measure,
+            hdi_prob=hdi_prob,
+            threshold=threshold,
+            top=top,
+            priors=priors,
+            random_seed=random_seed,
+            command=command,
+            title=title,
+            max_rows=max_rows,
+            source=source,
+            progress=progress,
+        )
 
 
-def _render(result: Any, table: Any, counts: Any, **settings: Any) -> str:
-    """:func:`_render_page` with one warning for the characters its figures cannot draw
-    (matplotlib gives one per figure and character, with a source line), attributed to the
-    caller of :func:`render_report` or :func:`ambppl.report.score_report`."""
+def _render(
+    result: Any,
+    table: Any,
+    counts: Any,
+    *,
+    warned: Sequence[Sequence[Any]] = (),
+    **settings: Any,
+) -> str:
+    """Fill the template with :func:`_render_page`'s numbers and the warnings of ``warned``
+    (lists, read when the numbers are done: those of the fit, and the list of
+    :func:`_collecting_warnings` of the caller), with one warning for the characters its
+    figures cannot draw (matplotlib gives one per figure and character, with a source line),
+    attributed to the caller of :func:`render_report` or :func:`ambppl.report.score_report`."""
 
     with figures.missing_glyphs() as missing:
-        page = _render_page(result, table, counts, **settings)
+        context = _render_page(result, table, counts, **settings)
+    top = context["read_first"]
+    top["warnings"] = _warning_lines(
+        [w for raised in warned for w in raised], record=context["standard"] is not None
+    )
+    top["shown"] = bool(top["warnings"] or top["findings"])
+    page = _environment().get_template(_TEMPLATE).render(**context)
     if missing:
         warnings.warn(figures.missing_glyphs_message(missing), UserWarning, stacklevel=3)
     return page
@@ -1102,11 +1322,13 @@ def _render_page(
     scored: dict[str, Any] | None = None,
     source: str | None = None,
     progress: Callable[[str], None] | None = None,
-) -> str:
-    """Fill the template. ``table`` is the ranked table of every item and ``counts`` their
-    counts; ``result`` holds the draws, of every item or (``checked``, its own summary table)
-    of a subset, which the convergence and closed-form sections then diagnose. ``scored``
-    describes a table from :func:`ambppl.score` (see :func:`ambppl.report.score_report`)."""
+) -> dict[str, Any]:
+    """The template's numbers and figures. ``table`` is the ranked table of every item and
+    ``counts`` their counts; ``result`` holds the draws, of every item or (``checked``, its
+    own summary table) of a subset, which the convergence and closed-form sections then
+    diagnose. ``scored`` describes a table from :func:`ambppl.score` (see
+    :func:`ambppl.report.score_report`). ``read_first`` (the first section) holds the kind of
+    draws and the findings; :func:`_render` adds the warnings."""
 
     if checked is None:
         checked = table
@@ -1134,6 +1356,7 @@ def _render_page(
         threshold=threshold,
         random_seed=random_seed,
     )
+    hyper = _hyperprior(table)
     if _is_learned(result):
         say("summarizing the learned prior")
     learned = _learned_prior(
@@ -1234,5 +1457,10 @@ def _render_page(
         "labels": labels,
         "top_rows": top_rows,
         "sensitivity": sensitivity,
+        "hyper": hyper,
+        "read_first": {
+            "kind": convergence["kind"] if convergence["exact"] else "nuts",
+            "findings": _findings(hyper, learned is not None, agreement, measure),
+        },
     }
-    return _environment().get_template(_TEMPLATE).render(**context)
+    return context

@@ -143,6 +143,14 @@ def test_agreement_flags_shifted_draws(result: xr.DataTree) -> None:
     assert not out["density"]["ok"]
     page = render_report(result, top=2)
     assert "Inconsistent:" in page and 'id="density-check"' in page
+    # and the page opens with it, before any table, linking to the details
+    listed = re.search(r'<ul id="read-first">(.*?)</ul>', _section(page, "verdict"), re.S)
+    assert listed is not None and page.index('<ul id="read-first">') < page.index("<table")
+    said = _text(listed.group(1))
+    assert "The draws disagree with the closed-form posterior moments of amb:" in said
+    assert "The draws of the items with two proper classes disagree with their exact" in said
+    assert listed.group(1).count('(details under <a href="#agreement">Closed-form check</a>)') == 2
+    assert '<span class="ok">' not in _section(page, "verdict")
 
 
 def test_agreement_uses_arviz_mcse_for_mcmc(result: xr.DataTree) -> None:
@@ -965,9 +973,17 @@ def test_divergences_alone_name_the_worst_parameters(result: xr.DataTree) -> Non
     assert 'id="verdict-worst"' in verdict
 
 
-def test_exact_draws_have_no_verdict(result: xr.DataTree) -> None:
+def test_exact_draws_say_so_first(result: xr.DataTree) -> None:
+    """Exact draws have no convergence verdict, but the page opens the same way as after
+    NUTS: one line that the draws can be trusted, before any section with a table."""
     page = render_report(result, top=2)
-    assert 'id="verdict"' not in page and "Not converged" not in page
+    assert "Not converged" not in page and 'id="verdict-worst"' not in page
+    assert page.index("<section") == page.index('<section id="verdict">')
+    assert page.index('<section id="verdict">') < page.index("<table")
+    verdict = _section(page, "verdict")
+    assert _text(verdict).startswith("The draws are exact: independent draws of the conjugate")
+    assert '<span class="ok">The draws are exact</span>' in verdict
+    assert 'id="read-first"' not in verdict  # nothing to read first
 
 
 def _without_cant_solve(tree: xr.DataTree) -> xr.DataTree:

@@ -78,10 +78,15 @@ def test_the_convergence_section_names_what_made_the_draws(fits) -> None:
     """Laplace draws and the posterior mode are not exact conjugate draws: the report says
     what they are (it once called every non-MCMC fit "exact ... conjugate Dirichlet")."""
     full, _ = fits
-    laplace = _text(render_report(full, top=3, random_seed=1), "convergence")
+    page = render_report(full, top=3, random_seed=1)
+    laplace = _text(page, "convergence")
     assert "Laplace approximation" in laplace and "conjugate" not in laplace
+    # the first section says so too, before any table
+    assert page.index('<section id="verdict">') < page.index("<table")
+    assert _text(page, "verdict").startswith("Draws of the Laplace approximation , not of")
     point = fit(_answers(), "dawid_skene", method="map")
     page = render_report(point, top=3, random_seed=1)
+    assert _text(page, "verdict").startswith("One point, not a sample: every estimate below")
     text = _text(page, "convergence")
     assert "One point, not a sample" in text and "posterior mode" in text
     assert "conjugate" not in text and "--method laplace" in text

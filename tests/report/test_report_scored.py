@@ -72,6 +72,12 @@ def test_page_has_every_section_and_the_scored_statement(page_and_counts) -> Non
     # every distinct vector is checked (fewer than CHECK_VECTORS): no sample
     assert "every distinct count vector" in statement
     assert 'id="exact-statement"' in page  # the checked draws are exact
+    # the page opens, before any table, with the same line as an exact fit's
+    assert page.index("<section") == page.index('<section id="verdict">') < page.index("<table")
+    verdict = re.search(r'<section id="verdict">(.*?)</section>', page, re.S).group(1)
+    said = " ".join(re.sub(r"<[^>]+>", "", verdict).split())
+    assert said.startswith("The draws are exact: independent draws of the conjugate Dirichlet")
+    assert "(the item table's means and sds are closed forms)" in said
 
 
 def test_item_table_is_score_ranked_and_capped(page_and_counts) -> None:
