@@ -467,6 +467,7 @@ from ambppl.inference.modeling import (
     answer_codes,
     is_unanimous,
     measure_values,
+    positive_parameter,
     qmc_normal_nodes,
     warn_if_unanimous,
 )
@@ -527,8 +528,9 @@ BUSY_RATER_SHARE = 0.1
 UNANIMOUS_TARGET_ACCEPT = 0.99
 
 
-def _warn_if_unanimous(item_counts: np.ndarray) -> None:
-    """Say before sampling when every item's answers agree.
+def _warn_if_unanimous(item_counts: np.ndarray, *, mode: bool = False) -> None:
+    """Say before sampling (or before finding the mode, ``mode``) when every item's answers
+    agree.
 
     Where every item with two or more answers is unanimous (and there are at least
     :data:`ambppl.inference.modeling.UNANIMOUS_MIN_ITEMS` of them), no rater ever disagrees
@@ -540,13 +542,18 @@ def _warn_if_unanimous(item_counts: np.ndarray) -> None:
     the unanimous answers
     (:func:`ambppl.inference.modeling.warn_if_unanimous` says so).
     """
+    said = "so the data say nothing about the raters' error rates: their accuracies and "
     warn_if_unanimous(
         item_counts,
         model="dawid_skene",
-        consequence="so the data say nothing about the raters' error rates: their accuracies "
-        "and sigma_rater are decided by the priors (NUTS takes target_accept=0.99 to sample "
-        "them without divergences); the labels are the unanimous answers, which method='map' "
-        "gives in a second",
+        consequence=(
+            said + "sigma_rater at the mode are decided by the priors; the labels are the "
+            "unanimous answers"
+            if mode
+            else said + "sigma_rater are decided by the priors (NUTS takes target_accept=0.99 "
+            "to sample them without divergences); the labels are the unanimous answers, which "
+            "method='map' gives in a second"
+        ),
     )
 
 
@@ -750,9 +757,7 @@ def _coords(codes: dict[str, Any]) -> dict[str, Any]:
 
 def _check_positive(**values: Any) -> None:
     for name, value in values.items():
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        if not (ok and np.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be a positive number, but got {value!r}")
+        positive_parameter(value, name)
 
 
 def wrong_answers(proper: list[int], n_categories: int) -> np.ndarray:
@@ -1211,6 +1216,7 @@ def posterior_mode(
             "mode is found in the non-centred coordinates (centred=True chooses NUTS's)"
         )
     codes = _codes(answers)
+    _warn_if_unanimous(_item_counts(codes), mode=True)  # the mode's accuracies are the prior's
     params = {
         "pi_prior": float(pi_prior),
         "diag_prior": float(diag_prior),

@@ -115,6 +115,7 @@ from ambppl.inference.modeling import (
     count_values,
     dirichlet_multinomial_logp,
     model_coords,
+    positive_parameter,
     prior_concentration,
 )
 
@@ -128,7 +129,7 @@ LOG_CONCENTRATION_BOUNDS = (-14.0, 14.0)
 def _check_params(n_categories: int, mu_prior: Any, kappa_scale: Any) -> tuple[np.ndarray, float]:
     """The checked parameters: mu's Dirichlet concentration and the scale (median) of kappa."""
     mu_alpha = prior_concentration(mu_prior, n_categories, "mu_prior")
-    scale = float(prior_concentration(kappa_scale, 1, "kappa_scale")[0])
+    scale = positive_parameter(kappa_scale, "kappa_scale")
     return mu_alpha, n_categories * scale
 
 
@@ -369,7 +370,12 @@ def empirical_bayes(
     theta[used] = res.x
     at_bound = (not np.all(used)) or bool(np.any(res.x >= hi - 1.0))
     if not at_bound:  # polish to full precision with Newton steps on the exact Hessian
-        theta = _newton_polish(theta, stats, objective)
+        polished = _newton_polish(theta, stats, objective)
+        # the optimizer can stop short where the likelihood still rises slowly towards the
+        # bound (under-dispersed items: kappa -> infinity); Newton then leaves the box
+        # (default_rng(2), 60 items x 5 answers at p = 0.3 went to kappa = 1.7e10)
+        at_bound = bool(np.any(polished > hi - 1.0) or np.any(polished < lo))
+        theta = theta if at_bound else polished
     if at_bound:
         warnings.warn(
             "empirical_bayes: the marginal likelihood is largest at a bound of log(kappa * mu) "

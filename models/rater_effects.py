@@ -278,6 +278,7 @@ from ambppl.inference.modeling import (
     add_annotation_data,
     add_measures,
     answer_codes,
+    positive_parameter,
     qmc_normal_nodes,
     warn_if_unanimous,
 )
@@ -790,8 +791,7 @@ def model(
         if flag is not None and not isinstance(flag, bool):
             raise ValueError(f"{name} must be True, False or None (automatic), but got {flag!r}")
     for name, value in (("mu_sd", mu_sd), ("item_scale", item_scale), ("rater_scale", rater_scale)):
-        if not (isinstance(value, int | float) and np.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be a positive number, but got {value!r}")
+        positive_parameter(value, name)
     codes = _codes(answers)
     k = len(codes["categories"])
     if k < 2:

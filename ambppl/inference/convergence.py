@@ -579,7 +579,9 @@ def convergence_message(
     """
     shown = {k: v for k, v in record.items() if k not in ("variables", "worst")}
     worst = record.get("worst") or []
-    named = f"worst parameter {describe_parameter(worst[0])}; " if worst else ""
+    # the worst parameter by the three limits together; the record's extremes may belong to
+    # other parameters (a smaller ESS elsewhere), so they are labelled as over all of them
+    named = f"worst parameter {describe_parameter(worst[0])}; over all parameters " if worst else ""
     advice = convergence_advice(record, command_line=command_line, model=model)
     return (
         f"{what} missed the convergence standard (R-hat <= 1.01, bulk and tail ESS >= 400, "

@@ -56,7 +56,9 @@ from ambppl.internal.checks import (
     cant_solve_position,
     check_counts,
     check_positive_int,
+    check_positive_scalar,
     check_prior,
+    parameter_name,
 )
 from ambppl.internal.labels import is_dataarray
 from ambppl.maths import measures
@@ -75,6 +77,7 @@ __all__ = [
     "log_pochhammer_excess",
     "measure_values",
     "model_coords",
+    "positive_parameter",
     "prior_concentration",
     "qmc_normal_nodes",
     "warn_if_unanimous",
@@ -199,6 +202,43 @@ def prior_concentration(prior: Any, n_categories: int, name: str = "prior") -> n
     """
 
     return check_prior(prior, check_positive_int(n_categories, "n_categories"), name)
+
+
+def positive_parameter(value: Any, name: str) -> float:
+    """A model parameter that is one positive finite number (a prior's scale), checked.
+
+    Parameters
+    ----------
+    value : float
+        The parameter as given.
+    name : str
+        Its keyword; messages name it in the caller's words (``--param NAME=...`` on the
+        ambppl command line).
+
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Raises
+    ------
+    TypeError
+        For something other than a real number (a list, a text, a bool).
+    ValueError
+        For zero, a negative number or a non-finite one.
+
+    Examples
+    --------
+    >>> positive_parameter(2, "kappa_scale"), positive_parameter(np.array(0.5), "kappa_scale")
+    (2.0, 0.5)
+    >>> positive_parameter(-1.0, "kappa_scale")
+    Traceback (most recent call last):
+    ...
+    ValueError: kappa_scale must be a positive finite number, but got -1.0
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:  # a numpy scalar array
+        value = value.item()
+    return check_positive_scalar(value, parameter_name(name))
 
 
 def add_measures(q: Any, *, cant_solve: int | None, dims: str | tuple[str, ...] = "item") -> dict:

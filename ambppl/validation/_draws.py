@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import ambppl.maths.measures as measures
+from ambppl.inference.catalog import get_model
 from ambppl.inference.diagnostics import mcse_mean
 from ambppl.inference.fitting import INDEPENDENT_METHODS
 from ambppl.internal.checks import check_option, check_prob
+from ambppl.internal.messages import say
 from ambppl.internal.resultdata import (
     cant_solve_index,
     check_fit_tree,
@@ -120,11 +122,32 @@ def read_fit(result: Any) -> Fitted:
             f"{values.shape[0]}: the draws do not belong to these counts; refit"
         )
     if fitted.n_draws < MIN_DRAWS:
-        raise NotApplicable(
-            f"result must hold at least {MIN_DRAWS} draws (chains x draws) for a check, but "
-            f"holds {fitted.n_draws}; fit with more draws"
-        )
+        raise NotApplicable(_too_few_draws(fitted))
     return fitted
+
+
+def _too_few_draws(fitted: Fitted) -> str:
+    """Why a fit with fewer than :data:`MIN_DRAWS` draws is not checked, and the fix, in the
+    caller's words (:func:`ambppl.internal.messages.say`): more draws, or for a ``map``
+    point the model's methods that draw."""
+    held = f"at least {MIN_DRAWS} draws ({{}}) for a check, but holds {fitted.n_draws}"
+    if fitted.method != "map":
+        return say(
+            f"result must hold {held.format('chains x draws')}; fit with more draws",
+            f"the fit must hold {held.format('--chains x --draws')}; give more --draws or --chains",
+        )
+    try:
+        drawn = [m for m in get_model(fitted.model).info["methods"] if m != "map"]
+    except (KeyError, ValueError, TypeError):  # a model no longer in the catalog
+        drawn = []
+    python = " or ".join(repr(m) for m in drawn) or "a method that draws"
+    command = " or ".join(drawn) or "a method that draws"
+    return say(
+        f"result must hold {held.format('chains x draws')}; method='map' gives one point, "
+        f"no draws: fit with method={python} for draws to check",
+        f"the fit must hold {held.format('--chains x --draws')}; --method map gives one "
+        f"point, no draws: fit with --method {command} for draws to check",
+    )
 
 
 def check_alpha_level(alpha: Any) -> float:

@@ -18,6 +18,7 @@ import numpy as np
 
 from ambppl.inference.catalog import get_model
 from ambppl.internal.checks import check_option, check_prob, check_random_seed
+from ambppl.internal.messages import say
 from ambppl.internal.resultdata import cant_solve_index, constant, fixed_prior, observed_counts
 from ambppl.maths.draws import dirichlet_draws
 from ambppl.validation._result import NotApplicable, ValidationResult, decide
@@ -465,16 +466,27 @@ def _replicate_rater_answers(
     return block, size, where, per_draw
 
 
+def _mixed_needs(needs: str) -> str:
+    """Why the mixed predictive check does not apply, in the caller's words
+    (:func:`ambppl.internal.messages.say`): in Python with the fix ``kind='posterior'``; the
+    ambppl command runs the mixed check only, so it has no option to name."""
+    return say(
+        f"kind='mixed' needs {needs}; use kind='posterior'",
+        f"the mixed predictive check needs {needs}",
+    )
+
+
 def _learned_concentration(result: xr.DataTree, attrs: dict[str, Any], n_cat: int) -> np.ndarray:
     """Per-draw Dirichlet concentration of q_i (chain, draw, K) from the catalog model."""
 
     name = attrs.get("model")
     if name is None:
-        raise NotApplicable(
-            "kind='mixed' needs the population distribution of q_i: a fixed prior "
-            "(attrs['prior']) or the catalog model (attrs['model']) and its hyperparameter "
-            "draws, but the result has neither; use kind='posterior'"
+        needs = (
+            "the population distribution of q_i: a fixed prior (attrs['prior']) or the "
+            "catalog model (attrs['model']) and its hyperparameter draws, but the result has "
+            "neither"
         )
+        raise NotApplicable(_mixed_needs(needs))
     entry = get_model(name)
     module = entry.module
     hyper_names = tuple(getattr(module, "HYPERPARAMETERS", ()))
@@ -483,8 +495,10 @@ def _learned_concentration(result: xr.DataTree, attrs: dict[str, Any], n_cat: in
     if not callable(getattr(module, "concentration", None)) or missing or not hyper_names:
         lacks = f"missing {missing}" if missing else "the model file defines no concentration()"
         raise NotApplicable(
-            f"kind='mixed' needs model {name!r}'s concentration(hyper) and the posterior draws "
-            f"of its hyperparameters {list(hyper_names)}; {lacks}; use kind='posterior'"
+            _mixed_needs(
+                f"model {name!r}'s concentration(hyper) and the posterior draws of its "
+                f"hyperparameters {list(hyper_names)}; {lacks}"
+            )
         )
     params = json.loads(attrs.get("parameters") or "{}")
     hyper = {

@@ -257,6 +257,9 @@ def test_command_line_prints_one_warning_line_with_options(
     assert "worst parameter " in lines[0]
     worst = json.loads(tree.attrs["convergence"])["worst"][0]["parameter"]
     assert f"worst parameter {worst} (" in lines[0]
+    # the record's extremes, which may be other parameters' (a smaller ESS elsewhere), are
+    # labelled as such: read beside the worst parameter's own ESS they looked contradictory
+    assert '; over all parameters {"chains": 4, "draws": 1000, "r_hat": ' in lines[0]
     assert "--tune 2000" in lines[0]
     assert "sample_kwargs" not in lines[0] and "draws=" not in lines[0]
 

@@ -79,7 +79,7 @@ def test_population_logits_put_the_right_answer_first(module):
 
 
 def test_bad_input_is_refused(module):
-    with pytest.raises(ValueError, match="diag_prior must be a positive number"):
+    with pytest.raises(ValueError, match="diag_prior must be a positive finite number"):
         get_model("dawid_skene").build(two_class_answers(), diag_prior=-1.0)
     with pytest.raises(ValueError, match="centred must be True, False or None"):
         get_model("dawid_skene").build(two_class_answers(), centred="yes")
@@ -638,4 +638,8 @@ def test_a_design_where_every_item_agrees_is_named_before_sampling(module, unani
         warnings.simplefilter("error")
         module.model(unanimous_answers(10, split_item=True))  # one split item: no warning
         module.model(unanimous_answers(9, split_item=False))  # too few items to say
-        module.posterior_mode(unanimous_answers(10, split_item=False))  # labels, no sampling
+        module.posterior_mode(unanimous_answers(10, split_item=True))
+    # the mode's accuracies are the priors' too: method="map" said nothing, and a report of
+    # the fit opened with no word of it
+    with pytest.warns(ConvergenceWarning, match=r"dawid_skene: .* 10 items.* at the mode are"):
+        module.posterior_mode(unanimous_answers(10, split_item=False))

@@ -240,7 +240,7 @@ def test_answers_without_rater_ids_are_refused():
 
 
 def test_bad_parameters_are_refused():
-    with pytest.raises(ValueError, match=r"rater_scale must be a positive number"):
+    with pytest.raises(ValueError, match=r"rater_scale must be a positive finite number"):
         get_model("rater_effects").build(edge_answers(), rater_scale=0.0)
     with pytest.raises(ValueError, match=r"n_nodes must be a positive integer"):
         get_model("rater_effects").build(edge_answers(), n_nodes=0)

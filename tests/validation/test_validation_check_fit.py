@@ -112,6 +112,12 @@ def test_a_fit_no_check_applies_to_is_not_passed() -> None:
     assert not verdict.checks and not verdict.errors
     assert set(verdict.skipped) == {"moments", "density", "predictive"}
     assert "at least 100 draws" in verdict.skipped["moments"]
+    # more draws do not help a point: the reason names the model's methods that draw
+    assert verdict.skipped["moments"].endswith(
+        "method='map' gives one point, no draws: fit with method='nuts' or 'laplace' for "
+        "draws to check"
+    )
+    assert "more draws" not in verdict.skipped["density"]
     assert not verdict.passed and not bool(verdict)
     assert verdict.verdict == (
         "dawid_skene (map): NOTHING CHECKED, no check applies to this fit "
