@@ -608,14 +608,11 @@ def _conjugate_entry(model: str, method: str | None) -> tuple[Any, str]:
 
 
 def _concentration(entry: Any, method: str, counts: Any, params: dict, n_categories: int) -> Any:
+    """The fixed Dirichlet concentration of ``method``: estimated from ``counts`` in memory
+    for ``"empirical_bayes"``; ``counts`` may be None for the other methods (counts read in
+    chunks, which ``score`` refuses with ``"empirical_bayes"`` before this)."""
     hyper = None
     if method == "empirical_bayes":
-        if counts is None:
-            raise ValueError(
-                "method='empirical_bayes' estimates the prior from every item's counts in "
-                "memory; counts read in chunks (ambppl.data.read_in_chunks, a dask-backed "
-                "DataArray) take method='exact' with a fixed prior"
-            )
         hyper = {
             k: np.asarray(v, dtype=np.float64)
             for k, v in entry.module.empirical_bayes(counts, **params).items()

@@ -30,6 +30,8 @@ __all__ = [
     "Lookup",
     "arrow_schema",
     "distinct_vectors",
+    "empty_items",
+    "first_items",
     "lazy_table",
     "merge_unique",
     "radix",
@@ -147,12 +149,48 @@ def lazy_table(
     return dd.from_delayed(parts, meta=meta, verify_meta=False)
 
 
+def first_items(item_blocks: list[Any]) -> np.ndarray:
+    """The item labels of the first chunk that has items (chunks may be empty), computed one
+    chunk at a time: an example of the item labels' type for :func:`arrow_schema`."""
+    import dask
+
+    items = np.empty(0)
+    for block in item_blocks:
+        (items,) = dask.compute(block)
+        items = np.asarray(items)
+        if len(items):
+            break
+    return items
+
+
 def arrow_schema(lookup: Lookup, names: tuple[str, ...], item_example: np.ndarray) -> Any:
-    """The Parquet schema of the score parts (with pandas' metadata: index ``item``)."""
+    """The Parquet schema of the score parts (with pandas' metadata: index ``item``), from
+    one score row and ``item_example``, item labels of the data (at least one:
+    :func:`first_items`)."""
     import pyarrow as pa
 
     example = lookup.table(lookup.distinct[:1], np.asarray(item_example)[:1], names)
     return pa.Schema.from_pandas(example, preserve_index=True)
+
+
+def _empty_in_block(block: np.ndarray, items: np.ndarray, limit: int) -> list[Any]:
+    """The labels of the first ``limit`` items of one chunk that have no answer."""
+    empty = np.asarray(block).sum(axis=1) == 0
+    return [v.item() if isinstance(v, np.generic) else v for v in np.asarray(items)[empty][:limit]]
+
+
+def empty_items(blocks: list[Any], item_blocks: list[Any], limit: int) -> list[Any]:
+    """The labels of the first ``limit`` items (in the data's order) that have no answer:
+    one more dask pass over the chunks, for an error message."""
+    import dask
+
+    found = dask.compute(
+        *(
+            dask.delayed(_empty_in_block)(b, i, limit)
+            for b, i in zip(blocks, item_blocks, strict=True)
+        )
+    )
+    return [item for part in found for item in part][:limit]
 
 
 def write_part(

@@ -35,6 +35,8 @@ from ambppl.analysis.lazy_score import (
     Lookup,
     arrow_schema,
     distinct_vectors,
+    empty_items,
+    first_items,
     lazy_table,
     write_part,
 )
@@ -44,14 +46,16 @@ from ambppl.data.lazy import LazyCounts, from_dataarray
 from ambppl.inference.catalog import ModelEntry, get_model, model_parameters
 from ambppl.inference.fitting import choose_method, fit_with_progress
 from ambppl.internal.checks import (
-    cant_solve_position,
-    check_cant_solve,
+    SHOWN,
     check_counts,
     check_option,
     check_positive_scalar,
     check_prob,
     check_progress,
+    show_values,
 )
+from ambppl.internal.messages import say
+from ambppl.internal.swap import folder_in_place
 from ambppl.maths.measures import measure_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -239,7 +243,11 @@ def score(
     summarized in memory as above, then every chunk's rows looked up in that summary (one
     int64 key per count vector); nothing per item is held. The distinct vectors are sorted as
     ``numpy.unique(..., axis=0)`` sorts them, so the same seed gives the same table in memory
-    and out of core. On the fit route, counts read in chunks are computed into memory first
+    and out of core when the categories are in the same order. :func:`ambppl.read_annotations`
+    moves the can't-solve category last, :func:`ambppl.data.read_in_chunks` keeps the file's
+    column order: read from a file whose can't-solve column is not last, the two agree in the
+    closed forms and, in the columns from draws (``p_above``, the HDI, ``draws``), within
+    their Monte Carlo error. On the fit route, counts read in chunks are computed into memory first
     (the fit holds every item's draws anyway).
 
     Fit route: :func:`ambppl.fit` (its memory check counts the summary made next) and
@@ -484,16 +492,14 @@ def _lazy_options(
     rest = {k: v for k, v in kwargs.items() if k in READ_OPTIONS}  # of the chunked read
     params = {k: v for k, v in kwargs.items() if k not in rest}
     lazy = lazy.relabel(rest.pop("categories", None))
-    label = rest.pop("cant_solve", lazy.cant_solve)
+    if "cant_solve" in rest:  # a label first, else a position (LazyCounts.with_cant_solve)
+        lazy = lazy.with_cant_solve(rest.pop("cant_solve"))
     if rest:
         raise ValueError(
-            f"options {sorted(rest)!r} do not apply to counts read in chunks; they take "
-            "categories=, cant_solve= and item= (Parquet)"
+            f"options {sorted(rest)!r} do not apply when scoring counts read in chunks, which "
+            "takes categories= and cant_solve=; give item= to ambppl.data.read_in_chunks"
         )
-    if isinstance(label, int | np.integer) and not isinstance(label, bool):
-        cs = check_cant_solve(int(label), len(lazy.categories))
-    else:
-        cs = None if label is None else cant_solve_position(label, lazy.categories)
+    cs = None if lazy.cant_solve is None else lazy.categories.index(lazy.cant_solve)
     return lazy, cs, params
 
 
@@ -526,6 +532,8 @@ def _score_lazy(
     """Two dask passes: the distinct vectors (computed now), then the lazy table."""
 
     entry, method = _conjugate_entry(model, method)
+    if method == "empirical_bayes":
+        _refuse_empirical_bayes(entry)
     lazy, cs, kwargs = _lazy_options(lazy, kwargs)
     params = model_parameters(entry, kwargs, "score")
     conc = _concentration(entry, method, None, params, len(lazy.categories))
@@ -541,10 +549,11 @@ def _score_lazy(
         raise ValueError("counts must have at least one item, but got 0 items")
     check_counts(distinct, "counts")
     if np.any(distinct.sum(axis=1) == 0):
+        n_empty = int(freq[distinct.sum(axis=1) == 0].sum())
         raise ValueError(
-            "every item must have at least one answer, but "
-            f"{int(freq[distinct.sum(axis=1) == 0].sum())} item(s) have none; remove those "
-            "items or supply their answers"
+            f"every item must have at least one answer, but {n_empty} item(s) "
+            f"{show_values(empty_items(blocks, item_blocks, SHOWN), n_empty)} have none; remove "
+            "those items or supply their answers"
         )
     columns = distinct_columns(distinct, conc, cs, settings, seed, approximate)
     lookup = Lookup(distinct, columns)
@@ -563,6 +572,28 @@ def _score_lazy(
             f"summarized in {time.perf_counter() - start:.1f} s"
         )
     return LazyScore(table, attrs, (blocks, item_blocks, lookup))
+
+
+def _refuse_empirical_bayes(entry: ModelEntry) -> None:
+    """The ValueError for ``method="empirical_bayes"`` on counts read in chunks, in the
+    caller's words (:func:`ambppl.internal.messages.say`)."""
+    fits = [m for m in entry.info["methods"] if m not in CONJUGATE_METHODS]
+    fit = say(
+        f"or fit them with method={fits[0]!r} (the counts are then computed into memory)",
+        f"or fit them with --method {' or '.join(fits)} (the counts are then read into memory)",
+    )
+    raise ValueError(
+        say("method='empirical_bayes'", "--method empirical_bayes")
+        + " estimates the prior from every item's counts in memory, but these counts are "
+        + say(
+            "read in chunks (ambppl.data.read_in_chunks, a dask-backed DataArray); read them "
+            "into memory (ambppl.read_annotations) for it, score them in chunks with a fixed "
+            "prior (model='dirichlet_categorical', method='exact')",
+            "read in chunks (a zarr store, a Parquet file of counts); score them in chunks "
+            "with a fixed prior (--model dirichlet_categorical --method exact)",
+        )
+        + (f" {fit}" if fits else "")
+    )
 
 
 @dataclass
@@ -588,22 +619,61 @@ class LazyScore:
         out.attrs.update(self.attrs)
         return out
 
-    def to_parquet(self, path: Any) -> None:
-        """Write the table chunk by chunk: a Parquet dataset (a folder of part files
-        ``part.<k>.parquet`` that ``pandas.read_parquet`` reads as one table, index
-        ``item``), one dask task per chunk that reads its counts, looks up its rows and
-        writes them straight to Arrow."""
+    def to_parquet(self, path: Any, *, overwrite: bool = False) -> None:
+        """Write the table chunk by chunk as a Parquet dataset.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The folder to write: part files ``part.<k>.parquet``, one per chunk of items
+            (empty chunks give empty parts), that ``pandas.read_parquet`` reads as one
+            table, index ``item``. Missing parent folders are created.
+        overwrite : bool, default False
+            Replace an existing ``path`` (the whole folder, or a file): the new dataset is
+            written beside it and moved onto it only when complete, as ``ambppl score
+            --force`` does; without it an existing ``path`` raises.
+
+        Raises
+        ------
+        FileExistsError
+            If ``path`` exists and ``overwrite`` is false (no part of the old dataset is
+            left mixed with the new one), checked before the work and again before the
+            move: a ``path`` that appeared meanwhile is left as it is.
+        TypeError
+            If ``overwrite`` is not a bool.
+
+        Notes
+        -----
+        One dask task per chunk reads its counts, looks up its rows and writes them straight
+        to Arrow. The dataset is written into a temporary folder ``.<name>.*.part`` beside
+        ``path`` and renamed onto it at the end (:func:`ambppl.internal.swap.folder_in_place`);
+        after an error the temporary folder is removed and an existing ``path`` is left as it
+        was. A new folder gets the permission bits of a normally created one (``0o777`` less
+        the umask); a replaced folder's bits are kept.
+        """
         import dask
 
-        blocks, item_blocks, lookup = self.parts
+        if not isinstance(overwrite, bool):
+            raise TypeError(f"overwrite must be True or False, but got {overwrite!r}")
         folder = Path(path)
-        folder.mkdir(parents=True, exist_ok=True)
-        (first_items,) = dask.compute(item_blocks[0])
-        schema = arrow_schema(lookup, SCORE_COLUMNS, first_items)
-        tasks = [
-            dask.delayed(write_part)(
-                b, i, lookup, SCORE_COLUMNS, schema, str(folder / f"part.{k}.parquet")
-            )
-            for k, (b, i) in enumerate(zip(blocks, item_blocks, strict=True))
-        ]
-        dask.compute(*tasks)
+
+        def refuse_existing() -> None:
+            if (folder.exists() or folder.is_symlink()) and not overwrite:
+                raise FileExistsError(
+                    f"cannot write the Parquet dataset {str(folder)!r}: it exists already; pass "
+                    "overwrite=True to replace it (the whole folder) or choose another path"
+                )
+
+        refuse_existing()
+        blocks, item_blocks, lookup = self.parts
+        schema = arrow_schema(lookup, SCORE_COLUMNS, first_items(item_blocks))
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        # checked again before the move: a path that appeared meanwhile is not overwritten
+        with folder_in_place(folder, refuse_existing) as tmp:
+            tasks = [
+                dask.delayed(write_part)(
+                    b, i, lookup, SCORE_COLUMNS, schema, str(tmp / f"part.{k}.parquet")
+                )
+                for k, (b, i) in enumerate(zip(blocks, item_blocks, strict=True))
+            ]
+            dask.compute(*tasks)

@@ -15,7 +15,12 @@ from typing import NoReturn
 from ambppl import __version__
 from ambppl.cli import common, models, plan, report, score, validate
 from ambppl.cli.common import EXIT_USAGE, PROG, UsageError, _one_line
-from ambppl.cli.signals import _one_line_warnings, _Terminated, _termination_signals
+from ambppl.cli.signals import (
+    _library_logs,
+    _one_line_warnings,
+    _Terminated,
+    _termination_signals,
+)
 
 #: The subcommands in the order of ``ambppl --help``; others follow in registration order.
 HELP_ORDER = ("score", "report", "plan", "validate", "models")
@@ -107,7 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     Library errors that describe bad input (``ValueError``, ``TypeError``,
     ``FileNotFoundError``) or an unsupported combination (``NotImplementedError``) become
     ``ambppl: error: <message>`` on stderr, without a traceback. Other exceptions are bugs
-    and propagate.
+    and propagate. Every warning is one line ``warning: ...`` on stderr, those that PyMC,
+    PyTensor and nutpie log included; their progress lines are left out with ``--quiet``,
+    and PyMC's convergence diagnostics always (ambppl's own convergence warning says what
+    failed and which option helps).
 
     References
     ----------
@@ -126,7 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(done.code or 0)
     args.command_line = shlex.join([PROG, *argv])
     try:
-        with _termination_signals(), _one_line_warnings():
+        quiet = bool(getattr(args, "quiet", False))
+        with _termination_signals(), _one_line_warnings(), _library_logs(quiet):
             return int(args.handler(args))
     except (UsageError, ValueError, TypeError, FileNotFoundError, NotImplementedError) as err:
         print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)

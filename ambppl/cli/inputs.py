@@ -77,7 +77,8 @@ def _read(
     """Read the annotations named on the command line (:func:`ambppl.data.read_input`): the
     counts, for a model of answers (``answers``, e.g. ``rater_effects``) one row per answer
     with the ``--rater`` column, with ``lazy`` counts that open in chunks opened lazily, with
-    ``chunk_items`` and ``--layout long`` the answers counted with dask.
+    ``chunk_items`` a long answers file (``--layout long``, or no ``--layout``: long is the
+    readers' default) counted with dask.
 
     Mistakes are reported with the option that fixes them (``--format tsv``, ``--no-header``,
     ``--comment '#'``), never with a Python keyword: the reading runs inside

@@ -345,7 +345,9 @@ def _add_sampling_options(group: argparse._ArgumentGroup) -> None:
     )
 
 
-def _add_summary_options(parser: argparse.ArgumentParser) -> None:
+def _add_summary_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The summary group (measure, HDI, threshold); returned so that a subcommand adds its own
+    summary options to it (``score``'s --mcse) instead of a second group of the same title."""
     group = parser.add_argument_group("summary")
     group.add_argument(
         "--measure",
@@ -366,6 +368,7 @@ def _add_summary_options(parser: argparse.ArgumentParser) -> None:
         default=0.4,
         help="report P(measure > threshold) per item (default: %(default)s)",
     )
+    return group
 
 
 def _add_output_options(

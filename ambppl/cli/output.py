@@ -12,16 +12,14 @@ picks the format (:func:`write_text_table` for CSV and TSV, Parquet), to stdout 
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
 import csv
 import errno
+import functools
 import io
 import os
 import re
 import shlex
-import shutil
-import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -29,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ambppl.cli.common import UsageError, _progress
+from ambppl.internal.swap import discard, folder_in_place, output_mode
 
 #: Table output suffixes of ``ambppl score -o`` and ``ambppl plan -o``.
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
@@ -160,30 +159,14 @@ def atomic_output(path: Path, *, force: bool, folder: bool = False) -> Iterator[
         with _write_errors(path):
             yield tmp
             _check_output(path, force)  # a file may have appeared while we worked
-            os.chmod(tmp, _output_mode(path, 0o666))
+            os.chmod(tmp, output_mode(path, 0o666))
             os.replace(tmp, path)
     except BaseException:
-        _discard(tmp)
+        discard(tmp)
         raise
     finally:
         if tmp.exists():
             tmp.unlink()
-
-
-def _discard(tmp: Path) -> None:
-    """Remove a temporary output after an error, Ctrl-C or SIGTERM, now and once more when
-    Python exits: a dask task still running in a worker thread may write to it after the main
-    thread gave up (Python joins those threads at exit, before :mod:`atexit` handlers)."""
-
-    def remove(path: Path = tmp) -> None:
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                path.unlink()
-
-    remove()
-    atexit.register(remove)
 
 
 #: ``errno`` values of a failed write that are the output's problem (not a bug): no
@@ -214,39 +197,13 @@ def _write_errors(path: Path) -> Iterator[None]:
         ) from err
 
 
-def _output_mode(path: Path, default: int) -> int:
-    """Permission bits of a new output: those of the file it replaces (``--force`` keeps
-    them), else ``default`` less the umask, as for a normally created file."""
-    if path.exists():
-        return stat.S_IMODE(path.stat().st_mode)
-    umask = os.umask(0)
-    os.umask(umask)
-    return default & ~umask
-
-
 def _atomic_folder(path: Path, force: bool) -> Iterator[Path]:
-    """atomic_output for a folder: written beside ``path``, then renamed onto it."""
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part"))
-    tmp.rmdir()  # the writer creates it
-    try:
-        try:
-            yield tmp
-        except BaseException:
-            _discard(tmp)
-            raise
-        _check_output(path, force, folder=True)
-        mode = _output_mode(path, 0o777) if path.is_dir() else None
-        if path.exists():
-            if path.is_dir():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
-        if mode is not None and tmp.is_dir():
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    """atomic_output for a folder: written beside ``path`` (the temporary path does not exist
+    yet; the writer creates it), then renamed onto it, checked once more just before
+    (:func:`ambppl.internal.swap.folder_in_place`)."""
+    check = functools.partial(_check_output, path, force, folder=True)
+    with folder_in_place(path, check, created=False) as tmp:
+        yield tmp
 
 
 def write_text_table(table: Any, path: Any, sep: str) -> None:

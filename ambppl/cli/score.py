@@ -54,9 +54,8 @@ def _add_score(subparsers: Any) -> argparse.ArgumentParser:
     )
     _add_input_options(parser)
     _add_model_options(parser)
-    _add_summary_options(parser)
-    _add_scale_options(parser)
-    parser.add_argument_group("summary").add_argument(
+    summary = _add_summary_options(parser)
+    summary.add_argument(
         "--mcse",
         type=_open_prob,
         default=0.005,
@@ -65,6 +64,7 @@ def _add_score(subparsers: Any) -> argparse.ArgumentParser:
         "each distinct count vector gets the exact draws it needs and no per-item draws are "
         "stored (--draws and --chains then do not apply; default: %(default)s)",
     )
+    _add_scale_options(parser)
     _add_output_options(
         parser,
         "output file; its suffix picks the format (.csv, .tsv, .parquet/.pq); '-' writes "
@@ -85,8 +85,9 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
         help="counts in a zarr store or a Parquet file are read and scored in chunks of about "
         "this many items with dask, written part by part (-o x.parquet: a Parquet dataset "
         "folder; .csv/.tsv: one file; items in the data's order, no rank column; default "
-        f"{CHUNK_ITEMS}); with --layout long, a long answers file too large for memory is "
-        "counted with dask block by block (default: read into memory)",
+        f"{CHUNK_ITEMS}); a long answers file (CSV, TSV or Parquet; long is the default "
+        "layout) too large for memory is counted with dask block by block (default: read "
+        "into memory); --layout wide and counts in a text or .npy file are read into memory",
     )
     scale.add_argument(
         "--scheduler",
@@ -108,7 +109,7 @@ def _run_score(args: argparse.Namespace) -> int:
     dataset = (
         not answers
         and Path(args.output or "").suffix.lower() in PARQUET_SUFFIXES
-        and opens_in_chunks(path, _format(args), item=args.item)
+        and opens_in_chunks(path, _format(args), item=args.item, label=args.label)
     )
     output, write = _table_output(args, path, folder=dataset)
     _say_unused_sampling(args, method)

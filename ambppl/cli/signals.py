@@ -1,9 +1,12 @@
 """Termination and warnings of the ``ambppl`` command: SIGTERM and SIGHUP unwind like Ctrl-C
-(no temporary output is left), and every warning is one line ``warning: ...`` on stderr."""
+(no temporary output is left), and every warning is one line ``warning: ...`` on stderr, the
+log records of PyMC, PyTensor and nutpie included (their progress lines only without
+``--quiet``)."""
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import sys
 import threading
@@ -108,3 +111,78 @@ def _warnings_as_lines() -> Iterator[None]:
         else:
             text = str(shown)
         print(f"warning: {_one_line(text)}", file=sys.stderr, flush=True)
+
+
+#: Loggers of the libraries that fit: their records follow the command's conventions.
+LIBRARY_LOGGERS = ("pymc", "pytensor", "nutpie")
+
+#: PyMC's convergence diagnostics after sampling (R-hat, ESS, divergences, tree depth, too
+#: few chains or draws): ambppl checks every NUTS fit itself and says what fails in one
+#: ``warning:`` line naming the option that helps, so these records are not shown.
+PYMC_CONVERGENCE_LOGGER = "pymc.stats.convergence"
+
+
+class _LibraryLogHandler(logging.Handler):
+    """Show a library's log record the command's way: a warning (WARNING and above) as one
+    line ``warning: ...``, a progress line (below WARNING) as it is unless ``quiet``, PyMC's
+    convergence diagnostics not at all; on the ``sys.stderr`` of the moment."""
+
+    def __init__(self, quiet: bool) -> None:
+        super().__init__(logging.DEBUG)
+        self.quiet = quiet
+
+    def emit(self, record: logging.LogRecord) -> None:
+        name = record.name
+        if name == PYMC_CONVERGENCE_LOGGER or name.startswith(PYMC_CONVERGENCE_LOGGER + "."):
+            return
+        try:
+            message = record.getMessage()
+        except Exception:  # a library's malformed record: logging's own report
+            self.handleError(record)
+            return
+        if record.levelno >= logging.WARNING:
+            print(f"warning: {_one_line(message)}", file=sys.stderr, flush=True)
+        elif not self.quiet:
+            print(message, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _library_logs(quiet: bool) -> Iterator[None]:
+    """Within the block the records of :data:`LIBRARY_LOGGERS` go to one handler that shows
+    them the command's way (:class:`_LibraryLogHandler`): PyMC's progress lines
+    ("Initializing NUTS...", "Sampling 2 chains ...") unless ``quiet`` (``--quiet``), every
+    warning as one line ``warning: ...``, PyMC's convergence diagnostics not at all (ambppl's
+    own convergence warning says what failed and which option helps). The loggers' own
+    handlers, levels and propagation are back after the block.
+
+    Only the command does this: the Python API leaves the libraries' logging as they set it.
+    """
+    handler = _LibraryLogHandler(quiet)
+    loggers = [logging.getLogger(name) for name in LIBRARY_LOGGERS]
+    saved = [(lg.handlers[:], lg.level, lg.propagate) for lg in loggers]
+    pymc_before = "pymc" in sys.modules
+    for lg in loggers:
+        lg.handlers = [handler]  # PyMC's own StreamHandler is set aside, not doubled
+        lg.propagate = False
+        # PyMC's progress lines are INFO (PyMC shows them by default); PyTensor's INFO
+        # records are compiler chatter, shown neither by PyTensor nor here
+        lg.setLevel(logging.WARNING if quiet or lg.name == "pytensor" else logging.INFO)
+    try:
+        yield
+    finally:
+        for lg, (handlers, level, propagate) in zip(loggers, saved, strict=True):
+            lg.handlers = handlers
+            lg.setLevel(level)
+            lg.propagate = propagate
+        if not pymc_before and "pymc" in sys.modules:
+            _pymc_import_logging(loggers[0])
+
+
+def _pymc_import_logging(logger: logging.Logger) -> None:
+    """Set up the ``pymc`` logger as PyMC's import does (``pymc/__init__.py``: INFO and a
+    stream handler where the root logger has none), for PyMC first imported inside
+    :func:`_library_logs`: its import saw that block's handler and set up nothing, so after
+    an in-process command (tests, a notebook) PyMC's progress lines would be lost."""
+    if not logging.root.handlers and not logger.handlers:
+        logger.setLevel(logging.INFO)
+        logger.addHandler(logging.StreamHandler())

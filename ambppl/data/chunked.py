@@ -1,9 +1,10 @@
 """Files read in chunks with dask: counts opened lazily, answers counted block by block.
 
 Counts too large for memory, in a zarr store or a Parquet file (one row per item, one integer
-column per category), are opened as :class:`ambppl.data.lazy.LazyCounts` without reading
-them (:func:`open_counts_in_chunks`): a zarr store keeps its own chunks, a Parquet file is
-cut into chunks of whole row groups, each read and checked only when dask computes it. A
+column per category; or a folder of part files with the same columns), are opened as
+:class:`ambppl.data.lazy.LazyCounts` without reading them (:func:`open_counts_in_chunks`): a
+zarr store keeps its own chunks, a Parquet file is cut into chunks of whole row groups, each
+read and checked only when dask computes it. A
 long answers file too large for memory is counted with dask block by block
 (:func:`count_long_in_chunks`): only the item x category counts are held, with the checks and
 conventions of :func:`ambppl.read_annotations`. :func:`read_in_chunks` picks one of the two
@@ -14,7 +15,7 @@ scores what it returns.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -28,13 +29,17 @@ from ambppl.data.files import (
     _file_type,
     _first_line,
     _not_encoded,
+    _parquet_answers,
+    _parquet_parts,
     _parse_format,
+    _refuse_text_options,
     _sniff_hint,
     _text_options,
     _without_implicit_index,
     is_zarr_store,
 )
 from ambppl.data.labels import (
+    _check_categories,
     _check_na_values,
     _empty_items_error,
     _label_str,
@@ -45,7 +50,7 @@ from ambppl.data.labels import (
 from ambppl.data.lazy import LazyCounts, checked_block
 from ambppl.data.matrices import PARQUET_INDEX, id_column
 from ambppl.data.tables import _check_column, _check_first_row_is_data
-from ambppl.internal.checks import cant_solve_position, check_cant_solve, check_positive_int
+from ambppl.internal.checks import check_positive_int
 from ambppl.internal.messages import say
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,19 +106,24 @@ def read_in_chunks(
     Parameters
     ----------
     source : str or os.PathLike
-        A zarr store or a Parquet file of counts (:func:`open_counts_in_chunks`), or with
-        ``format="long"`` a CSV, TSV or Parquet file of answers (:func:`count_long_in_chunks`).
+        A zarr store or a Parquet file (or folder of part files) of counts
+        (:func:`open_counts_in_chunks`), or a file of answers counted
+        (:func:`count_long_in_chunks`): with ``format="long"`` a CSV, TSV or Parquet file,
+        and without a layout a Parquet file with the long layout's item and label columns
+        (``task`` and ``label`` unless ``item=``/``label=`` name others), as
+        :func:`ambppl.read_annotations` reads it.
     chunk_items : int
         Items per chunk of a Parquet file of counts (a zarr store keeps its own chunks; a
         file of answers is counted in dask's blocks).
     format : str, optional
         As ``format=`` of :func:`ambppl.read_annotations`; the layout ``"long"`` counts a file
-        of answers, any other reads counts.
+        of answers, as does no layout for a Parquet file of answers (above); any other
+        layout, or none, reads counts.
     **options
         The options of :data:`CHUNK_READ_OPTIONS`: for answers those of
         :func:`count_long_in_chunks` (``rater`` is not used: counts hold no rater ids); for
-        counts ``item``, ``categories`` and ``cant_solve`` (None: none, even if the store
-        names one).
+        counts ``item``, ``categories`` and ``cant_solve`` as :func:`open_counts_in_chunks`
+        takes them (``cant_solve=None``: none, even if the store names one).
 
     Returns
     -------
@@ -125,7 +135,7 @@ def read_in_chunks(
     ValueError
         For a ``source`` that is no path (name a dask-backed DataArray instead), options
         that do not apply to counts, and as :func:`open_counts_in_chunks` and
-        :func:`count_long_in_chunks`.
+        :func:`count_long_in_chunks` (which refuses a folder of part files holding answers).
     TypeError
         For a ``chunk_items`` that is not an integer.
     ImportError
@@ -151,20 +161,24 @@ def read_in_chunks(
             f"read_in_chunks takes the options {list(CHUNK_READ_OPTIONS)}, but got {unknown}"
         )
     layout, ftype = _parse_format(format)
-    if layout == "long" and path.is_file():
+    if _parquet_answers(path, format, options.get("item"), options.get("label", "label")):
+        # the long layout's item and label columns: answers, as read_annotations reads them
+        layout, format = "long", "+".join(part for part in ("long", ftype) if part)
+    if layout == "long" and path.exists() and not is_zarr_store(path):
         text = {k: v for k, v in options.items() if k in _CHUNK_TEXT_OPTIONS}
-        if _file_type(path, ftype, text) in ("csv", "tsv", "parquet"):
+        if path.is_dir() or _file_type(path, ftype, text) in ("csv", "tsv", "parquet"):
             options.pop("rater", None)  # the count models do not use rater ids
             return count_long_in_chunks(path, chunk_items=chunk_items, format=format, **options)
-    lazy = open_counts_in_chunks(
+    given = "cant_solve" in options  # None: none, even if the store names one
+    lazy = _open_counts(
         path,
-        chunk_items=chunk_items,
-        format=format,
-        item=options.pop("item", None),
-        categories=options.pop("categories", None),
+        chunk_items,
+        format,
+        options.pop("item", None),
+        options.pop("categories", None),
+        options.pop("cant_solve", None),
+        given=given,
     )
-    if "cant_solve" in options:
-        lazy = _with_cant_solve(lazy, options.pop("cant_solve"))
     if options:
         raise ValueError(
             f"options {sorted(options)!r} do not apply to counts read in chunks; they take "
@@ -190,8 +204,8 @@ def open_counts_in_chunks(
         A zarr store (one 2-D array, named ``counts`` if there are several: xarray's
         ``to_zarr`` of a count DataArray, whose ``item`` and ``category`` coordinates and
         ``cant_solve`` attribute are used, or a bare zarr array), or a Parquet file (or a
-        folder of ``*.parquet`` part files) with one row per item, one integer column per
-        category and optionally an item column.
+        folder of ``*.parquet`` part files, all with the same columns) with one row per item,
+        one integer column per category and optionally an item column.
     chunk_items : int, default :data:`CHUNK_ITEMS`
         Items per chunk of a Parquet file (whole row groups, at least this many items in
         every chunk but the last); a zarr store keeps its own chunks.
@@ -204,11 +218,18 @@ def open_counts_in_chunks(
         ``to_parquet`` stored, or a column headed ``id``, ``item``, ``item_id``, ``index``),
         else the items are numbered from 0.
     categories : list of labels, optional
-        Labels of the count columns, in order; default the column names (Parquet), the
-        store's ``category`` coordinate, or positions ``"0"``, ``"1"``, ...
+        As :func:`ambppl.read_annotations` takes it for counts: where the counts have labels
+        (the Parquet column names, the store's ``category`` coordinate) and ``categories``
+        holds any of them, the category order wanted, holding every label (the columns are
+        reordered lazily; a label nobody gave gets zeros); for a bare zarr array (columns
+        ``"0"``, ``"1"``, ...), or labels none of which are the counts', the new labels of
+        the count columns in order (:meth:`ambppl.data.LazyCounts.relabel`). Default: the
+        counts' own labels.
     cant_solve : label or int, optional
-        The can't-solve category, a label or a position; default the store's
-        ``attrs["cant_solve"]`` (none for a Parquet file).
+        The can't-solve category: a label, as :func:`ambppl.read_annotations` takes it (a
+        number whose text is a label, such as ``1`` for the label ``"1"``, is that label);
+        else an integer position (``-1``: the last). Default the store's
+        ``attrs["cant_solve"]``, always a label (none for a Parquet file).
 
     Returns
     -------
@@ -223,14 +244,18 @@ def open_counts_in_chunks(
     ValueError
         For a ``source`` that is no path or does not exist; a file that is neither a zarr
         store nor a Parquet file, or a layout other than counts; a zarr store without one
-        2-D array (or one named ``counts``); a Parquet file without rows, with fewer than 2
-        count columns, or without the ``item`` column named; ``categories`` of another
-        length; a ``cant_solve`` label that is not a category. When the chunks are computed:
-        a count that is missing, fractional, negative or too large (its row and column
-        named).
+        2-D array (or one named ``counts``), or whose ``attrs["cant_solve"]`` is not one of
+        its categories; a Parquet file without rows, with fewer than 2 count columns, or
+        without the ``item`` column named; part files with other columns than the first
+        (the file and the column named); ``categories`` as :func:`ambppl.read_annotations`
+        refuses them (repeated labels, labels of the counts left out) or new labels of
+        another number than the columns; a ``cant_solve`` that is neither a category nor a
+        position. When the chunks are computed: a count that is missing, fractional,
+        negative or too large (its row and column named).
     TypeError
-        For a ``chunk_items`` that is not an integer; when the chunks are computed, a
-        Parquet column that does not hold numbers.
+        For a ``chunk_items`` that is not an integer, ``categories`` that are not a list of
+        labels; when the chunks are computed, a Parquet column that does not hold
+        numbers.
     ImportError
         When dask (or for a store zarr) is not installed.
 
@@ -249,6 +274,23 @@ def open_counts_in_chunks(
     ...     lazy.categories, lazy.values.chunks, lazy.values.compute().tolist()
     (['yes', 'no'], ((2, 1), (2,)), [[3, 0], [1, 2], [0, 4]])
     """
+    return _open_counts(
+        source, chunk_items, format, item, categories, cant_solve, given=cant_solve is not None
+    )
+
+
+def _open_counts(
+    source: Any,
+    chunk_items: int,
+    format: str | None,
+    item: Any,
+    categories: Any,
+    cant_solve: Any,
+    *,
+    given: bool,
+) -> LazyCounts:
+    """:func:`open_counts_in_chunks`; ``given``: ``cant_solve`` is the caller's (None: no
+    can't-solve category), else the store's ``attrs["cant_solve"]`` is taken."""
     _need_dask()
     chunk_items = check_positive_int(chunk_items, "chunk_items")
     path = _path(source)
@@ -263,23 +305,17 @@ def open_counts_in_chunks(
             f"{layout or ''}".rstrip()
             + "; leave chunk_items out to read it into memory"
         )
-    lazy = _open_zarr(path) if ftype == "zarr" else _open_parquet(path, item, chunk_items)
-    lazy = lazy.relabel(categories)
-    return lazy if cant_solve is None else _with_cant_solve(lazy, cant_solve)
-
-
-def _with_cant_solve(lazy: LazyCounts, cant_solve: Any) -> LazyCounts:
-    """``lazy`` with the can't-solve category ``cant_solve`` (a label among its categories,
-    a position, or None), checked."""
-    if isinstance(cant_solve, int | np.integer) and not isinstance(cant_solve, bool):
-        check_cant_solve(int(cant_solve), len(lazy.categories))
+    if ftype == "zarr":
+        lazy = _open_zarr(path, stored=not given)
     else:
-        cant_solve_position(cant_solve, lazy.categories)
-    return replace(lazy, cant_solve=cant_solve)
+        lazy = _open_parquet(path, item, chunk_items)
+    lazy = lazy.relabel(categories)
+    return lazy.with_cant_solve(cant_solve) if given else lazy
 
 
-def _open_zarr(path: Path) -> LazyCounts:
-    """The :class:`LazyCounts` of a zarr store, in the store's chunks; nothing read yet."""
+def _open_zarr(path: Path, *, stored: bool = True) -> LazyCounts:
+    """The :class:`LazyCounts` of a zarr store, in the store's chunks; nothing read yet.
+    ``stored``: with the store's ``attrs["cant_solve"]`` (checked to be a category)."""
     import dask.array as da
     import xarray as xr
     import zarr
@@ -302,7 +338,7 @@ def _open_zarr(path: Path) -> LazyCounts:
             )
         values = da.from_zarr(node).rechunk({1: -1})
         names = [str(k) for k in range(values.shape[1])]
-        return LazyCounts(values, None, names)
+        return LazyCounts(values, None, names, named=False)
     group = node
     consolidated = getattr(group.metadata, "consolidated_metadata", None) is not None
     store = xr.open_zarr(path, drop_variables=["item"], consolidated=consolidated)
@@ -321,17 +357,45 @@ def _open_zarr(path: Path) -> LazyCounts:
             f"of shape {counts.shape}"
         )
     cat_dim = counts.dims[1]
+    named = cat_dim in counts.coords
     categories = (
         [str(c) for c in counts[cat_dim].values]
-        if cat_dim in counts.coords
+        if named
         else [str(k) for k in range(counts.sizes[cat_dim])]
     )
-    items = None
-    if (path / "item").exists():
-        items = da.from_zarr(str(path), component="item")
+    items = _zarr_items(path)
     cant_solve = counts.attrs.get("cant_solve", store.attrs.get("cant_solve"))
+    if not stored:
+        cant_solve = None
+    elif cant_solve is not None and str(cant_solve) not in categories:
+        raise ValueError(
+            f"the zarr store {path.name!r} names the can't-solve label {cant_solve!r} "
+            f"(attrs['cant_solve']), which is not one of its categories {categories}; "
+            + say("pass cant_solve=", "give --cant-solve ")
+            + "the can't-solve label"
+        )
     values = counts.data.rechunk({0: counts.data.chunks[0], 1: -1})
-    return LazyCounts(values, items, categories, cant_solve)
+    return LazyCounts(values, items, categories, cant_solve, named)
+
+
+def _zarr_items(path: Path) -> Any:
+    """The item labels of a zarr store (its ``item`` array) as a dask array, decoded as
+    :func:`xarray.open_zarr` decodes them for :func:`ambppl.read_annotations` (dates and
+    times from their CF units); None without one. Nothing is read but metadata."""
+    import dask.array as da
+    import xarray as xr
+    import zarr
+
+    if not (path / "item").exists():
+        return None
+    node = zarr.open_array(str(path / "item"), mode="r")
+    skip = ("_FillValue", "_ARRAY_DIMENSIONS")  # zarr's own; no id is a fill value
+    attrs = {k: v for k, v in node.attrs.items() if k not in skip}
+    raw = xr.Variable(("item",), da.from_zarr(node), attrs)
+    decoded = xr.conventions.decode_cf_variable(
+        "item", raw, concat_characters=False, mask_and_scale=False, decode_timedelta=True
+    )
+    return decoded.data
 
 
 def _open_parquet(path: Path, item: Any, chunk_items: int) -> LazyCounts:
@@ -341,11 +405,26 @@ def _open_parquet(path: Path, item: Any, chunk_items: int) -> LazyCounts:
     import dask.array as da
     import pyarrow.parquet as pq
 
-    files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+    files = _parquet_parts(path)
     if not files:
         raise ValueError(f"the folder {path.name!r} holds no .parquet files")
     metas = [pq.ParquetFile(f).metadata for f in files]
     columns = list(metas[0].schema.names)
+    for file, meta in zip(files[1:], metas[1:], strict=True):  # one table: the same columns
+        names = list(meta.schema.names)
+        lacks = [c for c in columns if c not in names]
+        extra = [c for c in names if c not in columns]
+        if lacks or extra:
+            first = repr(files[0].name)
+            what = (
+                f"lacks the column {lacks[0]!r} of {first}"
+                if lacks
+                else f"has the column {extra[0]!r}, which {first} lacks"
+            )
+            raise ValueError(
+                f"the part files of {path.name!r} must have the same columns (those of {first}: "
+                f"{columns!r}), but {file.name!r} {what}; write every part with the same columns"
+            )
     # the items as read_annotations reads them: the item column, else an id column
     item_column = item if item is not None else id_column(columns)
     if item_column is not None and item_column not in columns:
@@ -454,6 +533,11 @@ def count_long_in_chunks(
     told by the first bytes), and the counts are those it would return, items in sorted
     order.
 
+    dask splits a text file into blocks at line breaks without reading quotes (a known
+    limitation of :func:`dask.dataframe.read_csv`), so a quoted field that holds a line
+    break fails where a block ends inside it, with a message that says so: read such a file
+    in memory (:func:`ambppl.read_annotations`).
+
     Parameters
     ----------
     source : str or os.PathLike
@@ -481,22 +565,29 @@ def count_long_in_chunks(
     Returns
     -------
     xarray.DataArray
-        int64 counts with dims ``("item", "category")`` (items sorted; ids as written, plain
-        integers as int64), ``attrs`` ``cant_solve`` and ``source``.
+        int64 counts with dims ``("item", "category")`` (items sorted, as numbers where the
+        ids are numbers; ids of a text file as written, plain integers as int64 as
+        :func:`ambppl.read_annotations` gives them), ``attrs`` ``cant_solve`` and
+        ``source``.
 
     Raises
     ------
     ValueError
-        For a layout other than long, a file that is not CSV, TSV or Parquet, a column that is
-        not in the file or named twice in its header line, a header line read as an answer
-        (``header=None``), a ``cant_solve`` label absent from the data, labels missing from
-        ``categories``, fewer than 2 categories, an answer without an item id, or an item
-        left without answers; as :func:`ambppl.read_annotations` refuses them, a text file
-        that is empty, holds only a header line, is not text in its encoding, or has a row
-        with more fields than the header line (or than its first row), the row or line
-        counted over the whole file.
+        For a layout other than long, a folder (answers are counted from one file), a file
+        that is not CSV, TSV or Parquet, a column that is not in the file or named twice in
+        its header line, a header line read as an answer (``header=None``), a
+        ``cant_solve`` label absent from the data, labels missing from
+        ``categories`` or repeated in it, fewer than 2 categories, an answer without an item
+        id, or an item left without answers; as :func:`ambppl.read_annotations` refuses
+        them, a text file that is empty, holds only a header line, is not text in its
+        encoding, or has a row with more fields than the header line (or than its first
+        row), the row or line counted over the whole file; text options (``sep``,
+        ``comment``, ``header``, ``encoding``) for a Parquet file, with
+        :func:`ambppl.read_annotations`' message; a quoted field holding a line break where
+        dask ends a block (see above).
     TypeError
-        For other reader options, and a ``chunk_items`` that is not an integer.
+        For other reader options, ``categories`` that are not a list of labels, and a
+        ``chunk_items`` that is not an integer.
     FileNotFoundError
         When the file does not exist.
     ImportError
@@ -535,6 +626,12 @@ def count_long_in_chunks(
             f"format={format!r} names the layout {layout!r}, but counting in chunks reads a "
             "long table of answers (one row per answer)"
         )
+    if path.is_dir() and not is_zarr_store(path):
+        raise ValueError(
+            f"answers are counted in chunks from one CSV, TSV or Parquet file, but {path.name!r} "
+            "is a folder (a folder of Parquet part files is read only as counts: one row per "
+            "item, one integer column per category); write the answers to one file"
+        )
     if not path.is_file():
         raise FileNotFoundError(f"source file {str(path)!r} does not exist or is not a file")
     ftype = _file_type(path, ftype, read_kwargs)
@@ -549,6 +646,8 @@ def count_long_in_chunks(
             f"reader options {other!r} do not apply to answers counted in chunks, which take "
             f"{', '.join(k + '=' for k in _CHUNK_TEXT_OPTIONS)}"
         )
+    _refuse_text_options(path, ftype, read_kwargs)  # as read_annotations: text files only
+    categories = _check_categories(categories)
     import dask
     import dask.dataframe as dd
     import pandas as pd
@@ -580,23 +679,32 @@ def count_long_in_chunks(
         # a header line read as an answer, as in memory
         if "header" in options and options["header"] is None:
             _check_first_row_is_data(head, item, None, label, path.name)
-    if ftype == "parquet":
-        frame = dd.read_parquet(path, columns=[item, label])
-    else:
-        # every column, as read_annotations reads them: a row with a field too many is refused
-        frame = dd.read_csv(path, **options)
-    parts = [
-        dask.delayed(_count_block)(part, present, item, label, na_values)
-        for part in frame.to_delayed()
-    ]
-    while len(parts) > 1:  # summed 8 blocks at a time, as dask sums a groupby
-        parts = [dask.delayed(_add_blocks)(parts[i : i + 8]) for i in range(0, len(parts), 8)]
-    try:
-        ((sizes, all_items, stats),) = dask.compute(*parts)
+    try:  # dask's read_csv reads a sample of the file at once, the blocks when computed
+        if ftype == "parquet":
+            frame = dd.read_parquet(path, columns=[item, label])
+        else:
+            # every column, as read_annotations reads them: a row with a field too many is
+            # refused
+            frame = dd.read_csv(path, **options)
+        parts = [
+            dask.delayed(_count_block)(part, present, item, label, na_values)
+            for part in frame.to_delayed()
+        ]
+        while len(parts) > 1:  # summed 8 blocks at a time, as dask sums a groupby
+            parts = [dask.delayed(_add_blocks)(parts[i : i + 8]) for i in range(0, len(parts), 8)]
+        with warnings.catch_warnings():
+            # dask 2026.8's Parquet reader calls reset_index(inplace=True), which pandas 3.1
+            # deprecates (Pandas4Warning): dask's business, not the caller's
+            warnings.filterwarnings(
+                "ignore", message="The inplace keyword in DataFrame.reset_index is deprecated"
+            )
+            ((sizes, all_items, stats),) = dask.compute(*parts)
     except UnicodeDecodeError as err:  # non-UTF-8 bytes after the first 8 KiB
         raise _not_text(path, ftype, err, options) from err
     except pd.errors.ParserError as err:  # a row with more fields than its block's first
         _refuse_rows(path, ftype, plain, read_kwargs)
+        if "inside string" in str(err):  # the file reads whole: a block ends inside quotes
+            raise _quoted_line_break(path, ftype, err) from err
         raise _unreadable(path, ftype, err, read_kwargs) from err
     if ftype != "parquet" and _rows_differ(stats):
         _refuse_rows(path, ftype, plain, read_kwargs)
@@ -616,8 +724,11 @@ def count_long_in_chunks(
     if len(unanswered):
         table = pd.concat([table, table.iloc[:0].reindex(unanswered, fill_value=0)])
     items = pd.Index(table.index).to_numpy()
-    if ftype != "parquet":  # ids as written; plain integers as int64
+    if ftype != "parquet":  # ids as written; plain integers as int64, sorted as numbers
         items = _plain_integer_ids(np.asarray(items, dtype=object))
+        if items.dtype != object:
+            order_items = np.argsort(items, kind="stable")
+            items, table = items[order_items], table.iloc[order_items]
     empty = table.sum(axis=1).to_numpy() == 0
     if np.any(empty):
         raise _empty_items_error(items, empty, "left after dropping the missing labels")
@@ -782,6 +893,22 @@ def _not_text(
     return ValueError(
         f"could not read {path.name!r} as {ftype.upper()}: "
         f"{_not_encoded(err, options.get('encoding'))}"
+    )
+
+
+def _quoted_line_break(path: Path, ftype: str, err: Exception) -> Exception:
+    """The error for a text file that pandas reads whole but dask not in blocks: a quoted
+    field holding a line break where dask ends a block (dask splits text files at line
+    breaks without reading quotes, a known limitation of :func:`dask.dataframe.read_csv`)."""
+    fix = say(
+        "read it in memory instead (ambppl.read_annotations, or leave out chunk_items)",
+        "read it in memory instead (leave out --chunk-items)",
+    )
+    return ValueError(
+        f"could not count {path.name!r} as {ftype.upper()} in dask's blocks "
+        f"({_first_line(err)}): a quoted field holds a line break, and dask splits a text file "
+        f"into blocks at line breaks without reading quotes (a known dask limitation); {fix}, "
+        "or remove the line breaks inside quoted fields"
     )
 
 

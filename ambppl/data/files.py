@@ -38,6 +38,10 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Keywords of the readers; an estimator given one says to read the data first.
 READ_OPTIONS = ("item", "rater", "label", "cant_solve", "categories", "format", "na_values")
 
+#: The item column of a long table by default (crowd-kit's ``task``, as
+#: :data:`ambppl.data.matrices.DEFAULT_ITEM`).
+_LONG_ITEM = "task"
+
 #: Table layouts understood by ``format=``.
 LAYOUTS = ("long", "wide", "counts")
 #: File types understood by ``format=`` (otherwise taken from the file suffix).
@@ -189,27 +193,40 @@ def holds_counts(path: str | os.PathLike[str], format: str | None = None) -> boo
 
 
 def opens_in_chunks(
-    path: str | os.PathLike[str], format: str | None = None, *, item: Any = None
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    *,
+    item: Any = None,
+    label: Any = "label",
 ) -> bool:
     """Whether ``path`` holds counts that :func:`ambppl.data.open_counts_in_chunks` opens.
+
+    A Parquet file whose layout is not stated opens as counts only where it cannot be read
+    as the long layout (as :func:`ambppl.read_annotations` reads it without ``format``):
+    its schema must not hold both the long layout's item column and label column. For a
+    folder of ``*.parquet`` part files the schema is that of the first part file, as
+    :func:`ambppl.data.open_counts_in_chunks` lists them.
 
     Parameters
     ----------
     path : str or os.PathLike
-        A file or zarr store.
+        A file, zarr store or folder of Parquet part files.
     format : str, optional
         As ``format=`` of :func:`ambppl.read_annotations`.
     item : column name, optional
-        The item column of a Parquet file (besides ``"item"``, which is always taken for
-        one).
+        The item column: of a Parquet file of counts (besides ``"item"``, which is always
+        taken for one), and of the long layout (None: its default ``"task"``).
+    label : column name, default "label"
+        The label column of the long layout.
 
     Returns
     -------
     bool
-        True for a zarr store, and for a Parquet file with the layout ``"counts"`` or whose
-        columns besides the item column are all integers (only its schema is read); False
-        otherwise (a table of answers, a file that is not readable as Parquet, an unknown
-        file type).
+        True for a zarr store, for a Parquet file (or folder of part files) with the layout
+        ``"counts"``, and for one without a stated layout whose schema lacks the long
+        layout's item or label column and whose columns besides the item column are all
+        integers (only its schema is read); False otherwise (a table of answers, a file that
+        is not readable as Parquet, a folder without part files, an unknown file type).
 
     Raises
     ------
@@ -223,8 +240,10 @@ def opens_in_chunks(
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     path = Path(folder) / "c.parquet"
     ...     pd.DataFrame({"item": ["a", "b"], "yes": [3, 1], "no": [0, 2]}).to_parquet(path)
-    ...     opens_in_chunks(path), opens_in_chunks(path, "long")
-    (True, False)
+    ...     answers = Path(folder) / "a.parquet"
+    ...     pd.DataFrame({"task": [1, 1], "worker": [7, 8], "label": [0, 1]}).to_parquet(answers)
+    ...     opens_in_chunks(path), opens_in_chunks(path, "long"), opens_in_chunks(answers)
+    (True, False, False)
     """
     path = Path(path)
     layout, ftype = _told_type(path, format)
@@ -235,14 +254,52 @@ def opens_in_chunks(
     if layout == "counts":
         return True
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    try:
-        schema = pq.read_schema(path)
-    except (OSError, pa.ArrowInvalid):
-        return False  # not readable as one file: the reader's message says why
+    schema = _parquet_schema(path)
+    if schema is None or _long_columns(schema, item, label):
+        return False  # unreadable (the reader says why), or answers in the long layout
     others = [f for f in schema if f.name not in (item, "item", "__index_level_0__")]
     return bool(others) and all(pa.types.is_integer(f.type) for f in others)
+
+
+def _parquet_parts(path: Path) -> list[Path]:
+    """The files of Parquet data: a folder's ``*.parquet`` part files, sorted (as
+    :func:`ambppl.data.open_counts_in_chunks` reads them); else ``[path]``."""
+    return sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+
+
+def _parquet_schema(path: Path) -> Any:
+    """The :class:`pyarrow.Schema` of a Parquet file, or of a folder's first part file
+    (:func:`_parquet_parts`); None where there is none to read (the reader says why)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    parts = _parquet_parts(path)
+    if not parts:
+        return None
+    try:
+        return pq.read_schema(parts[0])
+    except (OSError, pa.ArrowInvalid):
+        return None  # not readable as Parquet: the reader's message says why
+
+
+def _long_columns(schema: Any, item: Any, label: Any) -> bool:
+    """Whether a Parquet schema holds the long layout's item column (None: its default
+    ``"task"``) and ``label`` column: answers, as :func:`ambppl.read_annotations` reads a
+    file without a layout."""
+    names = list(schema.names)
+    return (_LONG_ITEM if item is None else item) in names and label in names
+
+
+def _parquet_answers(path: Path, format: Any, item: Any = None, label: Any = "label") -> bool:
+    """Whether ``path``, read with ``format=`` stating no layout, is Parquet answers: a
+    Parquet file (or folder of part files) with the long layout's item and label columns
+    (:func:`_long_columns`)."""
+    layout, ftype = _told_type(path, format)
+    if layout is not None or ftype != "parquet":
+        return False
+    schema = _parquet_schema(path)
+    return schema is not None and _long_columns(schema, item, label)
 
 
 def _head_lines(path: Path, n_bytes: int = 8192) -> list[str]:
@@ -497,6 +554,22 @@ def _empty_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> ValueErr
     )
 
 
+def _refuse_text_options(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> None:
+    """Refuse the options of text files (``sep=``, ``comment=``, ``header=``,
+    ``encoding=``, ...) for a file read as another type (Parquet, ``.npy``, zarr)."""
+    text_only = [k for k in read_kwargs if k in _TEXT_OPTIONS]
+    if ftype in TEXT_TYPES or not text_only:
+        return
+    named = ", ".join(say(f"{k}=", _TEXT_OPTIONS[k] or f"{k}=") for k in text_only)
+    one = len(text_only) == 1
+    as_text = say("format='csv'", "--format csv")
+    raise ValueError(
+        f"{named} appl{'ies' if one else 'y'} to text files (CSV, TSV), but {path.name!r} "
+        f"is read as {ftype.upper()}; leave {'it' if one else 'them'} out, or pass "
+        f"{as_text} if the file is text"
+    )
+
+
 def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
     """Read one file into a DataFrame (an ndarray for ``.npy``, a DataArray or ndarray for a
     zarr store) with clear errors."""
@@ -507,16 +580,7 @@ def _read_file(path: Path, ftype: str, read_kwargs: dict[str, Any]) -> Any:
             raise FileNotFoundError(f"zarr store {str(path)!r} does not exist")
     elif not path.is_file():
         raise FileNotFoundError(f"source file {str(path)!r} does not exist or is not a file")
-    text_only = [k for k in read_kwargs if k in _TEXT_OPTIONS]
-    if ftype not in TEXT_TYPES and text_only:
-        named = ", ".join(say(f"{k}=", _TEXT_OPTIONS[k] or f"{k}=") for k in text_only)
-        one = len(text_only) == 1
-        as_text = say("format='csv'", "--format csv")
-        raise ValueError(
-            f"{named} appl{'ies' if one else 'y'} to text files (CSV, TSV), but {path.name!r} "
-            f"is read as {ftype.upper()}; leave {'it' if one else 'them'} out, or pass "
-            f"{as_text} if the file is text"
-        )
+    _refuse_text_options(path, ftype, read_kwargs)
     kwargs = dict(read_kwargs)
     comment = kwargs.get("comment")
     if comment is not None and not (isinstance(comment, str) and len(comment) == 1):

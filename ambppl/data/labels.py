@@ -2,8 +2,9 @@
 
 How a cell of a table becomes a label (text exactly as written; numbers as their canonical
 text), when text ids are plain integers (given as int64), what ``na_values=`` and
-``categories=`` may hold, the final category order (can't-solve last), and the short lists of
-values that error messages show. Shared by the readers of :mod:`ambppl.data`.
+``categories=`` may hold, and the final category order (can't-solve last). Shared by the
+readers of :mod:`ambppl.data`, which also take from here ``_show``, the short lists of values
+that error messages show (:func:`ambppl.internal.checks.show_values`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from ambppl.internal.checks import cant_solve_absent
+from ambppl.internal.checks import show_values as _show  # the readers' name for it
 from ambppl.internal.messages import say
 
-_SHOW = 5  # how many offending values an error message lists
 #: A number as written in a text file: ``7``, ``-2.5``, ``.5``, ``1e3`` (labels that are all
 #: numbers sort numerically).
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE](?P<exp>[+-]?[0-9]+))?")
@@ -30,14 +32,6 @@ _PLAIN_INTEGER = re.compile(r"0|-?[1-9][0-9]*")
 def _quote(text: str) -> str:
     """``text`` as typed in a shell."""
     return shlex.quote(text)
-
-
-def _show(values: Any) -> str:
-    """A short list of values for error messages."""
-    values = list(values)
-    head = ", ".join(repr(v) for v in values[:_SHOW])
-    more = f", ... ({len(values)} in all)" if len(values) > _SHOW else ""
-    return f"[{head}{more}]"
 
 
 def _label_str(value: Any) -> str:
@@ -160,12 +154,7 @@ def _order(
     if cant_solve is not None:
         cs = _label_str(cant_solve)
         if cs not in order:
-            leave_out = say("pass cant_solve=None", "leave out --cant-solve")
-            raise ValueError(
-                f"{say('cant_solve', '--cant-solve')} must be a label that occurs in the data, "
-                f"but {cant_solve!r} does not; the labels present are {sorted(found)!r} "
-                f"({leave_out} if the task had no can't-solve answer)"
-            )
+            raise ValueError(cant_solve_absent(cant_solve, sorted(found)))
         order = [c for c in order if c != cs] + [cs]
     if len(order) < 2:
         fix = say(

@@ -48,7 +48,15 @@ from typing import TYPE_CHECKING, Any
 
 from ambppl.data.chunked import count_long_in_chunks, open_counts_in_chunks
 from ambppl.data.examples import example_path
-from ambppl.data.files import _READ_NOTE, _load, _parse_format, is_zarr_store, opens_in_chunks
+from ambppl.data.files import (
+    _READ_NOTE,
+    _load,
+    _parquet_parts,
+    _parse_format,
+    holds_counts,
+    is_zarr_store,
+    opens_in_chunks,
+)
 from ambppl.data.labels import _check_categories, _check_na_values, _text_id_column
 from ambppl.data.lazy import LazyCounts
 from ambppl.data.matrices import DEFAULT_ITEM, _from_counts
@@ -277,7 +285,12 @@ def read_annotations(
         named ``counts``); with ``header=None`` a first row that looks like a header line
         (usual column names, or text ids where every other row has numbers, and a label found
         nowhere else); a table read as wide that has the long layout's ``rater`` and
-        ``label`` columns, or a column of 20 or more values all different (ids); an item,
+        ``label`` columns, or a column of 20 or more values all different (ids), or, without
+        its ``item`` column, a column that looks like the item ids (a value on every row, all
+        different, and headed like an id column, ``item``, ``id``, ``question``, ..., or as
+        the first column on 3 or more rows holding no other column's answer while the other
+        columns share answers, where the ids are not in the index: a default
+        ``RangeIndex``, as a text file is read); an item,
         rater or label column whose name occurs twice; a file that is empty, only a header
         line, not UTF-8 text (the message says ``encoding=``), JSON, binary, Parquet or
         ``.npy`` read as text, or not ``.npy`` read as ``.npy``; counts summing past 2**53
@@ -358,8 +371,9 @@ def check_input_path(source: str | os.PathLike[str]) -> Path:
     Parameters
     ----------
     source : str or os.PathLike
-        A file, or a folder holding a zarr store (its name ending in ``.zarr``, or holding
-        zarr's metadata).
+        A file, a folder holding a zarr store (its name ending in ``.zarr``, or holding
+        zarr's metadata), or a folder of ``*.parquet`` part files (read only as counts in
+        chunks: :func:`read_input` with ``lazy``).
 
     Returns
     -------
@@ -371,7 +385,8 @@ def check_input_path(source: str | os.PathLike[str]) -> Path:
     FileNotFoundError
         When nothing is at ``source``.
     ValueError
-        When ``source`` is a folder that is not a zarr store.
+        When ``source`` is a folder that is neither a zarr store nor holds ``*.parquet``
+        part files.
 
     Examples
     --------
@@ -384,12 +399,30 @@ def check_input_path(source: str | os.PathLike[str]) -> Path:
         raise FileNotFoundError(f"input file '{source}' does not exist; check the path")
     if path.is_dir() and (path.suffix.lower() == ".zarr" or is_zarr_store(path)):
         return path
+    if path.is_dir() and _parquet_parts(path):
+        return path  # Parquet part files: counts in chunks (read_input says otherwise)
     if not path.is_file():
         raise ValueError(
             f"input '{source}' is not a file; give the path of an annotations file (a folder "
-            "is read only as a zarr store of counts, --format zarr)"
+            "is read only as a zarr store of counts, --format zarr, or as *.parquet part "
+            "files of counts, read in chunks)"
         )
     return path
+
+
+def _part_folder_error(path: Path) -> ValueError:
+    """The refusal of a folder of Parquet part files that is not read as counts in
+    chunks."""
+    return ValueError(
+        f"{path.name!r} is a folder of Parquet part files, which is read only as counts in "
+        "chunks: one row per item, one integer column per category (without both the long "
+        "layout's item and label columns), the folder named *.parquet or "
+        + say(
+            "format='parquet', read in chunks (lazy=, ambppl.data.read_in_chunks)",
+            "--format parquet, read by ambppl score",
+        )
+        + "; write other data to one file"
+    )
 
 
 def read_input(
@@ -411,18 +444,22 @@ def read_input(
     Parameters
     ----------
     source : str or os.PathLike
-        A file or a zarr store.
+        A file, a zarr store, or a folder of ``*.parquet`` part files of counts (with
+        ``lazy`` only).
     answers : bool, default False
         Read one row per answer with the rater ids (:func:`ambppl.data.read_long`), for the
         models of answers (info record ``"data": "long"``, e.g. ``rater_effects``); always
         in memory (``lazy`` and ``chunk_items`` are then unused).
     lazy : int, optional
         Items per chunk: counts that open in chunks (:func:`ambppl.data.opens_in_chunks`: a
-        zarr store, a Parquet file of counts) are opened lazily
+        zarr store, a Parquet file or folder of part files of counts, not one with the long
+        layout's ``item`` and ``label`` columns) are opened lazily
         (:func:`ambppl.data.open_counts_in_chunks`); None reads every file into memory.
     chunk_items : int, optional
-        With the layout ``"long"`` in ``format``: count the answers file with dask block by
-        block (:func:`ambppl.data.count_long_in_chunks`; the counts are held in memory).
+        With the layout ``"long"`` in ``format``, or no layout and a file that holds no
+        counts (long is the readers' default layout): count the answers file with dask
+        block by block (:func:`ambppl.data.count_long_in_chunks`; the counts are held in
+        memory).
     format : str, optional
         As ``format=`` of :func:`ambppl.read_annotations`: a layout, a file type, or both.
     item, rater, label : column name or 0-based position
@@ -430,8 +467,8 @@ def read_input(
         Parquet file's item column; the default ``"task"`` then means the column ``"item"``
         if there is one, else items numbered from 0. Counts hold no rater ids.
     cant_solve : label, optional
-        The can't-solve label (for counts opened lazily a label or a position; None: the
-        store's own, if any).
+        The can't-solve label (for counts opened lazily a label, else an integer position
+        where no label has its text; None: the store's own, if any).
     progress : callable, optional
         Called with one line saying what is read and how (``reading <path>``, ``... in chunks
         of N items (dask)``, ``counting the answers in <path> with dask, block by block``).
@@ -450,6 +487,9 @@ def read_input(
     ------
     FileNotFoundError, ValueError
         When ``source`` names no file or zarr store (:func:`check_input_path`).
+    ValueError
+        For a folder of Parquet part files that is not opened as counts in chunks (without
+        ``lazy``, with ``answers``, or holding answers).
     ValueError, TypeError
         As the reader that reads the file.
     ImportError
@@ -471,10 +511,15 @@ def read_input(
     path = check_input_path(source)
     say = progress if progress is not None else _silent
     columns = {"item": item, "rater": rater, "label": label, "cant_solve": cant_solve}
+    chunked = (
+        not answers and lazy is not None and opens_in_chunks(path, format, item=item, label=label)
+    )
+    if not chunked and path.is_dir() and _parquet_parts(path) and not is_zarr_store(path):
+        raise _part_folder_error(path)
     if answers:
         say(f"reading {path}")
         return read_long(path, format=format, **columns, **options)
-    if lazy is not None and opens_in_chunks(path, format, item=item):
+    if chunked:
         say(f"reading {path} in chunks of {lazy} items (dask)")
         return open_counts_in_chunks(
             path,
@@ -484,12 +529,21 @@ def read_input(
             categories=options.get("categories"),
             cant_solve=cant_solve,
         )
-    layout, _ = _parse_format(format)
-    if chunk_items is not None and layout == "long":
+    layout, ftype = _parse_format(format)
+    if chunk_items is not None and (
+        layout == "long"
+        # no layout: long, the readers' default, unless the file holds counts
+        or (
+            layout is None
+            and not holds_counts(path, format)
+            and not opens_in_chunks(path, format, item=item, label=label)
+        )
+    ):
         say(f"counting the answers in {path} with dask, block by block")
         columns.pop("rater")  # counts hold no rater ids
+        told = "+".join(part for part in ("long", ftype) if part)
         return count_long_in_chunks(
-            path, chunk_items=chunk_items, format=format, **columns, **options
+            path, chunk_items=chunk_items, format=told, **columns, **options
         )
     say(f"reading {path}")
     return read_annotations(path, format=format, **columns, **options)

@@ -240,10 +240,62 @@ def _check_first_row_is_data(
     )
 
 
+#: Headers of a column of item ids (lower case, without ``_``, ``-`` and spaces): the item
+#: names of :data:`_COLUMN_NAMES`, the id headers of a table of counts
+#: (:data:`ambppl.data.matrices.ID_HEADERS`) and pandas' name for the blank header cell that
+#: ``DataFrame.to_csv`` writes over the index.
+_ID_NAMES = frozenset(
+    "task taskid item itemid items id index question questionid example exampleid sample "
+    "sampleid image imageid doc document docid text textid tweet tweetid unit unitid "
+    "unnamed:0".split()
+)
+
+
+def _looks_like_ids(df: pd.DataFrame, column: Any) -> tuple[str, bool] | None:
+    """Why ``column`` of a wide table without its item column looks like the item ids
+    rather than a rater's answers, and whether renaming it would clear it (None: it does
+    not look like ids). Such a column has a value on every row, all different, and either a
+    header of an id column (:data:`_ID_NAMES`; renaming clears it), or, as the first of 3 or
+    more columns on 3 or more rows of a table whose index holds no ids (a default
+    :class:`pandas.RangeIndex`, as a text file is read), values that no other column holds
+    while the other columns share answers (raters of one task agree somewhere)."""
+    import pandas as pd
+
+    cells = df[column]
+    if not isinstance(cells, pd.Series) or len(cells) == 0 or cells.isna().any():
+        return None  # a rater may skip an item; an id column has an id on every row
+    values = [_label_str(v) for v in cells]
+    if len(set(values)) < len(values) or any(not v.strip() for v in values):
+        return None
+    name = re.sub(r"[\s_\-]", "", str(column).lower())
+    if name in _ID_NAMES:
+        return "it is headed like an id column and holds a different value on every row", True
+    others = [c for c in df.columns if c != column]
+    if column != df.columns[0] or len(values) < 3 or len(others) < 2:
+        return None
+    index = df.index  # a text file is read with a default RangeIndex: no ids in it
+    default = isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+    if not default or index.name is not None:
+        return None  # the ids are in the index (a DataFrame indexed by item)
+    answers = [
+        {_label_str(v) for v in pd.unique(df[c].dropna().to_numpy(dtype=object))} for c in others
+    ]
+    if set(values) & set().union(*answers):
+        return None  # some of its values are answers: a rater
+    shared = any(a & b for i, a in enumerate(answers) for b in answers[i + 1 :])
+    if not shared:
+        return None
+    return (
+        "it holds a different value on every row, none of which any other column holds, "
+        "while the other columns share answers"
+    ), False
+
+
 def _check_wide_layout(df: pd.DataFrame, item: Any, rater: Any, label: Any, desc: str) -> None:
     """Refuse a table read as wide (items x raters) that is not one: a long table (it has the
     rater and label columns of the long layout, which would be counted as answers), or a
-    column of ids (20 or more values, all different) that would be taken for a rater."""
+    column of ids that would be taken for a rater: 20 or more values, all different, or,
+    when the table has no ``item`` column, a column that :func:`_looks_like_ids`."""
     if rater is not None and label is not None and rater != item and label != item:
         if rater in df.columns and label in df.columns:
             raise ValueError(
@@ -263,6 +315,23 @@ def _check_wide_layout(df: pd.DataFrame, item: Any, rater: Any, label: Any, desc
                 f"column {column!r} of the wide table {desc!r} holds {len(values)} different "
                 "values, one per row, like ids rather than one rater's answers; if it holds the "
                 f"item ids pass {fix}, else remove it"
+            )
+    if item in df.columns:
+        return
+    for column in df.columns:
+        found = _looks_like_ids(df, column)
+        if found is not None:
+            why, renamable = found
+            fix = say(f"item={column!r}", f"--item {_quote(str(column))}")
+            named = say("item=", "--item")
+            raise ValueError(
+                f"column {column!r} of the wide table {desc!r} looks like the item ids, not one "
+                f"rater's answers: {why}; if it holds the item ids pass {fix}, else give the "
+                + (
+                    "table a column of item ids and pass its name (or rename the column)"
+                    if renamable
+                    else f"table a column of item ids and pass its name with {named}"
+                )
             )
 
 

@@ -23,6 +23,42 @@ SUM_TOL = 1e-6
 MAX_COUNT = 2**53
 
 
+#: How many offending values an error message lists (:func:`show_values`).
+SHOWN = 5
+
+
+def show_values(values: Any, total: int | None = None) -> str:
+    """A short list of values for error messages: the first :data:`SHOWN`, and how many in
+    all when there are more.
+
+    Parameters
+    ----------
+    values : iterable
+        The values, or only the first of them (then give ``total``).
+    total : int, optional
+        How many values there are in all; default: as many as ``values`` holds.
+
+    Returns
+    -------
+    str
+        ``"['a', 'b']"``, or ``"['a', 'b', 'c', 'd', 'e', ... (12 in all)]"``.
+
+    Examples
+    --------
+    >>> show_values(["a", "b"])
+    "['a', 'b']"
+    >>> show_values(range(7))
+    '[0, 1, 2, 3, 4, ... (7 in all)]'
+    >>> show_values(["a"], total=3)
+    "['a', ... (3 in all)]"
+    """
+    values = list(values)
+    total = len(values) if total is None else total
+    head = ", ".join(repr(v) for v in values[:SHOWN])
+    more = f", ... ({total} in all)" if total > min(len(values), SHOWN) else ""
+    return f"[{head}{more}]"
+
+
 def _describe(x: Any) -> str:
     """Short description of an offending value for error messages."""
     arr = np.asarray(x)
@@ -303,8 +339,20 @@ def check_option(value: Any, options: Mapping[str, Any] | tuple[str, ...], name:
     return value
 
 
+def parameter_name(name: str) -> str:
+    """A model parameter in the caller's words (:func:`ambppl.internal.messages.say`): the
+    keyword ``name``, or on the command line the option that sets it, ``--prior`` for
+    ``prior`` and ``--param NAME=...`` for the others; other names (``data.attrs[...]``)
+    unchanged."""
+    if not name.isidentifier():
+        return name
+    return say(name, "--prior" if name == "prior" else f"--param {name}=...")
+
+
 def check_prior(prior: Any, n_categories: int, name: str = "prior") -> np.ndarray:
-    """Return a symmetric (scalar) or full Dirichlet prior as a vector of ``n_categories``."""
+    """Return a symmetric (scalar) or full Dirichlet prior as a vector of ``n_categories``.
+    Messages name ``name`` in the caller's words (:func:`parameter_name`)."""
+    name = parameter_name(name)
     if np.asarray(prior).dtype == np.bool_:  # True is no concentration (--param prior=true)
         raise TypeError(
             f"{name} must be a positive number or one per category, but got {_describe(prior)}"
@@ -313,9 +361,14 @@ def check_prior(prior: Any, n_categories: int, name: str = "prior") -> np.ndarra
     if arr.ndim == 0:
         arr = np.full(n_categories, float(arr))
     elif arr.ndim != 1 or arr.shape[0] != n_categories:
+        got = say(
+            f"shape {arr.shape}",
+            f"{arr.size} number{'s' if arr.size != 1 else ''}" if arr.ndim == 1 else "a table",
+        )
         raise ValueError(
             f"{name} must be a positive number (symmetric Dirichlet) or a vector of "
-            f"{n_categories} positive numbers (one per category), but got shape {arr.shape}"
+            f"{n_categories} positive numbers (one per category"
+            f"{say('', ', comma-separated')}), but got {got}"
         )
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError(
@@ -338,8 +391,7 @@ def check_prior_total(arr: np.ndarray, name: str = "prior") -> None:
     with np.errstate(over="ignore"):
         total = float(np.max(np.sum(arr, axis=-1, dtype=np.float64)))
     if not total <= MAX_PRIOR_TOTAL:
-        if name == "prior":  # the ambppl command's option inside command_line_messages()
-            name = say("prior", "--prior")
+        name = parameter_name(name)  # the ambppl command's option in command_line_messages()
         raise ValueError(
             f"{name} must sum to at most {MAX_PRIOR_TOTAL:g} over the categories (the "
             f"concentrations plus the counts must stay below float64's 1.8e308), but got "
@@ -348,12 +400,65 @@ def check_prior_total(arr: np.ndarray, name: str = "prior") -> None:
         )
 
 
+def cant_solve_absent(label: Any, labels: list[str], python: str | None = None) -> str:
+    """The message for a can't-solve ``label`` that is not one of ``labels``, in the caller's
+    words (:func:`ambppl.internal.messages.say`).
+
+    Parameters
+    ----------
+    label : object
+        The can't-solve label given.
+    labels : list of str
+        The labels it may be.
+    python : str, optional
+        The message in Python's words, where a caller takes more than a label (a position);
+        default: that ``cant_solve`` must be a label that occurs in the data.
+
+    Returns
+    -------
+    str
+        ``python``, or on the command line the one message of ``--cant-solve``.
+
+    Examples
+    --------
+    >>> print(cant_solve_absent("maybe", ["neg", "pos"]))
+    cant_solve must be a label that occurs in the data, but 'maybe' does not; the labels
+    present are ['neg', 'pos'] (pass cant_solve=None if the task had no can't-solve answer)
+    >>> from ambppl.internal.messages import command_line_messages
+    >>> with command_line_messages():
+    ...     print(cant_solve_absent("maybe", ["neg", "pos"], "cant_solve must be ..."))
+    --cant-solve must be a label that occurs in the data, but 'maybe' does not; the labels
+    present are ['neg', 'pos'] (leave out --cant-solve if the task had no can't-solve answer)
+    """
+    if python is None:
+        python = (
+            f"cant_solve must be a label that occurs in the data, but {label!r} does not; the "
+            f"labels present are {labels} (pass cant_solve=None if the task had no can't-solve "
+            "answer)"
+        )
+    return say(
+        python,
+        f"--cant-solve must be a label that occurs in the data, but {label!r} does not; the "
+        f"labels present are {labels} (leave out --cant-solve if the task had no can't-solve "
+        "answer)",
+    )
+
+
 def cant_solve_position(label: Any, categories: Any, name: str = "cant_solve") -> int | None:
     """Position of the can't-solve ``label`` among ``categories`` (``None`` if label is None)."""
     if label is None:
         return None
     labels = [str(c) for c in np.asarray(categories).tolist()]
     if str(label) not in labels:
+        if name == "cant_solve":  # the ambppl command's option inside command_line_messages()
+            raise ValueError(
+                cant_solve_absent(
+                    label,
+                    labels,
+                    f"cant_solve must be one of the category labels {labels} or None, but got "
+                    f"{label!r}",
+                )
+            )
         raise ValueError(
             f"{name} must be one of the category labels {labels} or None, but got {label!r}"
         )

@@ -263,7 +263,7 @@ def test_lazy_route_refuses_what_it_cannot_do(big_counts, tmp_path):
     with pytest.raises(ValueError, match="categories must name the 3 count columns"):
         ambppl.score(chunked, categories=["a", "b"])
     empty = big_counts.copy(data=np.where(np.arange(3000)[:, None] == 5, 0, big_counts.values))
-    with pytest.raises(ValueError, match="1 item\\(s\\) have none"):
+    with pytest.raises(ValueError, match="1 item\\(s\\) \\[15\\] have none"):
         ambppl.score(empty.chunk({"item": 1000}))
 
 

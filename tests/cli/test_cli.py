@@ -1274,3 +1274,218 @@ def test_point_method_refuses_draws_in_command_line_words(
     )
     assert "use --method laplace for draws around the mode" in line
     assert "=" not in line
+
+
+# ------------------------------------------------------------- messages in the command's words
+
+
+def test_score_help_has_one_summary_group_with_mcse(capsys: pytest.CaptureFixture[str]) -> None:
+    """``score --help`` showed two "summary:" groups (--mcse alone in the second)."""
+    assert main(["score", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\nsummary:\n") == 1
+    summary = out.split("\nsummary:\n")[1].split("\n\n")[0]
+    assert "--threshold" in summary and "--mcse" in summary
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--prior", "1,2"], "--prior must be a positive number"),
+        (
+            ["--model", "hierarchical_dirichlet", "--param", "mu_prior=1,2"],
+            "--param mu_prior=... must be a positive number",
+        ),
+        (  # it said "(Dirichlet concentrations)", and for 1,2 "a vector of 1 positive numbers"
+            ["--model", "hierarchical_dirichlet", "--param", "kappa_scale=-1"],
+            "--param kappa_scale=... must be a positive finite number, but got -1.0",
+        ),
+        (
+            "--model dawid_skene --rater worker --method laplace --param rater_scale=0".split(),
+            "--param rater_scale=... must be a positive finite number, but got 0.0",
+        ),
+    ],
+)
+def test_model_parameter_mistakes_name_the_option(
+    answers_csv: Path, extra: list[str], named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ "prior must be ..." named a Python keyword: the option that sets it instead."""
+    argv = ["score", str(answers_csv), "--cant-solve", "skip", "-o", "-", *FAST, *extra]
+    argv += ["--method", "empirical_bayes"] if "hierarchical_dirichlet" in extra else []
+    assert main(argv) == 2
+    line = _error_line(capsys)
+    assert line.startswith(f"ambppl: error: {named}"), line
+    assert "shape" not in line
+
+
+def test_validate_map_fit_gives_command_line_advice(
+    answers_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A MAP fit has one point: the skipped checks said "fit with more draws" and "use
+    kind='posterior'" (Python advice; more draws do not help a point)."""
+    argv = ["validate", str(answers_csv), "--rater", "worker", "--cant-solve", "skip"]
+    assert main([*argv, "--model", "dawid_skene", "--method", "map", "--seed", "1", "-q"]) == 1
+    out = capsys.readouterr().out
+    skipped = [line for line in out.splitlines() if " skipped: " in line]
+    assert len(skipped) == 3, out
+    for line in skipped[:2]:  # moments, density
+        assert line.endswith(
+            "(--chains x --draws) for a check, but holds 1; --method map gives one point, no "
+            "draws: fit with --method nuts or laplace for draws to check"
+        ), line
+    assert "kind=" not in out and "more draws" not in out
+
+
+def _logging_score(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ambppl score``'s call of ambppl.score logs as PyMC, PyTensor and nutpie do while
+    they fit (progress at INFO, PyMC's convergence diagnostics, a warning)."""
+    import logging
+
+    import ambppl.analysis.scoring
+    import ambppl.cli.score
+
+    real = ambppl.analysis.scoring.score
+
+    def logs_then_scores(data, model, **kwargs):
+        logging.getLogger("pymc.sampling.mcmc").info("Initializing NUTS using jitter...")
+        logging.getLogger("pymc.sampling.mcmc").info("Sampling 2 chains for 100 tune")
+        convergence = logging.getLogger("pymc.stats.convergence")
+        convergence.info("We recommend running at least 4 chains for robust computation")
+        convergence.info("The rhat statistic is larger than 1.01 for some parameters.")
+        convergence.error("The effective sample size per chain is smaller than 100")
+        logging.getLogger("pytensor.graph").warning("a pytensor\nwarning")
+        logging.getLogger("nutpie").info("nutpie compiled the model")
+        return real(data, model, **kwargs)
+
+    monkeypatch.setattr(ambppl.cli.score, "score", logs_then_scores)
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_library_log_lines_follow_quiet_and_one_line_warnings(
+    answers_csv: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    quiet: bool,
+) -> None:
+    """-q left PyMC's log lines ("Initializing NUTS...", "We recommend running at least 4
+    chains", "The rhat statistic ...") on stderr, and PyMC's convergence diagnostics
+    doubled ambppl's own one-line convergence warning."""
+    import logging
+
+    _logging_score(monkeypatch)
+    pymc_logger = logging.getLogger("pymc")
+    before = (pymc_logger.handlers[:], pymc_logger.level, pymc_logger.propagate)
+    argv = ["score", str(answers_csv), "--cant-solve", "skip", "-o", "-", "--seed", "1"]
+    assert main([*argv, *(["-q"] if quiet else [])]) == 0
+    err = capsys.readouterr().err.splitlines()
+    library = [line for line in err if not line.startswith("ambppl: ")]
+    expected = ["warning: a pytensor warning"]
+    if not quiet:
+        expected = [
+            "Initializing NUTS using jitter...",
+            "Sampling 2 chains for 100 tune",
+            *expected,
+            "nutpie compiled the model",
+        ]
+    assert library == expected
+    assert (pymc_logger.handlers, pymc_logger.level, pymc_logger.propagate) == before
+
+
+def test_library_logs_are_left_alone_outside_the_command() -> None:
+    import logging
+
+    from ambppl.cli.signals import LIBRARY_LOGGERS, _library_logs
+
+    loggers = [logging.getLogger(name) for name in LIBRARY_LOGGERS]
+    before = [(lg.handlers[:], lg.level, lg.propagate) for lg in loggers]
+    with _library_logs(quiet=True):
+        assert all(lg.level == logging.WARNING and not lg.propagate for lg in loggers)
+    assert [(lg.handlers, lg.level, lg.propagate) for lg in loggers] == before
+
+
+def test_pymc_first_imported_inside_the_command_keeps_its_logging() -> None:
+    # PyMC's import sets its logger up (INFO, a stream handler) only where it has no handler:
+    # imported inside the command's block it saw the block's handler and set up nothing, and
+    # the block then put back the empty logger, so PyMC's progress lines were lost after an
+    # in-process command; a fresh interpreter, as PyMC is imported once per process
+    code = (
+        "import logging\n"
+        "from ambppl.cli.signals import _library_logs\n"
+        "with _library_logs(quiet=True):\n"
+        "    import pymc\n"
+        "log = logging.getLogger('pymc')\n"
+        "print(logging.getLevelName(log.level), [type(h).__name__ for h in log.handlers])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.split("\n")[0] == "INFO ['StreamHandler']", done.stdout
+
+
+def test_chunk_items_counts_a_long_file_without_layout(
+    answers_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--chunk-items without --layout read the answers into memory, silently: long is the
+    default layout, so the file is counted with dask block by block as with --layout long."""
+    base = ["score", str(answers_csv), "--cant-solve", "skip", "--seed", "3"]
+    outs = [tmp_path / "layout.csv", tmp_path / "default.csv"]
+    assert main([*base, "--layout", "long", "--chunk-items", "20", "-q", "-o", str(outs[0])]) == 0
+    assert main([*base, "--chunk-items", "20", "-o", str(outs[1])]) == 0
+    assert "counting the answers" in capsys.readouterr().err
+    tables = [pd.read_csv(out, index_col="item") for out in outs]
+    pd.testing.assert_frame_equal(tables[1], tables[0])
+    parquet = tmp_path / "answers.parquet"
+    pd.read_csv(answers_csv).to_parquet(parquet, row_group_size=20)
+    argv = ["score", str(parquet), "--cant-solve", "skip", "--seed", "3", "--chunk-items", "20"]
+    assert main([*argv, "-o", str(tmp_path / "p.csv")]) == 0
+    assert "counting the answers" in capsys.readouterr().err
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "p.csv", index_col="item"), tables[0])
+
+
+def test_chunked_counts_name_cant_solve_and_empty_items(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Counts read in chunks said "cant_solve must be ..." and "1 item(s) have none"."""
+    path = tmp_path / "c.parquet"
+    frame = pd.DataFrame({"item": ["u", "w", "v"], "a": [1, 0, 2], "cs": [0, 0, 3]})
+    frame.to_parquet(path, index=False)
+    assert main(["score", str(path), "--cant-solve", "7", "-o", "-", "-q"]) == 2
+    line = _error_line(capsys)
+    assert line.startswith("ambppl: error: --cant-solve must be ") and "'7'" in line
+    assert "cant_solve" not in line
+    assert main(["score", str(path), "--cant-solve", "cs", "-o", "-", "-q"]) == 2
+    line = _error_line(capsys)
+    assert "1 item(s) ['w'] have none" in line
+    argv = ["score", str(path), "--model", "hierarchical_dirichlet"]
+    assert main([*argv, "--method", "empirical_bayes", "-o", "-", "-q"]) == 2
+    line = _error_line(capsys)
+    assert line.startswith("ambppl: error: --method empirical_bayes estimates the prior")
+    assert "method=" not in line
+
+
+def test_score_dataset_folder_takes_the_umask(tmp_path: Path, capsys) -> None:
+    """A Parquet dataset written with -o was created by tempfile.mkdtemp (mode 0o700) and
+    renamed into place: only its owner could read it, and a folder replacing a file
+    (--force) kept 0o700 too. It now follows the umask like a folder made by mkdir; a
+    replaced folder keeps its mode."""
+    import os
+    import stat
+
+    _, parquet, _ = _count_files(tmp_path)
+    out = tmp_path / "s.parquet"
+    argv = ["score", str(parquet), "--cant-solve", "skip", "--chunk-items", "200", "-q"]
+    old = os.umask(0o022)
+    try:
+        assert main([*argv, "-o", str(out)]) == 0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o755
+        out.chmod(0o750)
+        assert main([*argv, "-o", str(out), "--force"]) == 0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o750
+        a_file = tmp_path / "f.parquet"
+        a_file.write_text("x")
+        assert main([*argv, "-o", str(a_file), "--force"]) == 0
+        assert stat.S_IMODE(a_file.stat().st_mode) == 0o755
+    finally:
+        os.umask(old)
+    assert len(pd.read_parquet(out)) == len(pd.read_parquet(a_file)) == 500
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

@@ -850,12 +850,13 @@ def test_counts_opened_in_chunks_equal_those_read_whole(counts, tmp_path):
     frame.to_parquet(tmp_path / "c.parquet", row_group_size=1)
     lazy = open_counts_in_chunks(tmp_path / "c.parquet", chunk_items=2, item="id", cant_solve=-1)
     assert isinstance(lazy, LazyCounts) and lazy.values.chunks == ((2, 1), (3,))
-    assert lazy.categories == ["yes", "no", "?"] and lazy.cant_solve == -1
+    assert lazy.categories == ["yes", "no", "?"] and lazy.cant_solve == "?"  # -1: the label
     np.testing.assert_array_equal(lazy.values.compute(), counts.values)
     np.testing.assert_array_equal(lazy.items.compute(), counts["item"].values)
     counts.chunk({"item": 2}).to_zarr(tmp_path / "c.zarr", consolidated=False)
     store = open_counts_in_chunks(tmp_path / "c.zarr", categories=["y", "n", "skip"])
-    assert store.cant_solve == "?" and store.categories == ["y", "n", "skip"]  # attrs kept
+    # new names for the columns: the store's can't-solve label follows its column
+    assert store.cant_solve == "skip" and store.categories == ["y", "n", "skip"]
     np.testing.assert_array_equal(store.values.compute(), counts.values)
     assert store.values.chunks[0] == (2, 1)  # the store's own chunks
     with pytest.raises(ValueError, match=r"categories must name the 3 count columns"):

@@ -8,6 +8,7 @@ messages that named no fix.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -144,3 +145,75 @@ def test_an_item_column_for_a_count_array_is_refused(tmp_path, capsys) -> None:
         read_annotations(read_annotations(path), item="x")
     line = _cli_error(["score", str(path), "--item", "x", "-q"], capsys)
     assert "--item names the id column of a table" in line and "so --item x would" in line
+
+
+@pytest.mark.parametrize(
+    ("head", "why", "fix"),
+    [
+        (
+            "item",
+            "it is headed like an id column and holds a different value on every row",
+            "pass its name (or rename the column)",
+        ),
+        (
+            # renaming it would not help: the first-column rule still holds
+            "name",
+            "it holds a different value on every row, none of which any other column holds, "
+            "while the other columns share answers",
+            "pass its name with item=",
+        ),
+    ],
+)
+def test_a_short_wide_table_with_its_ids_in_a_rater_column_is_refused(
+    tmp_path, capsys, head, why, fix
+) -> None:
+    # under 20 rows the column of ids was read as a rater's answers ("i1" an answer)
+    path = tmp_path / "wide.csv"
+    path.write_text(f"{head},r1,r2,r3\ni1,x,y,?\ni2,x,x,x\ni3,?,,y\n")
+    with pytest.raises(ValueError) as info:
+        read_annotations(path, format="wide", cant_solve="?")
+    assert str(info.value) == (
+        f"column {head!r} of the wide table 'wide.csv' looks like the item ids, not one rater's "
+        f"answers: {why}; if it holds the item ids pass item={head!r}, else give the table a "
+        f"column of item ids and {fix}"
+    )
+    with pytest.raises(ValueError, match=re.escape(why)):
+        read_long(path, format="wide")
+    line = _cli_error(["score", str(path), "--layout", "wide", "--cant-solve", "?", "-q"], capsys)
+    assert f"if it holds the item ids pass --item {head}, else" in line
+    assert line.endswith(fix.replace("item=", "--item"))
+    counts = read_annotations(path, format="wide", cant_solve="?", item=head)
+    assert counts["item"].values.tolist() == ["i1", "i2", "i3"] and int(counts.sum()) == 8
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        {"r1": ["a", "b", "c"], "r2": ["a", "a", "b"], "r3": ["b", "b", "c"]},  # r1's are answers
+        {"r1": ["p", "q"], "r2": ["x", "x"], "r3": ["x", "y"]},  # two items
+        {"r1": ["a", "b", "c"], "r2": ["x", "x", "x"], "r3": ["y", "y", "z"]},  # none shared
+        {"r2": ["x", "x", "y"], "r1": ["a", "b", "c"], "r3": ["x", "y", "y"]},  # not first
+        {"id": ["a", None, "b"], "r2": ["a", "a", "b"], "r3": ["b", "b", "a"]},  # a gap
+        {"a": ["pos", "?"], "b": ["neg", None]},  # the reading guide's
+    ],
+)
+def test_a_short_wide_table_of_raters_is_read(table) -> None:
+    frame = pd.DataFrame(table)
+    counts = read_annotations(frame, format="wide")
+    assert int(counts.sum()) == int(frame.notna().sum().sum())
+
+
+def test_a_wide_frame_with_its_item_ids_in_the_index_is_read(capsys) -> None:
+    # the first-column rule refused it: the ids are in the index, column a is a rater
+    frame = pd.DataFrame({"a": [1, 2, 3], "b": [4, 5, 5], "c": [5, 4, 4]}, index=["x", "y", "z"])
+    counts = read_annotations(frame, format="wide")
+    assert counts["item"].values.tolist() == ["x", "y", "z"] and int(counts.sum()) == 9
+    assert counts.sel(item="x", category="1").item() == 1
+    named = frame.rename_axis("task").reset_index(drop=True).rename_axis("task")
+    assert int(read_annotations(named, format="wide").sum()) == 9  # a named index: ids
+    # the same table without ids in its index is refused, as a text file is
+    with pytest.raises(ValueError, match=r"column 'a' .* looks like the item ids"):
+        read_annotations(frame.reset_index(drop=True), format="wide")
+    # a column headed like the ids is refused whatever the index
+    with pytest.raises(ValueError, match=r"column 'id' .* headed like an id column"):
+        read_annotations(frame.rename(columns={"a": "id"}), format="wide")
