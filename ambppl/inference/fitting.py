@@ -55,6 +55,7 @@ from ambppl.inference.laplace import POINT_SENTENCE, laplace_draws, mode_point
 from ambppl.inference.modeling import log_likelihood
 from ambppl.inference.reuse import reused_program
 from ambppl.internal.checks import (
+    NO_CANT_SOLVE,
     check_option,
     check_positive_int,
     check_progress,
@@ -398,8 +399,14 @@ def _storable_attrs(tree: xr.DataTree) -> None:
 
     netCDF stores strings, numbers and arrays of them; attributes set to None (e.g.
     ``n_raters`` of a count matrix) are left out, so that ``attrs.get(name)`` still gives None.
+    A count array's ``cant_solve`` of None becomes ``attrs[NO_CANT_SOLVE] = 1``
+    (:data:`ambppl.internal.checks.NO_CANT_SOLVE`), so that the array functions do not take
+    its last category for the can't-solve one.
     """
     for node in tree.subtree:
+        for variable in node.variables.values():  # counts without a can't-solve category
+            if "cant_solve" in variable.attrs and variable.attrs["cant_solve"] is None:
+                variable.attrs[NO_CANT_SOLVE] = 1  # say so where None cannot be stored
         targets = [node.attrs, *(v.attrs for v in node.variables.values())]
         for attrs in targets:
             for key in list(attrs):

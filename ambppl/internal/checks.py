@@ -465,6 +465,12 @@ def cant_solve_position(label: Any, categories: Any, name: str = "cant_solve") -
     return labels.index(str(label))
 
 
+#: The attribute that says "no can't-solve category" on stored counts, where
+#: ``attrs["cant_solve"] = None`` cannot be kept (netCDF has no None): ``ambppl.fit`` writes it
+#: on its result's count arrays, :func:`resolve_cant_solve` reads it.
+NO_CANT_SOLVE = "no_cant_solve"
+
+
 class CantSolveOptionError(ValueError, TypeError):
     """A ``cant_solve=`` string other than ``"auto"``.
 
@@ -489,8 +495,9 @@ def resolve_cant_solve(
         The keyword as given. ``"auto"``: from ``data.attrs["cant_solve"]`` where a
         DataArray has that key (the labelled counts of :func:`ambppl.read_annotations`,
         and arrays computed from them: xarray keeps ``attrs`` through arithmetic; a count
-        array reloaded from a saved fit, whose ``attrs`` keep the readers' ``source`` and
-        ``format`` but not a ``cant_solve`` of None, which netCDF cannot store, has none);
+        array of a fit's result, in memory or reloaded, keeps the readers' ``source`` and
+        ``format`` or :data:`NO_CANT_SOLVE` but not a ``cant_solve`` of None, which netCDF
+        cannot store: it has none);
         otherwise the documented convention, the last category (``-1``).
     dim : str, optional
         The DataArray's category dimension; default its last dimension (where the functions
@@ -524,7 +531,7 @@ def resolve_cant_solve(
     # The readers write attrs "source", "format" and "cant_solve"; saving a fit to netCDF
     # leaves out attributes that are None (ambppl.fit's _storable_attrs), so a reloaded count
     # array with the readers' marks and no "cant_solve" had none.
-    stored = {"source", "format"} <= set(attrs)
+    stored = {"source", "format"} <= set(attrs) or bool(attrs.get(NO_CANT_SOLVE))
     if not labelled or not ("cant_solve" in attrs or stored) or data.ndim == 0:  # a scalar:
         return -1 if isinstance(cant_solve, str) else cant_solve  # the callers refuse it
     label = attrs.get("cant_solve")

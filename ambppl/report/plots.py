@@ -68,8 +68,10 @@ def plot_posterior_comparison(
     -----
     Paper figure ``all_posterior_comparison`` (section 3.5), with the densities computed by
     :func:`ambppl.ambiguity_posterior` instead of adaptive Simpson (:errata:`E6`) and the old
-    measure exact as well (:errata:`E7`). Means and variances are closed forms
-    (eqs. ``expr_amb_final``, ``expr_amb_var_final``, ``expr_amb_mod_var``).
+    measure exact as well (:errata:`E7`). The means and variances of amb and the modified
+    measure are the paper's closed forms (eqs. ``expr_amb_final``, ``expr_amb_var_final`` and
+    ``var_amb_tilde``, which uses the covariance ``expr_amb_mod_var``; :errata:`E9`); the old
+    measure's mean and variance come from its Beta marginals (:errata:`E7`).
 
     References
     ----------

@@ -389,13 +389,14 @@ def _overview(counts: Any, source: str | None = None) -> dict[str, Any]:
         "answers_median": float(np.median(n_answers)),
         "answers_max": int(n_answers.max()),
         "cant_solve": None if cs is None else str(cs),
+        "cant_solve_position": position,
         "items_with_cs": items_with_cs,
         "categories": [
             {
                 "label": lab,
                 "count": int(t),
                 "share": float(s),
-                "is_cs": cs is not None and j == len(labels) - 1,
+                "is_cs": j == position,  # by label, wherever it sits (None: no column)
             }
             for j, (lab, t, s) in enumerate(zip(labels, totals, shares, strict=True))
         ],

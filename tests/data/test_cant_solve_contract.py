@@ -305,6 +305,47 @@ def test_table_functions_find_the_label_in_any_position():
     np.testing.assert_allclose(sd_now, expected_posterior_sd(FIRST, 0, cant_solve=0), rtol=1e-12)
     n_with = int((FIRST[:, 0] > 0).sum())  # items with a "?" answer: 3 of 4
     assert _overview(first)["items_with_cs"] == _overview(last)["items_with_cs"] == n_with == 3
+    # and marks "?" as the can't-solve category wherever it sits (it marked the last: "b")
+    for counts in (first, last, first.isel(category=[1, 0, 2])):
+        marked = [c["label"] for c in _overview(counts)["categories"] if c["is_cs"]]
+        assert marked == ["?"], counts["category"].values
+    assert not any(c["is_cs"] for c in _overview(_labelled_two())["categories"])
+
+
+def test_a_fits_counts_keep_no_cant_solve_in_memory_and_on_disk(tmp_path):
+    # hand-built counts with attrs["cant_solve"] = None: the fit's observed counts lost the
+    # attribute (netCDF has no None) and the array functions then took "no" for can't-solve
+    # (plug-in amb 0.8 where it is 0.32)
+    counts = xr.DataArray(
+        np.array([[2, 3], [4, 1], [5, 0]]),
+        dims=("item", "category"),
+        coords={"item": [0, 1, 2], "category": ["yes", "no"]},
+        attrs={"cant_solve": None},
+    )
+    result = ambppl.fit(counts, random_seed=1, draws=100, chains=1)
+    path = tmp_path / "fit.nc"
+    result.to_netcdf(path)
+    for tree in (result, xr.open_datatree(path)):
+        observed = tree["observed_data"]["counts"]
+        assert resolve_cant_solve(observed, "auto") is None
+        np.testing.assert_allclose(ambppl.estimate(observed), ambppl.estimate(counts))
+        np.testing.assert_allclose(
+            ambppl.estimate(observed), ambppl.estimate(counts.values, cant_solve=None)
+        )
+        tree.close()
+
+
+def test_the_report_marks_the_labelled_cant_solve_column():
+    # the category table said "b (can't solve)" and the item table shaded column b for
+    # counts whose can't-solve label "?" comes first
+    import re
+
+    from ambppl.report import render_report
+
+    page = render_report(ambppl.fit(_labelled_first(), random_seed=1))
+    assert "? (can't solve)" in page.replace("&#39;", "'") and "b (can't solve)" not in page
+    shaded = re.findall(r'<th class="cs">([^<]*)</th>', page)
+    assert shaded == ["?"], shaded
 
 
 def test_a_label_that_names_no_category_is_refused_at_the_edge():
