@@ -1,7 +1,7 @@
 """The accuracy map of ``ambppl.maths.approx``: worst CDF error of the moment-matched families.
 
 Run ``.venv/bin/python benchmarks/accuracy_map.py`` (16 minutes on one busy core); it
-rewrites ``ambppl/approx_accuracy.json`` and prints the table. ``--draws N`` and ``--out
+rewrites ``ambppl/maths/approx_accuracy.json`` and prints the table. ``--draws N`` and ``--out
 PATH`` change the number of reference draws (default 10^6) and the output file; ``--show``
 prints the stored map; ``--only SHAPE`` recomputes one shape (same seeds) and merges it;
 ``--validate`` checks the rule on 60 random posteriors unlike the map's shapes (20 s).

@@ -36,7 +36,7 @@ D. nutpie against PyMC's NUTS on the collapsed model: total time to a trace that
 PyMC's default on this 2-CPU machine is ``cores = cpu_count() // 2 = 1`` (chains one after
 the other), and ``fit`` keeps PyMC's default; nutpie gets the same ``cores``.
 
-Run: ``.venv-bench/bin/python benchmarks/run.py hierarchical`` (a virtualenv with nutpie;
+Run: ``.venv/bin/python benchmarks/run.py hierarchical`` (nutpie is a dependency of ambppl;
 about 23 minutes on 2 cores, most of it the exact draws of part B at 10^5 items; see
 ``benchmarks/recovery_hierarchical.py`` for the coverage check of the same route).
 """
@@ -70,7 +70,7 @@ KAPPA = 3.0
 N_ANSWERS = 20
 DRAWS, CHAINS, TUNE = 1000, 4, 1000
 HYPER_SIZES = (100_000, 1_000_000)
-#: NUTS implementations compared (nutpie only where installed: not in the project's .venv).
+#: NUTS implementations compared (nutpie only where installed: it is a dependency of ambppl).
 SAMPLERS = ("pymc", "nutpie") if importlib.util.find_spec("nutpie") else ("pymc",)
 #: Item counts of part B; the log likelihood at the larger one only with this much memory.
 DRAW_SIZES = (10_000, 100_000)

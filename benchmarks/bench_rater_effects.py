@@ -8,12 +8,17 @@ sampler, and prints per sampler the wall time, the worst R-hat, the smallest bul
 ESS over every stored posterior variable, the divergences and whether the standard
 (R-hat <= 1.01, ESS >= 400, no divergences) was met, with the machine load before each fit.
 
-Run (2 cores; ``.venv-bench`` has nutpie and numpyro)::
+``--samplers`` defaults to nutpie, PyMC's NUTS and numpyro, numpyro only where it is
+installed; ``benchmarks/run.py`` passes ``--samplers nutpie``. nutpie is a dependency of
+ambppl, so ``.venv`` has it; numpyro (and JAX) are in a separate virtualenv, ``.venv-bench``
+(git-ignored), made with
+``python3 -m venv .venv-bench && .venv-bench/bin/pip install -e ".[numpyro]"``.
+Run (2 cores)::
 
-    .venv-bench/bin/python benchmarks/bench_rater_effects.py
+    .venv/bin/python benchmarks/bench_rater_effects.py
     .venv-bench/bin/python benchmarks/bench_rater_effects.py --samplers pymc,nutpie,numpyro \
         --items 1000 --raters 100 --per-item 20 --draws 1000 --tune 1000 --diagnose
-    .venv-bench/bin/python benchmarks/bench_rater_effects.py --samplers nutpie \
+    .venv/bin/python benchmarks/bench_rater_effects.py --samplers nutpie \
         --nuts '{"low_rank_modified_mass_matrix": true}'
 
 Measured (2 shared cores, load average 1.8-3.6 from other jobs; nutpie):
@@ -28,6 +33,7 @@ PyMC's own NUTS was not run at this size.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import time
@@ -112,7 +118,8 @@ def run(answers: pd.DataFrame, sampler: str, args: argparse.Namespace) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samplers", default="nutpie,pymc,numpyro")
+    samplers = ["nutpie", "pymc"] + (["numpyro"] if importlib.util.find_spec("numpyro") else [])
+    parser.add_argument("--samplers", default=",".join(samplers))
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--raters", type=int, default=100)
     parser.add_argument("--per-item", type=int, default=20)

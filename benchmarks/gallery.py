@@ -33,14 +33,15 @@ out is a row of the table with its reason, never dropped.
 
 Run::
 
-    .venv/bin/python benchmarks/gallery.py                   # everything (about an hour)
+    .venv/bin/python benchmarks/gallery.py                   # everything (about 1.5 hours)
     .venv/bin/python benchmarks/gallery.py --small           # CI's small gallery
     .venv/bin/python benchmarks/gallery.py --data dog_zhou2012,two_classes --models rater_effects
 
 ``--small`` takes the first 60 items of each set (stress designs: 60 items too) and two
 chains of 500 draws after 500 tuning steps for NUTS routes: a check that every row runs and
 reports, not the convergence verdict (that needs the defaults, which only the full gallery
-uses). ``--json PATH`` also writes the rows as JSON.
+uses). ``--json PATH`` also writes the rows as JSON. The full run takes about 1.5 hours on 2
+cores: the walls of its fits in docs/benchmarks.md's tables add up to 90 minutes.
 """
 
 from __future__ import annotations

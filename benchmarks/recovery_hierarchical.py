@@ -31,7 +31,7 @@ sets (default 3) are also fitted with ``ambppl.fit`` itself, to time it per data
 compare its hyperparameter posterior means with the reused model's (z = difference over the
 combined Monte Carlo standard error); ``--route fit`` runs every data set through ``fit``.
 
-Run: ``.venv-bench/bin/python benchmarks/recovery_hierarchical.py [--datasets 100]``
+Run: ``.venv/bin/python benchmarks/recovery_hierarchical.py [--datasets 100]``
 (nutpie where it is installed: it compiles once here; about 2 minutes on 2
 cores with nutpie: 0.7 s per data set plus one 10 s compilation, and 10 s for each
 ``--fit-check`` data set; with ``--sampler pymc`` about 5 s per data set).

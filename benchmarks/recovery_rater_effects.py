@@ -31,13 +31,13 @@ The planted effects are *not* draws of the model's normal rater population (that
 SBC checks, ``ambppl.validation.sbc("rater_effects", ...)``): this measures how the model
 behaves when a few raters are outliers, as in real crowds.
 
-Run: ``.venv-bench/bin/python benchmarks/recovery_rater_effects.py`` (11 minutes on 2
+Run: ``.venv/bin/python benchmarks/recovery_rater_effects.py`` (11 minutes on 2
 cores, "Measured"); ``--small`` for a smoke run (60 items, 20 raters, 1 seed, 300 + 300
 draws).
 
 Measured
 --------
-2026-11-26, ``.venv-bench/bin/python benchmarks/recovery_rater_effects.py`` (defaults: 400
+2026-11-26, ``benchmarks/recovery_rater_effects.py`` (defaults: 400
 items x 20 answers, 80 raters, 5 over-users at 4.5x, 10 label-biased raters, 4 seeds from
 20261126, nutpie 2 x (500 + 1000) draws; 2 shared cores, other jobs and tests running;
 total 666 s, fits 306 s (first, with compilation), 89 s, 99 s, 121 s; no divergences, every

@@ -1,4 +1,4 @@
-"""Package-level promises: fast import without PyMC/ArviZ, public names, typing marker."""
+"""Package-level promises: a light import without PyMC/ArviZ, public names, typing marker."""
 
 from __future__ import annotations
 
@@ -13,31 +13,23 @@ import ambppl
 HEAVY = ("pymc", "pytensor", "arviz", "arviz_base", "arviz_stats", "matplotlib", "pandas")
 
 _PROBE = """
-import sys, time
-t = time.perf_counter()
+import sys
 import ambppl
-dt = time.perf_counter() - t
-print(dt)
 print(",".join(m for m in {heavy!r} if m in sys.modules))
 """
 
 
-def _import_probe() -> tuple[float, str]:
-    out = subprocess.run(
+def test_import_is_light():
+    # A fresh interpreter: `import ambppl` loads none of the heavy modules. Its time is
+    # measured by benchmarks/bench_import.py against `import numpy` (no timed tests).
+    loaded = subprocess.run(
         [sys.executable, "-c", _PROBE.format(heavy=HEAVY)],
         capture_output=True,
         text=True,
         check=True,
         cwd=Path(ambppl.__file__).parents[2],
-    ).stdout.split("\n")
-    return float(out[0]), out[1]
-
-
-def test_import_is_light_and_fast():
-    # Best of three cold interpreter starts: the promise is < 0.5 s on a 2-core machine.
-    results = [_import_probe() for _ in range(3)]
-    assert all(loaded == "" for _, loaded in results), results
-    assert min(t for t, _ in results) < 0.5, results
+    ).stdout.strip()
+    assert loaded == "", loaded
 
 
 def test_all_public_names_resolve():
