@@ -15,7 +15,6 @@ import argparse
 import contextlib
 import csv
 import errno
-import functools
 import io
 import os
 import re
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ambppl.cli.common import UsageError, _progress
-from ambppl.internal.swap import discard, folder_in_place, output_mode
+from ambppl.internal.swap import discard, output_mode
 
 #: Table output suffixes of ``ambppl score -o`` and ``ambppl plan -o``.
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
@@ -98,7 +97,7 @@ def _read_only(path: Path) -> bool:
 
 
 @contextlib.contextmanager
-def atomic_output(path: Path, *, force: bool, folder: bool = False) -> Iterator[Path]:
+def atomic_output(path: Path, *, force: bool) -> Iterator[Path]:
     """Yield a temporary path in ``path``'s folder; move it onto ``path`` on success.
 
     Parameters
@@ -107,10 +106,6 @@ def atomic_output(path: Path, *, force: bool, folder: bool = False) -> Iterator[
         The final output file.
     force : bool
         Replace ``path`` if it exists; otherwise an existing ``path`` raises.
-    folder : bool, default False
-        The output is a folder (a Parquet dataset written part by part): the temporary path
-        does not exist yet when yielded, and is renamed onto ``path`` (an existing one
-        removed first, with ``force``).
 
     Returns
     -------
@@ -146,11 +141,7 @@ def atomic_output(path: Path, *, force: bool, folder: bool = False) -> Iterator[
     >>> (folder / "out.txt").read_text(), sorted(p.name for p in folder.iterdir())
     ('done', ['out.txt'])
     """
-    _check_output(path, force, folder)
-    if folder:
-        with _write_errors(path):
-            yield from _atomic_folder(path, force)
-        return
+    _check_output(path, force)
     with _write_errors(path):
         fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     os.close(fd)
@@ -197,13 +188,26 @@ def _write_errors(path: Path) -> Iterator[None]:
         ) from err
 
 
-def _atomic_folder(path: Path, force: bool) -> Iterator[Path]:
-    """atomic_output for a folder: written beside ``path`` (the temporary path does not exist
-    yet; the writer creates it), then renamed onto it, checked once more just before
-    (:func:`ambppl.internal.swap.folder_in_place`)."""
-    check = functools.partial(_check_output, path, force, folder=True)
-    with folder_in_place(path, check, created=False) as tmp:
-        yield tmp
+def write_dataset(path: Path, *, force: bool, write: Callable[..., None]) -> None:
+    """Write a folder output (a Parquet dataset) with ``write(path, overwrite=force)``, a
+    writer that writes beside ``path`` and moves the folder into place itself
+    (:meth:`ambppl.analysis.scoring.LazyScore.to_parquet`, through
+    :func:`ambppl.internal.swap.folder_in_place`); the command's checks and messages as
+    :func:`atomic_output`'s.
+
+    Raises
+    ------
+    UsageError
+        As :func:`atomic_output`, also where ``path`` appeared while the dataset was written
+        (the writer's ``FileExistsError``, in the command's words).
+    """
+    _check_output(path, force, folder=True)
+    with _write_errors(path):
+        try:
+            write(path, overwrite=force)
+        except FileExistsError:  # it appeared while we worked: the command's message
+            _check_output(path, force, folder=True)
+            raise
 
 
 def write_text_table(table: Any, path: Any, sep: str) -> None:

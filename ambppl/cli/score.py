@@ -23,7 +23,13 @@ from ambppl.cli.options import (
     _open_prob,
     _positive_int,
 )
-from ambppl.cli.output import PARQUET_SUFFIXES, _emit, _table_output, atomic_output
+from ambppl.cli.output import (
+    PARQUET_SUFFIXES,
+    _emit,
+    _table_output,
+    atomic_output,
+    write_dataset,
+)
 from ambppl.cli.scheduler import _scheduler
 from ambppl.cli.settings import _model_settings, _nuts_options
 from ambppl.cli.signals import _warnings_as_lines
@@ -182,10 +188,10 @@ def _write_lazy(args: argparse.Namespace, output: Path | None, lazy: LazyScore) 
         return _emit(args, None, None, rank(lazy.compute()))
     start = time.perf_counter()
     suffix = output.suffix.lower()
-    with atomic_output(output, force=args.force, folder=suffix in PARQUET_SUFFIXES) as tmp:
-        if suffix in PARQUET_SUFFIXES:
-            lazy.to_parquet(tmp)
-        else:
+    if suffix in PARQUET_SUFFIXES:  # a folder, moved into place by to_parquet itself
+        write_dataset(output, force=args.force, write=lazy.to_parquet)
+    else:
+        with atomic_output(output, force=args.force) as tmp:
             lazy.table.to_csv(tmp, single_file=True, sep="\t" if suffix == ".tsv" else ",")
     _progress(
         args,

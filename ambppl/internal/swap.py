@@ -5,7 +5,8 @@ renames it onto its path at the end, so that a reader never sees half of it and 
 leaves an existing output as it was (:func:`discard` removes the temporary output);
 :func:`output_mode` gives a new output the permission bits of a normally created one (the
 umask, read by :func:`current_umask`). Used by :meth:`ambppl.analysis.scoring.LazyScore.to_parquet`
-and the ``ambppl`` command's outputs (:mod:`ambppl.cli.output`).
+(which ``ambppl score`` calls for a Parquet dataset) and, for :func:`output_mode` and
+:func:`discard`, the ``ambppl`` command's file outputs (:mod:`ambppl.cli.output`).
 """
 
 from __future__ import annotations
@@ -71,8 +72,6 @@ def discard(tmp: Path) -> None:
 def folder_in_place(
     path: Path,
     check: Callable[[], None],
-    *,
-    created: bool = True,
 ) -> Iterator[Path]:
     """Yield a temporary folder beside ``path``; move it onto ``path`` when the block ends.
 
@@ -84,9 +83,6 @@ def folder_in_place(
         Called with no argument just before the move: it raises where ``path`` may not be
         replaced now (something appeared there while the block ran, and the caller does
         not overwrite).
-    created : bool, default True
-        The temporary folder exists (empty) when yielded; False: it does not exist yet, the
-        writer creates it.
 
     Returns
     -------
@@ -112,8 +108,6 @@ def folder_in_place(
     ('done', ['out'])
     """
     tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part"))
-    if not created:
-        tmp.rmdir()
     try:
         try:
             yield tmp
@@ -123,8 +117,7 @@ def folder_in_place(
         check()
         # a folder replacing a file (or a link to one) takes the bits of a new folder
         mode = output_mode(path, 0o777) if path.is_dir() else 0o777 & ~current_umask()
-        if tmp.is_dir():
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         if path.exists() or path.is_symlink():
             remove(path)
         os.replace(tmp, path)
