@@ -38,9 +38,9 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Keywords of the readers; an estimator given one says to read the data first.
 READ_OPTIONS = ("item", "rater", "label", "cant_solve", "categories", "format", "na_values")
 
-#: The item column of a long table by default (crowd-kit's ``task``, as
-#: :data:`ambppl.data.matrices.DEFAULT_ITEM`).
-_LONG_ITEM = "task"
+#: The item column that the readers take by default (crowd-kit's name in a table of
+#: answers); for counts it means "the table's own item column, if any".
+DEFAULT_ITEM = "task"
 
 #: Table layouts understood by ``format=``.
 LAYOUTS = ("long", "wide", "counts")
@@ -288,7 +288,7 @@ def _long_columns(schema: Any, item: Any, label: Any) -> bool:
     ``"task"``) and ``label`` column: answers, as :func:`ambppl.read_annotations` reads a
     file without a layout."""
     names = list(schema.names)
-    return (_LONG_ITEM if item is None else item) in names and label in names
+    return (DEFAULT_ITEM if item is None else item) in names and label in names
 
 
 def _parquet_answers(path: Path, format: Any, item: Any = None, label: Any = "label") -> bool:

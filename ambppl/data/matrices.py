@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl.data.files import _READ_NOTE
+from ambppl.data.files import _READ_NOTE, DEFAULT_ITEM
 from ambppl.data.labels import (
     _empty_items_error,
     _label_str,
@@ -27,10 +27,6 @@ from ambppl.internal.messages import say
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import xarray as xr
-
-#: The item column that the readers take by default (crowd-kit's name in a table of
-#: answers); for counts it means "the table's own item column, if any".
-DEFAULT_ITEM = "task"
 
 #: Headers (compared in lower case, stripped) of a first column that holds the item ids of a
 #: frame of counts whose ``item=`` column is absent: pandas' name for the empty header that

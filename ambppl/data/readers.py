@@ -50,6 +50,7 @@ from ambppl.data.chunked import count_long_in_chunks, open_counts_in_chunks
 from ambppl.data.examples import example_path
 from ambppl.data.files import (
     _READ_NOTE,
+    DEFAULT_ITEM,
     _load,
     _parquet_parts,
     _parse_format,
@@ -59,7 +60,7 @@ from ambppl.data.files import (
 )
 from ambppl.data.labels import _check_categories, _check_na_values, _text_id_column
 from ambppl.data.lazy import LazyCounts
-from ambppl.data.matrices import DEFAULT_ITEM, _from_counts
+from ambppl.data.matrices import _from_counts
 from ambppl.data.tables import (
     _check_wide_header,
     _check_wide_layout,

@@ -27,6 +27,7 @@ from ambppl.data.labels import (
     _quote,
     _show,
 )
+from ambppl.data.matrices import ID_HEADERS
 from ambppl.internal.messages import say
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,14 +38,22 @@ if TYPE_CHECKING:  # pragma: no cover
 _UNNAMED = re.compile(r"^Unnamed: \d+$")  # pandas' name for a blank header cell
 
 
+def _header_key(header: Any) -> str:
+    """A column header as the name lists below hold it: lower case, without ``_``, ``-`` and
+    spaces."""
+    return re.sub(r"[\s_\-]", "", str(header).lower())
+
+
 #: Header cells of a long table (lower case, without ``_``, ``-`` and spaces): a first row of
-#: such names read with ``header=None`` is a header line, not an answer.
-_COLUMN_NAMES = frozenset(
+#: such names read with ``header=None`` is a header line, not an answer; the item names first.
+_ITEM_NAMES = frozenset(
     "task taskid item itemid id question questionid example sample image imageid doc "
-    "document docid text tweet tweetid unit unitid worker workerid rater raterid annotator "
-    "annotatorid user userid judge coder labeler labeller participant label labels answer "
-    "response class category annotation judgment judgement rating choice value emotion "
-    "sentiment target gold y".split()
+    "document docid text tweet tweetid unit unitid".split()
+)
+_COLUMN_NAMES = _ITEM_NAMES | frozenset(
+    "worker workerid rater raterid annotator annotatorid user userid judge coder labeler "
+    "labeller participant label labels answer response class category annotation judgment "
+    "judgement rating choice value emotion sentiment target gold y".split()
 )
 
 
@@ -216,11 +225,7 @@ def _check_first_row_is_data(
         and pd.to_numeric(rest[columns[role]].dropna(), errors="coerce").notna().all()
         and rest[columns[role]].notna().any()
     ]
-    named = [
-        role
-        for role, cell in first.items()
-        if re.sub(r"[\s_\-]", "", cell.lower()) in _COLUMN_NAMES
-    ]
+    named = [role for role, cell in first.items() if _header_key(cell) in _COLUMN_NAMES]
     if not numeric and not named:
         return
     if named:
@@ -242,12 +247,12 @@ def _check_first_row_is_data(
 
 #: Headers of a column of item ids (lower case, without ``_``, ``-`` and spaces): the item
 #: names of :data:`_COLUMN_NAMES`, the id headers of a table of counts
-#: (:data:`ambppl.data.matrices.ID_HEADERS`) and pandas' name for the blank header cell that
-#: ``DataFrame.to_csv`` writes over the index.
-_ID_NAMES = frozenset(
-    "task taskid item itemid items id index question questionid example exampleid sample "
-    "sampleid image imageid doc document docid text textid tweet tweetid unit unitid "
-    "unnamed:0".split()
+#: (:data:`ambppl.data.matrices.ID_HEADERS`, among them pandas' name for the blank header
+#: cell that ``DataFrame.to_csv`` writes over the index) and a few more ``...id`` names.
+_ID_NAMES = (
+    _ITEM_NAMES
+    | {_header_key(h) for h in ID_HEADERS if h}
+    | frozenset("exampleid sampleid textid".split())
 )
 
 
@@ -267,8 +272,7 @@ def _looks_like_ids(df: pd.DataFrame, column: Any) -> tuple[str, bool] | None:
     values = [_label_str(v) for v in cells]
     if len(set(values)) < len(values) or any(not v.strip() for v in values):
         return None
-    name = re.sub(r"[\s_\-]", "", str(column).lower())
-    if name in _ID_NAMES:
+    if _header_key(column) in _ID_NAMES:
         return "it is headed like an id column and holds a different value on every row", True
     others = [c for c in df.columns if c != column]
     if column != df.columns[0] or len(values) < 3 or len(others) < 2:
