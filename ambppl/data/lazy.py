@@ -18,7 +18,12 @@ from typing import Any
 import numpy as np
 
 from ambppl.data.labels import _check_categories, _label_str, _order
-from ambppl.internal.checks import MAX_COUNT, cant_solve_absent, check_counts
+from ambppl.internal.checks import (
+    MAX_COUNT,
+    cant_solve_absent,
+    cant_solve_position,
+    check_counts,
+)
 
 
 def checked_block(
@@ -69,11 +74,7 @@ class LazyCounts:
     def __post_init__(self) -> None:
         if self.cant_solve is not None:
             self.cant_solve = str(self.cant_solve)
-            if self.cant_solve not in self.categories:
-                raise ValueError(
-                    f"cant_solve must be one of the category labels {self.categories} or None, "
-                    f"but got {self.cant_solve!r}"
-                )
+            cant_solve_position(self.cant_solve, self.categories)  # one of them, else refused
 
     def blocks(self) -> tuple[list[Any], list[Any]]:
         """Delayed count blocks and their item labels, one pair per chunk of items."""
