@@ -65,6 +65,7 @@ from ambppl.internal.limits import MEMORY_FRACTION, on_command_line, size
 from ambppl.internal.limits import available_memory as available
 from ambppl.internal.messages import say
 from ambppl.internal.threads import one_blas_thread
+from ambppl.internal.warned import FIT_WARNINGS, collecting_warnings, warnings_attr
 from ambppl.maths.draws import dirichlet_draws
 from ambppl.maths.measures import VARIABLES, measure_name, measures_for
 from ambppl.maths.measures import measure_numpy as _measure_numpy
@@ -200,7 +201,9 @@ def fit(
         fixed-prior model), ``prior`` (its concentration, one float per category). After
         NUTS the root also has ``convergence``: a JSON record of the worst R-hat, the
         smallest bulk and tail ESS and the divergences, checked against :data:`CONVERGENCE`.
-        Every attribute is one netCDF can store (None-valued ones are left out), so
+        Where the fit raised warnings, the root keeps them in ``fit_warnings`` (a JSON list
+        of ``{"category", "message"}``, each once; they are raised as well), for the report's
+        first section. Every attribute is one netCDF can store (None-valued ones are left out), so
         ``result.to_netcdf(path)`` saves the fit and ``xarray.open_datatree(path)`` reloads
         it for :func:`ambppl.summarize` and the report.
 
@@ -298,84 +301,90 @@ def fit(
     long = entry.info["data"] == "long"  # the model takes one row per answer (rater ids kept)
     reader = "ambppl.data.read_long" if long else "ambppl.read_annotations"
     refuse_read_options(kwargs, "fit", reader)  # before the data: the message shows the read
-    answers = None
-    if long:
-        answers, counts = as_answers(data)
-    else:
-        counts = as_counts(data)
-    params = model_parameters(entry, kwargs, "fit")
-    method = choose_method(entry, method, sampler, sample_kwargs)
-    own = (
-        entry.nuts_defaults(answers if long else counts, **params) if method in NUTS_METHODS else {}
-    )
-    if method in POINT_METHODS:
-        _refuse_draws(method, draws, chains)
-        draws = chains = 1
-    draws = check_positive_int(own.get("draws", 1000) if draws is None else draws, "draws")
-    chains = check_positive_int(own.get("chains", 4) if chains is None else chains, "chains")
-    if not isinstance(log_likelihood, bool):
-        raise TypeError(f"log_likelihood must be True or False, but got {log_likelihood!r}")
-    if method in NUTS_METHODS:
-        sampler = _check_sampler(sampler) or _default_sampler(entry, method)
-        sample_kwargs = _check_sample_kwargs(sample_kwargs)
-        # the model's own tune / target_accept (info record nuts_defaults) unless given
-        for key in ("tune", "target_accept"):
-            if key in own:
-                sample_kwargs.setdefault(key, own[key])
-        if "adaptation" in own and sampler == "nutpie":  # a nutpie option (mass matrix)
-            # pymc.sample's nuts={...} (or the caller's deprecated nuts_sampler_kwargs: PyMC
-            # refuses both), copied: PyMC moves target_accept into it
-            key = "nuts_sampler_kwargs" if "nuts_sampler_kwargs" in sample_kwargs else "nuts"
-            nutpie_kwargs = dict(sample_kwargs.get(key) or {})
-            nutpie_kwargs.setdefault("adaptation", own["adaptation"])
-            sample_kwargs[key] = nutpie_kwargs
-    else:
-        _refuse_nuts_options(method, sampler, sample_kwargs)
-    cs_label = counts.attrs.get("cant_solve")
+    # the fit's warnings, raised as ever and kept in the result for the report
+    with collecting_warnings() as raised:
+        answers = None
+        if long:
+            answers, counts = as_answers(data)
+        else:
+            counts = as_counts(data)
+        params = model_parameters(entry, kwargs, "fit")
+        method = choose_method(entry, method, sampler, sample_kwargs)
+        own = (
+            entry.nuts_defaults(answers if long else counts, **params)
+            if method in NUTS_METHODS
+            else {}
+        )
+        if method in POINT_METHODS:
+            _refuse_draws(method, draws, chains)
+            draws = chains = 1
+        draws = check_positive_int(own.get("draws", 1000) if draws is None else draws, "draws")
+        chains = check_positive_int(own.get("chains", 4) if chains is None else chains, "chains")
+        if not isinstance(log_likelihood, bool):
+            raise TypeError(f"log_likelihood must be True or False, but got {log_likelihood!r}")
+        if method in NUTS_METHODS:
+            sampler = _check_sampler(sampler) or _default_sampler(entry, method)
+            sample_kwargs = _check_sample_kwargs(sample_kwargs)
+            # the model's own tune / target_accept (info record nuts_defaults) unless given
+            for key in ("tune", "target_accept"):
+                if key in own:
+                    sample_kwargs.setdefault(key, own[key])
+            if "adaptation" in own and sampler == "nutpie":  # a nutpie option (mass matrix)
+                # pymc.sample's nuts={...} (or the caller's deprecated nuts_sampler_kwargs: PyMC
+                # refuses both), copied: PyMC moves target_accept into it
+                key = "nuts_sampler_kwargs" if "nuts_sampler_kwargs" in sample_kwargs else "nuts"
+                nutpie_kwargs = dict(sample_kwargs.get(key) or {})
+                nutpie_kwargs.setdefault("adaptation", own["adaptation"])
+                sample_kwargs[key] = nutpie_kwargs
+        else:
+            _refuse_nuts_options(method, sampler, sample_kwargs)
+        cs_label = counts.attrs.get("cant_solve")
 
-    values, cs = count_values(counts)
-    n_categories = values.shape[1]
-    measures = list(measures_for(n_categories - (cs is not None)))
-    available = ["q", *(VARIABLES[m] for m in measures)]
-    names = _check_var_names(var_names, available)
-    per_draw = method in ("collapsed", "nuts") and bool(entry.hyperparameters)
-    _check_memory(chains, draws, values.shape[0], n_categories, names, log_likelihood, per_draw)
-    job = _Job(
-        entry=entry,
-        counts=counts,
-        answers=answers,
-        values=values,
-        cs=cs,
-        params=params,
-        measures=measures,
-        names=names,
-        available=available,
-        draws=draws,
-        chains=chains,
-        rng=np.random.default_rng(check_random_seed(random_seed)),
-        random_seed=random_seed,
-        sampler=sampler,
-        progressbar=progressbar,
-        sample_kwargs=sample_kwargs or {},
-    )
-    tree, conc = _ROUTES[method](job)
-    if log_likelihood:
-        _add_log_likelihood(tree, job, conc)
-    attrs: dict[str, Any] = {
-        "method": method,
-        "model": entry.name,
-        "parameters": json.dumps(_jsonable({**entry.defaults, **params})),
-        "sampler": _sampler_name(method, tree),
-    }
-    if cs_label is not None:  # absent = no can't-solve category (netCDF stores no None)
-        attrs["cant_solve"] = str(cs_label)
-    if conc is not None and conc.ndim == 1:  # one Dirichlet prior for all q_i: closed forms
-        attrs["prior"] = [float(a) for a in conc]
-    tree.attrs.update(attrs)
-    tree["posterior"].attrs.update(attrs)
-    if method in NUTS_METHODS:
-        _check_convergence(tree, entry, method)
-    _storable_attrs(tree)
+        values, cs = count_values(counts)
+        n_categories = values.shape[1]
+        measures = list(measures_for(n_categories - (cs is not None)))
+        available = ["q", *(VARIABLES[m] for m in measures)]
+        names = _check_var_names(var_names, available)
+        per_draw = method in ("collapsed", "nuts") and bool(entry.hyperparameters)
+        _check_memory(chains, draws, values.shape[0], n_categories, names, log_likelihood, per_draw)
+        job = _Job(
+            entry=entry,
+            counts=counts,
+            answers=answers,
+            values=values,
+            cs=cs,
+            params=params,
+            measures=measures,
+            names=names,
+            available=available,
+            draws=draws,
+            chains=chains,
+            rng=np.random.default_rng(check_random_seed(random_seed)),
+            random_seed=random_seed,
+            sampler=sampler,
+            progressbar=progressbar,
+            sample_kwargs=sample_kwargs or {},
+        )
+        tree, conc = _ROUTES[method](job)
+        if log_likelihood:
+            _add_log_likelihood(tree, job, conc)
+        attrs: dict[str, Any] = {
+            "method": method,
+            "model": entry.name,
+            "parameters": json.dumps(_jsonable({**entry.defaults, **params})),
+            "sampler": _sampler_name(method, tree),
+        }
+        if cs_label is not None:  # absent = no can't-solve category (netCDF stores no None)
+            attrs["cant_solve"] = str(cs_label)
+        if conc is not None and conc.ndim == 1:  # one Dirichlet prior for all q_i: closed forms
+            attrs["prior"] = [float(a) for a in conc]
+        tree.attrs.update(attrs)
+        tree["posterior"].attrs.update(attrs)
+        if method in NUTS_METHODS:
+            _check_convergence(tree, entry, method)
+        if raised:
+            tree.attrs[FIT_WARNINGS] = warnings_attr(raised)
+        _storable_attrs(tree)
     return tree
 
 

@@ -15,9 +15,10 @@ from typing import Any
 from ambppl.data.contract import describe
 from ambppl.inference.catalog import get_model
 from ambppl.inference.fitting import fit_with_progress
+from ambppl.internal.warned import collecting_warnings
 from ambppl.report.scored import MODEL as SCORE_REPORT_MODEL
 from ambppl.report.scored import score_report
-from ambppl.report.writer import _collecting_warnings, render_report
+from ambppl.report.writer import render_report
 
 __all__ = ["build_report"]
 
@@ -151,8 +152,8 @@ def build_report(
         page = score_report(data, mcse=mcse, draws=draws, chains=chains, **settings, **params)
         say(f"scored, checked and drawn in {time.perf_counter() - start:.1f} s")
         return page
-    # the fit's warnings (the result does not store them) go to the page's first section
-    with _collecting_warnings() as raised:
+    # the warnings of reading the data and of the fit go to the page's first section
+    with collecting_warnings() as raised:
         result = fit_with_progress(
             data,
             model,

@@ -19,8 +19,9 @@ from ambppl.data.contract import as_counts
 from ambppl.inference.catalog import get_model, model_parameters
 from ambppl.inference.fitting import VARIABLES, fit
 from ambppl.internal.checks import check_positive_int
+from ambppl.internal.warned import collecting_warnings
 from ambppl.maths.measures import measure_name
-from ambppl.report.writer import TABLE_ROWS, _collecting_warnings, _render
+from ambppl.report.writer import TABLE_ROWS, _render
 
 #: Distinct count vectors (one item each) whose exact draws the report checks against the
 #: closed forms and the two-class density; beyond it a seeded random sample of them.
@@ -159,7 +160,7 @@ def score_report(
     params = model_parameters(get_model(MODEL), kwargs, "score_report")
     counts = as_counts(data)
     # warnings of the scoring and the fit go to the page's first section
-    with _collecting_warnings() as raised:
+    with collecting_warnings() as raised:
         table = score(
             counts,
             MODEL,

@@ -14,13 +14,11 @@ interpreted as markup.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import json
 import math
-import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,10 +42,11 @@ from ambppl.inference.diagnostics import diagnose
 from ambppl.inference.fitting import VARIABLES
 from ambppl.internal.checks import cant_solve_position, check_positive_int, check_progress
 from ambppl.internal.resultdata import cant_solve_index, observed_counts
+from ambppl.internal.warned import collecting_warnings, stored_warnings
 from ambppl.maths.moments import dirichlet_mean
 from ambppl.report import figures
 from ambppl.report.figures import figure_to_data_uri
-from ambppl.validation import NotApplicable, check_density, check_moments
+from ambppl.validation import NotApplicable, TooFewDraws, check_density, check_moments
 from ambppl.validation.closed_form import MOMENTS
 
 #: Symmetric Dirichlet concentrations compared in the prior-sensitivity section of a fit
@@ -191,69 +190,6 @@ def _standard(result: Any) -> dict[str, Any] | None:
     }
 
 
-@contextlib.contextmanager
-def _collecting_warnings() -> Iterator[list[warnings.WarningMessage]]:
-    """Record the warnings raised inside for the page's first section; raise each again, once,
-    when the block ends.
-
-    Inside the block every warning that the caller's filters do not ignore is recorded once
-    per distinct text (not once per place, not as an error: a warning raised in a per-item
-    loop is kept once), so that the page lists it however the filters are set and however
-    often a report is built. When the block ends, each is raised again
-    (:func:`warnings.warn_explicit`, at its own source line and module) under the caller's
-    filters: the command line prints it as one ``warning:`` line, ``-W error`` makes it an
-    exception, ``pytest.warns`` sees it. Where the block stops on an exception (a failure
-    after a long fit, Ctrl-C) they are raised again before it, so none is lost; an error that
-    a filter makes of one of them then gives way to the block's own exception.
-
-    The warnings filters are the process's: warnings that other threads raise meanwhile are
-    recorded too.
-    """
-    caught: list[warnings.WarningMessage] = []
-    seen: set[tuple[type[Warning], str]] = set()
-
-    def record(message, category, filename, lineno, file=None, line=None):  # showwarning
-        key = (category, str(message))
-        if key not in seen:
-            seen.add(key)
-            caught.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
-
-    stopped: BaseException | None = None
-    with warnings.catch_warnings():
-        # the caller's "ignore" stays; every other action (default, once, error, ...) records
-        warnings.filters[:] = [
-            ("ignore" if f[0] == "ignore" else "always", *f[1:]) for f in warnings.filters
-        ]
-        warnings.simplefilter("always", append=True)  # and what no filter names
-        warnings.showwarning = record  # put back by catch_warnings
-        try:
-            yield caught
-        except BaseException as exc:  # raised again below, after the warnings
-            stopped = exc
-    for w in caught:  # under the caller's filters again
-        again = (w.message, w.category, w.filename, w.lineno)
-        where = {"module": _module_named(w.filename), "source": w.source}
-        if stopped is None:
-            warnings.warn_explicit(*again, **where)
-        else:
-            with contextlib.suppress(Exception):  # the block's own exception comes first
-                warnings.warn_explicit(*again, **where)
-    if stopped is not None:
-        raise stopped
-
-
-def _module_named(filename: str) -> str | None:
-    """The name of the imported module of file ``filename`` (what a filter's ``module``
-    matches), None where none is found."""
-    for name, module in list(sys.modules.items()):
-        try:
-            if getattr(module, "__file__", None) == filename:
-                return name
-        except Exception:  # a lazy module that imports on attribute access
-            continue
-    return None
-
-
 def _check_fit_warnings(fit_warnings: Any) -> list[Any]:
     """``fit_warnings`` of :func:`render_report` as a list: warnings (as
     :func:`warnings.catch_warnings` records them, or :class:`Warning` objects) or texts."""
@@ -274,6 +210,19 @@ def _check_fit_warnings(fit_warnings: Any) -> list[Any]:
                 f"texts (str), but holds a {type(item).__name__}"
             )
     return items
+
+
+def _kept(result: Any) -> list[Any]:
+    """The warnings the fit kept in ``result.attrs["fit_warnings"]``, as warnings: a
+    :class:`ConvergenceWarning` carries the result's convergence record, as when it was
+    raised (the page's convergence section says the same, so its line is left out)."""
+    kept: list[Any] = []
+    for category, text in stored_warnings(result.attrs):
+        if category == ConvergenceWarning.__name__:
+            kept.append(ConvergenceWarning(text, record=stored_record(result)))
+        else:
+            kept.append(text)
+    return kept
 
 
 def _warning_lines(raised: Iterable[Any], *, record: bool) -> list[str]:
@@ -735,13 +684,15 @@ def _agreement(result: Any, table: Any, measure: str) -> dict[str, Any]:
         return {"available": False}
     try:
         check = check_moments(result, measures=[measure])
-    except NotApplicable:  # no closed form for this model (or too few draws to test)
+    except TooFewDraws as err:  # a closed form, but not these draws: the page says why
+        return {"available": False, "reason": " ".join(str(err).split())}
+    except NotApplicable:  # no closed form for this model
         return {"available": False}
     except ValueError as err:  # draws the check cannot read (non-finite, other items)
         return {"available": False, "error": " ".join(str(err).split())}
     rows = check.table
     z_all = rows["z"].to_numpy(dtype=float)
-    finite = np.isfinite(z_all)
+    finite = ~np.isnan(z_all)  # the tests Holm counts (an infinite z is one, flagged)
     if not finite.any():
         return {"available": False}
     means = rows[rows["moment"] == "mean"]
@@ -1120,11 +1071,11 @@ def render_report(
         Called with one line (e.g. ``"summarizing 11040 items"``) as each long step starts;
         ``ambppl report`` prints them on stderr unless ``--quiet``.
     fit_warnings : sequence, optional
-        The warnings the fit raised (the result does not store them): the list that
-        ``warnings.catch_warnings(record=True)`` records around :func:`ambppl.fit`, or
-        :class:`Warning` objects or their texts. The page's first section lists them, with
-        the warnings raised while the report is built (:func:`ambppl.report.build_report`
-        passes those of its fit).
+        The warnings the fit raised: the list that ``warnings.catch_warnings(record=True)``
+        records around :func:`ambppl.fit`, or :class:`Warning` objects or their texts.
+        Default: those the result keeps (:func:`ambppl.fit` writes them to
+        ``attrs["fit_warnings"]``, saved with the result; none for a result without it). The
+        page's first section lists them, with the warnings raised while the report is built.
 
     Returns
     -------
@@ -1254,8 +1205,8 @@ def render_report(
         )
     top = check_positive_int(top, "top")
     max_rows = check_positive_int(max_rows, "max_rows")
-    given = _check_fit_warnings(fit_warnings)
-    with _collecting_warnings() as raised:
+    given = _check_fit_warnings(fit_warnings) if fit_warnings is not None else _kept(result)
+    with collecting_warnings() as raised:
         if check_progress(progress) is not None:
             progress(f"summarizing {result['posterior'].sizes.get('item', 0)} items")
         table = rank(summarize(result, measure=measure, hdi_prob=hdi_prob, threshold=threshold))
@@ -1288,9 +1239,10 @@ def _render(
 ) -> str:
     """Fill the template with :func:`_render_page`'s numbers and the warnings of ``warned``
     (lists, read when the numbers are done: those of the fit, and the list of
-    :func:`_collecting_warnings` of the caller), with one warning for the characters its
-    figures cannot draw (matplotlib gives one per figure and character, with a source line),
-    attributed to the caller of :func:`render_report` or :func:`ambppl.report.score_report`."""
+    :func:`ambppl.internal.warned.collecting_warnings` of the caller), with one warning for
+    the characters its figures cannot draw (matplotlib gives one per figure and character,
+    with a source line), attributed to the caller of :func:`render_report` or
+    :func:`ambppl.report.score_report`."""
 
     with figures.missing_glyphs() as missing:
         context = _render_page(result, table, counts, **settings)

@@ -17,13 +17,14 @@ Every check returns a :class:`ValidationResult` (``.passed``, ``.statistic``, ``
   (the one call of ``ambppl validate FILE``);
 - :func:`wrong_posterior`: deliberately wrong posteriors, to see the checks fail;
 - :class:`NotApplicable`: the error a check raises where it does not apply to a kind of fit
-  (a ``ValueError``; any other error of a check means a broken result).
+  (a ``ValueError``; any other error of a check means a broken result), and
+  :class:`TooFewDraws`, its kind where more draws would make the check apply.
 
 Importing this package needs numpy only; pandas, scipy, ArviZ and PyMC are imported by the
 checks that use them.
 """
 
-from ambppl.validation._result import NotApplicable, ValidationResult
+from ambppl.validation._result import NotApplicable, TooFewDraws, ValidationResult
 from ambppl.validation.closed_form import check_moments
 from ambppl.validation.data_check import validate
 from ambppl.validation.density import check_density
@@ -42,6 +43,7 @@ __all__ = [
     "FAULTS",
     "FitCheck",
     "NotApplicable",
+    "TooFewDraws",
     "ValidationResult",
     "check_density",
     "check_fit",

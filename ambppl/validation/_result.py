@@ -19,6 +19,12 @@ class NotApplicable(ValueError):
     """
 
 
+class TooFewDraws(NotApplicable):
+    """A check that applies to this kind of fit but not to these draws: too few of them, or
+    too few to show what is tested (:func:`ambppl.validation._draws.unseen_items`). More
+    draws make it apply."""
+
+
 @dataclass(frozen=True, eq=False)
 class ValidationResult:
     """The verdict of one validation check.

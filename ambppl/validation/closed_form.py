@@ -11,11 +11,14 @@ from ambppl.inference.catalog import get_model
 from ambppl.maths.measures import measure_name, measures_for
 from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 from ambppl.validation._draws import (
+    MIN_EXPECTED,
     Fitted,
     check_alpha_level,
     check_mcse,
     read_fit,
     series_mcse,
+    unseen_items,
+    unseen_refusal,
 )
 from ambppl.validation._result import NotApplicable, ValidationResult, decide
 
@@ -142,6 +145,12 @@ def check_moments(
     names = _measures(measures, fitted.n_proper)
     reference = _reference(fitted)
     independent = fitted.independent(mcse)
+    sizes = fitted.draws(names[0]).sizes
+    n_draws = sizes["chain"] * sizes["draw"]
+    unseen = unseen_items(reference.concentrations(), n_draws)
+    if unseen.all():
+        why = "its draws cannot show the moments they are tested on"
+        raise unseen_refusal(reference.concentrations(), n_draws, why)
     frames = []
     for measure in names:
         x = fitted.draws(measure)
@@ -150,6 +159,7 @@ def check_moments(
             err = series_mcse(series, independent)
             with np.errstate(divide="ignore", invalid="ignore"):
                 z = (series.mean(("chain", "draw")).values - centre) / err
+            z = np.where(unseen, np.nan, z)  # not tested: the draws cannot show the moment
             frames.append(
                 {
                     "item": x["item"].values,
@@ -161,7 +171,7 @@ def check_moments(
                     "z": z,
                 }
             )
-    return _verdict(frames, alpha, reference.kind, independent)
+    return _verdict(frames, alpha, reference.kind, independent, int(unseen.sum()))
 
 
 def _measures(measures: Sequence[str] | str | None, n_proper: int) -> tuple[str, ...]:
@@ -202,6 +212,10 @@ class _Marginal:
         series = (x - mean) ** 2
         return series, series.mean(("chain", "draw")).values, var, var
 
+    def concentrations(self) -> np.ndarray:
+        """Each item's posterior Dirichlet concentration (items x K)."""
+        return self.alpha
+
 
 class _Conditional:
     """Learned prior: given a hyperparameter draw h, q_i ~ Dirichlet(conc(h) + counts_i)."""
@@ -240,6 +254,11 @@ class _Conditional:
         sq = (x - m) ** 2
         estimate = sq.mean(("chain", "draw")).values
         return sq - v, estimate, v.mean(("chain", "draw")).values, zero
+
+    def concentrations(self) -> np.ndarray:
+        """Each item's posterior Dirichlet concentration (items x K), at the mean
+        concentration over the hyperparameter draws."""
+        return self.conc.mean(axis=(0, 1)) + self.values[self.inverse]
 
 
 #: Draws per chain at most, under a learned prior, for closed forms that need a quadrature
@@ -284,7 +303,9 @@ def _hyper_concentration(fitted: Fitted) -> np.ndarray | None:
     return np.asarray(conc, dtype=np.float64)
 
 
-def _verdict(frames: list[dict], alpha: float, kind: str, independent: bool) -> ValidationResult:
+def _verdict(
+    frames: list[dict], alpha: float, kind: str, independent: bool, n_unseen: int
+) -> ValidationResult:
     import pandas as pd
     from scipy.stats import norm
 
@@ -304,7 +325,13 @@ def _verdict(frames: list[dict], alpha: float, kind: str, independent: bool) -> 
         description=(
             f"Posterior mean and variance of every item's measures against the closed forms "
             f"({kind}); z-scores with Monte Carlo standard errors from {errors}; Holm over "
-            f"{int(np.isfinite(absz).sum())} tests."
+            f"{int((~np.isnan(absz)).sum())} tests."
+            + (
+                f" {n_unseen} item{'s' if n_unseen != 1 else ''} not tested (a concentration "
+                f"under {MIN_EXPECTED:g} / draws: too few draws show its share)."
+                if n_unseen
+                else ""
+            )
         ),
         plotter=_plot,
     )

@@ -9,7 +9,15 @@ import numpy as np
 
 from ambppl.maths.exact import ambiguity_posterior
 from ambppl.maths.measures import measure_name
-from ambppl.validation._draws import Fitted, check_alpha_level, check_mcse, read_fit
+from ambppl.validation._draws import (
+    MIN_EXPECTED,
+    Fitted,
+    check_alpha_level,
+    check_mcse,
+    read_fit,
+    unseen_items,
+    unseen_refusal,
+)
 from ambppl.validation._result import NotApplicable, ValidationResult, decide
 
 #: Measures with an exact two-class law (:func:`ambppl.ambiguity_posterior`).
@@ -115,13 +123,24 @@ def check_density(
     independent = fitted.independent(mcse)
     rows = []
     pits: dict[str, np.ndarray] = {}
+    n_unseen = 0
     if fitted.n_proper == 2:
         alpha_post = fitted.values + fitted.prior
+        sizes = fitted.draws(names[0]).sizes
+        unseen = unseen_items(alpha_post, sizes["chain"] * sizes["draw"])
+        if unseen.all():
+            raise unseen_refusal(
+                alpha_post,
+                sizes["chain"] * sizes["draw"],
+                "its draws round its smallest share to 0, which the continuous law cannot test",
+            )
+        n_unseen = int(unseen.sum())
         for measure in names:
             x = fitted.draws(measure)
             u = _pit(alpha_post, x.values, measure, fitted.cs)  # (chain, draw, item)
             step = np.ones(x.sizes["item"], dtype=int) if independent else _thin_steps(x)
             d, n = _ks(u, step)
+            d = np.where(unseen, np.nan, d)  # not tested (unseen_items)
             pits[measure] = u
             rows.append(
                 {
@@ -131,7 +150,7 @@ def check_density(
                     "D": d,
                 }
             )
-    return _verdict(rows, pits, fitted, alpha, independent)
+    return _verdict(rows, pits, fitted, alpha, independent, n_unseen)
 
 
 def _measures(measures: Sequence[str] | str | None) -> tuple[str, ...]:
@@ -263,6 +282,7 @@ def _verdict(
     fitted: Fitted,
     alpha: float,
     independent: bool,
+    n_unseen: int = 0,
 ) -> ValidationResult:
     import pandas as pd
     from scipy.stats import kstwo
@@ -284,7 +304,13 @@ def _verdict(
     how = "every draw" if independent else "draws thinned to their bulk ESS"
     what = (
         f"PIT of {how} under the exact two-class law; Kolmogorov-Smirnov per item and "
-        f"measure, Holm over {len(table)} tests."
+        f"measure, Holm over {int(table['D'].notna().sum())} tests."
+        + (
+            f" {n_unseen} item{'s' if n_unseen != 1 else ''} not tested (a concentration "
+            f"under {MIN_EXPECTED:g} / draws: draws round its share to 0)."
+            if n_unseen
+            else ""
+        )
         if len(table)
         else "No item has exactly two proper classes: nothing to test."
     )

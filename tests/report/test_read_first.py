@@ -21,6 +21,7 @@ from ambppl.cli import main
 from ambppl.inference.catalog import get_model
 from ambppl.inference.convergence import ConvergenceWarning
 from ambppl.inference.fitting import fit
+from ambppl.internal.warned import collecting_warnings
 from ambppl.report import build_report, render_report, score_report, writer
 
 #: The warning of hierarchical_dirichlet's empirical Bayes when kappa runs to its bound.
@@ -93,6 +94,46 @@ def test_render_report_lists_the_warnings_of_the_fit() -> None:
     _opens_with(page, AT_BOUND)
     texts = [str(w.message) for w in caught]  # the texts do as well, each once
     _opens_with(render_report(result, top=2, random_seed=1, fit_warnings=texts * 2), AT_BOUND)
+
+
+def test_the_result_keeps_the_warnings_of_its_fit(tmp_path: Path) -> None:
+    """Without fit_warnings=, render_report lists those the result kept (they were lost: a
+    notebook's fit warned above, its report opened without a word), saved and reloaded too."""
+    with pytest.warns(UserWarning, match=re.escape(AT_BOUND)) as seen:
+        result = fit(_alike(), "hierarchical_dirichlet", method="empirical_bayes", draws=100)
+    assert sum(AT_BOUND in str(w.message) for w in seen) == 1  # still raised, once
+    kept = json.loads(result.attrs["fit_warnings"])
+    assert [k["category"] for k in kept] == ["UserWarning"] and AT_BOUND in kept[0]["message"]
+    result.to_netcdf(tmp_path / "fit.nc")
+    reloaded = xr.open_datatree(tmp_path / "fit.nc")
+    for shown in (result, reloaded):
+        _opens_with(render_report(shown, top=2, random_seed=1), AT_BOUND)
+    # fit_warnings given replaces what the result kept; a fit without warnings keeps none
+    page = render_report(result, top=2, random_seed=1, fit_warnings=[])
+    assert AT_BOUND not in page
+    assert "fit_warnings" not in fit(_alike(), draws=100, chains=2, random_seed=1).attrs
+
+
+def test_a_kept_convergence_warning_is_not_said_twice() -> None:
+    """A NUTS fit that misses the standard keeps its ConvergenceWarning; the page's first
+    section says so once, from the convergence record, not again as a warning line."""
+    with pytest.warns(ConvergenceWarning):
+        result = fit(
+            _alike()[:6],
+            "hierarchical_dirichlet",
+            method="collapsed",
+            draws=30,
+            chains=2,
+            random_seed=1,
+        )
+    kept = json.loads(result.attrs["fit_warnings"])
+    assert "ConvergenceWarning" in [k["category"] for k in kept]
+    message = next(k["message"] for k in kept if k["category"] == "ConvergenceWarning")
+    page = render_report(result, top=2, random_seed=1)
+    assert " ".join(message.split()) not in _text(_section(page, "verdict"))
+    # given as a text (no record), the same message is listed
+    page = render_report(result, top=2, random_seed=1, fit_warnings=[message])
+    assert " ".join(message.split()) in _text(_section(page, "verdict"))
 
 
 @pytest.mark.parametrize("bad", ["one text", UserWarning("one warning"), [1.5], 3])
@@ -280,19 +321,19 @@ def test_collected_warnings_are_kept_once_and_survive_a_failure() -> None:
     # a warning raised in a per-item loop was recorded every time (a list as long as the
     # loop), and a failure inside the block threw away every warning the fit had raised
     with pytest.warns(UserWarning, match="per item") as shown:
-        with writer._collecting_warnings() as raised:
+        with collecting_warnings() as raised:
             for _ in range(1000):
                 warnings.warn("per item", UserWarning, stacklevel=1)
     assert len(raised) == 1 and len([w for w in shown if "per item" in str(w.message)]) == 1
     with pytest.warns(UserWarning, match="before the failure"):
         with pytest.raises(KeyError, match="the block's own"):
-            with writer._collecting_warnings():
+            with collecting_warnings():
                 warnings.warn("before the failure", UserWarning, stacklevel=1)
                 raise KeyError("the block's own")
     # an error a filter makes of a warning gives way to the block's own exception
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(KeyError, match="the block's own"):
-            with writer._collecting_warnings():
+            with collecting_warnings():
                 warnings.warn("made an error", UserWarning, stacklevel=1)
                 raise KeyError("the block's own")

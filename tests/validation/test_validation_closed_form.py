@@ -220,3 +220,61 @@ def test_family_wise_cut_off():
         table = pd.DataFrame({"p_value": 2 * norm.sf(np.abs(z))})
         passed, _ = decide(table, "p_value", 0.01)
         assert passed is (not flagged)
+
+
+def test_plugin_z_is_not_normal_where_few_draws_show_a_share():
+    # Why MIN_EXPECTED: the z of the mean of N = 4000 draws of a share q ~ Beta(a, 5) on the
+    # draws' own standard error, against the exact mean a / (a + 5). At N a = 1 most draws
+    # round the share to ~0 and the mean rests on a handful: |z| > 3.29 (two-sided 0.001) in
+    # about 25% of 400 replications (MIN_EXPECTED's comment: 25.1% of 4000), far from 0.1%;
+    # at N a = 100 (binomial sd of 400 replications at 0.2%: 0.2%) it is near nominal.
+    from ambppl.validation._draws import MIN_EXPECTED
+
+    rng = np.random.default_rng(20261207)
+    n, reps, crit = 4000, 400, norm.isf(0.0005)
+    rates = {}
+    for na in (1.0, 100.0):
+        a = na / n
+        x = rng.beta(a, 5.0, size=(reps, n))
+        z = (x.mean(axis=1) - a / (a + 5.0)) / (x.std(axis=1, ddof=1) / np.sqrt(n))
+        rates[na] = float(np.mean(np.abs(z) > crit))
+    assert rates[1.0] > 0.15  # 25% expected; binomial sd 2.2%
+    assert rates[100.0] < 0.015  # 0.2% expected
+    assert 1.0 < MIN_EXPECTED < 100.0
+
+
+def test_items_whose_draws_cannot_show_a_share_are_not_tested():
+    # prior 1e-6: the unanimous items' other share is 0 in nearly every one of the 4000 draws
+    # while the closed-form mean keeps its rare nonzero values; their z was -inf (a certain
+    # false failure, and the report's "8 of 4 tests flagged"). They are left out, and said so.
+    from ambppl.validation import TooFewDraws, check_density
+
+    counts = np.array([[5, 0], [3, 2], [0, 5]])
+    fit = ambppl.fit(counts, prior=1e-6, draws=1000, chains=4, random_seed=3)
+    check = check_moments(fit)
+    assert check.passed
+    untested = check.table[check.table["z"].isna()]
+    assert sorted(set(untested["item"])) == [0, 2]
+    assert check.table[check.table["item"] == 1]["z"].notna().all()
+    assert "Holm over 6 tests. 2 items not tested" in check.description
+    density = check_density(fit)
+    assert density.passed and density.table["D"].isna().sum() == 6  # 2 items x 3 measures
+    assert "Holm over 3 tests. 2 items not tested" in density.description
+    # every item unseen: not applicable, with the draws it would need (and still a ValueError)
+    unanimous = ambppl.fit(counts[[0, 2]], prior=1e-6, draws=500, chains=2, random_seed=3)
+    for check_it in (check_moments, check_density):
+        with pytest.raises(TooFewDraws, match=r"draw at least 1e\+07 times") as info:
+            check_it(unanimous)
+        assert isinstance(info.value, ValueError)
+    # a prior of 0.1 with 100 draws is tested (0.1 x 100 = MIN_EXPECTED)
+    small = ambppl.fit(counts, prior=0.1, draws=50, chains=2, random_seed=3)
+    assert check_moments(small).table["z"].notna().all()
+
+
+def test_an_infinite_z_counts_among_the_tests():
+    # draws that are all one value where the posterior has spread: z = -inf is a test, flagged
+    counts = np.array([[3, 2], [2, 3]])
+    fit = ambppl.fit(counts, draws=500, chains=2, random_seed=4)
+    fit["posterior"]["amb"] = fit["posterior"]["amb"] * 0 + 0.1
+    check = check_moments(fit, measures="amb")
+    assert not check.passed and "Holm over 4 tests" in check.description

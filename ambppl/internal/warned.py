@@ -1,0 +1,106 @@
+"""Warnings recorded where they are raised and raised again for the caller.
+
+:func:`ambppl.fit` keeps the warnings of a fit in its result (``attrs["fit_warnings"]``) and
+the report lists them, with its own, in its first section; both record them here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import warnings
+from collections.abc import Iterator
+
+__all__ = [
+    "FIT_WARNINGS",
+    "collecting_warnings",
+    "module_named",
+    "stored_warnings",
+    "warnings_attr",
+]
+
+
+@contextlib.contextmanager
+def collecting_warnings() -> Iterator[list[warnings.WarningMessage]]:
+    """Record the warnings raised inside (a fit's, a report's first section); raise each
+    again, once, when the block ends.
+
+    Inside the block every warning that the caller's filters do not ignore is recorded once
+    per distinct text (not once per place, not as an error: a warning raised in a per-item
+    loop is kept once), so that the page lists it however the filters are set and however
+    often a report is built. When the block ends, each is raised again
+    (:func:`warnings.warn_explicit`, at its own source line and module) under the caller's
+    filters: the command line prints it as one ``warning:`` line, ``-W error`` makes it an
+    exception, ``pytest.warns`` sees it. Where the block stops on an exception (a failure
+    after a long fit, Ctrl-C) they are raised again before it, so none is lost; an error that
+    a filter makes of one of them then gives way to the block's own exception.
+
+    The warnings filters are the process's: warnings that other threads raise meanwhile are
+    recorded too.
+    """
+    caught: list[warnings.WarningMessage] = []
+    seen: set[tuple[type[Warning], str]] = set()
+
+    def record(message, category, filename, lineno, file=None, line=None):  # showwarning
+        key = (category, str(message))
+        if key not in seen:
+            seen.add(key)
+            caught.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
+
+    stopped: BaseException | None = None
+    with warnings.catch_warnings():
+        # the caller's "ignore" stays; every other action (default, once, error, ...) records
+        warnings.filters[:] = [
+            ("ignore" if f[0] == "ignore" else "always", *f[1:]) for f in warnings.filters
+        ]
+        warnings.simplefilter("always", append=True)  # and what no filter names
+        warnings.showwarning = record  # put back by catch_warnings
+        try:
+            yield caught
+        except BaseException as exc:  # raised again below, after the warnings
+            stopped = exc
+    for w in caught:  # under the caller's filters again
+        again = (w.message, w.category, w.filename, w.lineno)
+        where = {"module": module_named(w.filename), "source": w.source}
+        if stopped is None:
+            warnings.warn_explicit(*again, **where)
+        else:
+            with contextlib.suppress(Exception):  # the block's own exception comes first
+                warnings.warn_explicit(*again, **where)
+    if stopped is not None:
+        raise stopped
+
+
+def module_named(filename: str) -> str | None:
+    """The name of the imported module of file ``filename`` (what a filter's ``module``
+    matches), None where none is found."""
+    for name, module in list(sys.modules.items()):
+        try:
+            if getattr(module, "__file__", None) == filename:
+                return name
+        except Exception:  # a lazy module that imports on attribute access
+            continue
+    return None
+
+
+#: The attribute of a fit result that keeps the fit's warnings (:func:`warnings_attr`).
+FIT_WARNINGS = "fit_warnings"
+
+
+def warnings_attr(raised: list[warnings.WarningMessage]) -> str:
+    """The warnings ``raised`` as an attribute netCDF can store: a JSON list of
+    ``{"category": class name, "message": text}``, in order."""
+    return json.dumps(
+        [{"category": w.category.__name__, "message": str(w.message)} for w in raised]
+    )
+
+
+def stored_warnings(attrs: dict) -> list[tuple[str, str]]:
+    """``(category name, text)`` of each warning kept in ``attrs[FIT_WARNINGS]`` (none where
+    the attribute is absent or not such a record: a result from before it existed)."""
+    try:
+        records = json.loads(attrs.get(FIT_WARNINGS) or "[]")
+        return [(str(r["category"]), str(r["message"])) for r in records]
+    except (TypeError, ValueError, KeyError):
+        return []
