@@ -12,11 +12,20 @@ from other items, so leaving one out changes nothing and the LOO predictive dens
 ``log p(answers_i | prior)``. PSIS cannot smooth importance ratios that are all equal
 (``arviz.loo`` raises "All tail values are the same"), so :func:`loo` gives such items
 uniform weights and a Pareto k of 0 (the ratios have no tail); for every other item it is
-``arviz.loo``'s PSIS-LOO. An empirical-Bayes fit's hyperparameters were estimated from every
+``arviz.loo``'s PSIS-LOO, with ``arviz.loo``'s relative efficiency ``r_eff`` (one value from
+the posterior's draws), so those items get the weights and Pareto k ``arviz.loo`` gives them.
+An empirical-Bayes fit's hyperparameters were estimated from every
 item, so its log likelihood is constant over draws yet *not* a leave-one-out density: for it
 :func:`loo` refits the hyperparameters without each item (once per distinct count vector;
 cheap, the estimate is an optimization over sufficient statistics) and reports the exact
-leave-one-out density, with ``p`` the in-sample gain.
+leave-one-out density, with ``p`` the in-sample gain (it needs at least 2 items).
+
+:func:`compare` ranks fits of the same data only: the same items in the same order and, where
+the results hold the counts they were fitted to (``observed_data["counts"]``, which
+:func:`ambppl.fit` writes for every catalog model), the same categories and counts. A model of
+answers (``rater_effects``, ``dawid_skene``) stores the counts of its answers, and its log
+likelihood is that of each item's answer sequence, as a count model's is: the two compare when
+they were fitted to the same answers.
 """
 
 from __future__ import annotations
@@ -54,6 +63,11 @@ def _log_likelihood(result: Any, name: str) -> Any:
             f"{name} is one point (method={method!r}: the posterior mode), and leave-one-item-"
             "out needs posterior draws; refit with method='laplace' or 'nuts'"
         )
+    if "posterior" not in result.children:
+        raise ValueError(
+            f"{name} must have a posterior group (as ambppl.fit returns: PSIS-LOO weighs its "
+            f"draws), but it has {sorted(result.children)}"
+        )
     group = result["log_likelihood"].to_dataset()
     if "counts" not in group.data_vars:
         raise ValueError(
@@ -84,15 +98,19 @@ def loo(result: Any, *, pointwise: bool = True) -> Any:
     TypeError
         If ``result`` is not a DataTree.
     ValueError
-        If it has no ``log_likelihood`` group with the variable ``counts``.
+        If it has no ``posterior`` group, no ``log_likelihood`` group with the variable
+        ``counts``, is one point (``method="map"``), or is an empirical-Bayes fit of one item
+        (leave-one-item-out refits the hyperparameters from the other items).
 
     Notes
     -----
     Items whose log likelihood is the same in every draw (a fixed prior) get uniform log
     weights ``-log S`` and ``pareto_k = 0``: their LOO density is exact. All other items use
     the Pareto-smoothed importance weights of :func:`arviz.loo` (Vehtari, Gelman & Gabry
-    2017), with ``r_eff`` from the draws. Empirical-Bayes fits (``attrs["method"]``) are
-    refitted without each item: exact leave-one-out, not PSIS (module docstring).
+    2017), with ``r_eff`` as :func:`arviz.loo` computes it: 1 for one chain, else the mean
+    ESS of the posterior variables' elements over the number of draws. Empirical-Bayes fits
+    (``attrs["method"]``) are refitted without each item: exact leave-one-out, not PSIS
+    (module docstring).
 
     References
     ----------
@@ -130,7 +148,7 @@ def loo(result: Any, *, pointwise: bool = True) -> Any:
     if not np.all(constant):
         idx = np.flatnonzero(~constant)
         varying = ll.isel(item=idx)
-        lw, k = varying.azstats.psislw(r_eff=_r_eff(varying), dim=list(_SAMPLE_DIMS))
+        lw, k = varying.azstats.psislw(r_eff=_r_eff(result, n_samples), dim=list(_SAMPLE_DIMS))
         log_weights[..., idx] = lw.transpose("chain", "draw", "item").values
         pareto_k[idx] = k.values
     log_weights = xr.DataArray(log_weights, dims=ll.dims, coords=ll.coords)
@@ -163,6 +181,12 @@ def _loo_empirical_bayes(result: Any, ll: Any, pointwise: bool) -> Any:
     params = json.loads(result.attrs.get("parameters", "{}"))
     counts = result["observed_data"]["counts"]
     values = np.asarray(counts.values, dtype=np.int64)
+    if len(values) < 2:
+        raise ValueError(
+            "result must cover at least 2 items for leave-one-item-out of an empirical-Bayes "
+            "fit (its hyperparameters are refitted from the other items, and without this one "
+            f"there are none), but it has {len(values)}"
+        )
     distinct, inverse = np.unique(values, axis=0, return_inverse=True)
     loo_i = np.empty(len(distinct))
     for d, row in enumerate(distinct):
@@ -195,13 +219,16 @@ def _loo_empirical_bayes(result: Any, ll: Any, pointwise: bool) -> Any:
     return out
 
 
-def _r_eff(ll: Any) -> float:
-    """Relative efficiency of the draws, as arviz.loo estimates it (mean over items)."""
-    import arviz as az
-
-    n = ll.sizes["chain"] * ll.sizes["draw"]
-    ess = az.ess(np.exp(ll), method="mean", sample_dims=list(_SAMPLE_DIMS))
-    return float(np.nanmean(ess.values) / n)
+def _r_eff(result: Any, n_samples: int) -> float:
+    """Relative efficiency of the draws, computed as :func:`arviz.loo` computes it
+    (``arviz_stats.loo.loo_helper._get_r_eff``, arviz_stats 1.3): 1 for one chain, else the
+    mean ``ess(method="mean")`` of every posterior variable's elements over the number of
+    draws. One value for every item, so the items PSIS smooths here get the weights and
+    Pareto k that :func:`arviz.loo` would give them."""
+    if result["posterior"].sizes.get("chain", 1) == 1:
+        return 1.0
+    ess = result["posterior"].to_dataset().azstats.ess(method="mean")
+    return float(np.hstack([ess[v].values.ravel() for v in ess.data_vars]).mean() / n_samples)
 
 
 def compare(results: dict[str, Any], **kwargs: Any) -> Any:
@@ -210,7 +237,8 @@ def compare(results: dict[str, Any], **kwargs: Any) -> Any:
     Parameters
     ----------
     results : dict of str -> xarray.DataTree
-        Named results of :func:`ambppl.fit` on the same items (any catalog models).
+        Named results of :func:`ambppl.fit` on the same data (any catalog models; a model of
+        answers beside a model of the counts of the same answers).
     **kwargs
         Passed to :func:`arviz.compare` (``method``, ``reference``, ...).
 
@@ -232,10 +260,12 @@ def compare(results: dict[str, Any], **kwargs: Any) -> Any:
         values is not a DataTree.
     ValueError
         If fewer than two results are given, one lacks a log likelihood, the results cover
-        different items, or one result's log likelihood conditions on each item's own
-        parameters (a model file's ``LOG_LIKELIHOOD = "conditional"``, ``rater_effects``)
-        beside results that integrate them out (the message names the function that
-        integrates it).
+        different items (labels or order), or were fitted to different data (other categories,
+        or other counts of an item: the message names the results and the first such item;
+        compared where both hold ``observed_data["counts"]``), or one result's log
+        likelihood conditions on each item's own parameters (a model file's
+        ``LOG_LIKELIHOOD = "conditional"``, ``rater_effects``) beside results that integrate
+        them out (the message names the function that integrates it).
 
     Notes
     -----
@@ -265,19 +295,87 @@ def compare(results: dict[str, Any], **kwargs: Any) -> Any:
             "results must be a dict of at least two named ambppl.fit results, but got "
             f"{len(results)}"
         )
-    items = None
     for name, result in results.items():
-        ll = _log_likelihood(result, f"results[{name!r}]")
-        these = ll["item"].values
-        if items is None:
-            items = these
-        elif len(these) != len(items) or np.any(these != items):
-            raise ValueError(
-                f"results must be fits of the same items, but results[{name!r}] has "
-                f"{len(these)} items that differ from the first result's {len(items)}"
-            )
+        _log_likelihood(result, f"results[{name!r}]")
+    _check_same_data(results)
     _check_footing(results)
     return az.compare({name: loo(result) for name, result in results.items()}, **kwargs)
+
+
+def _observed_counts(result: Any) -> Any:
+    """The item x category counts a result was fitted to (``observed_data["counts"]``, which
+    :func:`ambppl.fit` writes for every catalog model: for a model of answers, the counts of
+    those answers), or None for a tree that has none (built by hand)."""
+    if "observed_data" in result.children and "counts" in result["observed_data"].data_vars:
+        return result["observed_data"]["counts"]
+    return None
+
+
+def _labels(values: Any) -> list[str]:
+    return [str(v) for v in np.asarray(values).tolist()]
+
+
+def _check_same_data(results: dict[str, Any]) -> None:
+    """Refuse results fitted to different data: their elpd are sums over different answers.
+
+    Every result must have the same items (labels, in order) in its log likelihood; where two
+    results hold the counts they were fitted to, those must have the same categories (labels,
+    in order) and the same count in every cell. A model of answers (``rater_effects``,
+    ``dawid_skene``) stores the counts of its answers, so it compares with a model of counts
+    fitted to the counts of the same answers; a tree without ``observed_data["counts"]`` is
+    compared by its items only.
+    """
+    names = list(results)
+    first = names[0]
+    items = _labels(_log_likelihood(results[first], f"results[{first!r}]")["item"].values)
+    reference = None  # (name, counts) of the first result that holds its counts
+    for name in names:
+        these = _labels(_log_likelihood(results[name], f"results[{name!r}]")["item"].values)
+        if these != items:
+            differ = next(
+                (i for i, (a, b) in enumerate(zip(these, items, strict=False)) if a != b),
+                min(len(these), len(items)),
+            )
+            where = (
+                f"item {differ} is {these[differ]!r} against {items[differ]!r}"
+                if differ < min(len(these), len(items))
+                else f"{len(these)} items against {len(items)}"
+            )
+            raise ValueError(
+                f"results must be fits of the same items, but results[{name!r}] has "
+                f"{len(these)} items that differ from results[{first!r}]'s {len(items)} "
+                f"({where})"
+            )
+        counts = _observed_counts(results[name])
+        if counts is None:
+            continue
+        if reference is None:
+            reference = (name, counts)
+            continue
+        ref_name, ref = reference
+        categories = _labels(counts["category"].values) if "category" in counts.coords else None
+        ref_categories = _labels(ref["category"].values) if "category" in ref.coords else None
+        if counts.shape != ref.shape or categories != ref_categories:
+            raise ValueError(
+                f"results must be fits of the same data, but results[{name!r}] was fitted to "
+                f"the categories {categories} and results[{ref_name!r}] to {ref_categories}: "
+                "fit every model to the same counts (the same answers)"
+            )
+        a = np.asarray(counts.values, dtype=np.float64)
+        b = np.asarray(ref.values, dtype=np.float64)
+        rows = np.flatnonzero(np.any(a != b, axis=-1))
+        if len(rows):
+            i = int(rows[0])
+            raise ValueError(
+                f"results must be fits of the same data, but results[{name!r}]'s observed "
+                f"counts differ from results[{ref_name!r}]'s on {len(rows)} of {len(items)} "
+                f"items (the first, {items[i]!r}: {_counts_text(a[i])} against "
+                f"{_counts_text(b[i])}): fit every model to the same counts (the same answers)"
+            )
+
+
+def _counts_text(row: Any) -> str:
+    return "[" + ", ".join(f"{v:g}" for v in row) + "]"
 
 
 def _conditional(result: Any) -> bool:

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ambppl.data.contract import count_values
-from ambppl.internal.checks import check_positive_int, check_prob
+from ambppl.internal.checks import check_positive_int, check_prior_total, check_prob
+from ambppl.internal.resultdata import check_fit_tree, observed_counts
 from ambppl.maths import measures
 from ambppl.maths.draws import dirichlet_draws
 
@@ -183,7 +184,8 @@ def implied_prior(
     hdi_prob : float, optional
         Probability of the HDIs (:func:`arviz.hdi`); default arviz's ``stats.ci_prob``.
     comparison : sequence of float, default (0.5, 1.0)
-        Symmetric Dirichlet concentrations the learned prior is compared with.
+        Symmetric Dirichlet concentrations the learned prior is compared with: distinct
+        positive finite numbers (a list, tuple or 1-D array; it may be empty).
     draws : int, default 4000
         Draws of q from each prior.
     random_seed : int, numpy.random.Generator or None
@@ -200,14 +202,21 @@ def implied_prior(
         only its posterior mean may not exist, ``hierarchical_dirichlet``'s prior has a
         ``kappa^-2`` tail); ``implied``: one dict per prior (the learned first,
         then ``comparison``) with ``label`` (``"learned prior"``, ``"beta = 0.5"``, ...) and
-        ``mean`` (of the measure's draws); ``samples``: the measure's draws per prior (arrays
-        of length ``draws``, keyed by a figure label, in the order of ``implied``);
+        ``mean`` (of the measure's draws; a beta is written ``:g``, with every digit where
+        ``:g`` would round it); ``samples``: the measure's draws per prior (arrays of length
+        ``draws``, keyed by a figure label, in the order of ``implied``);
         ``n_prior_draws`` (``draws``).
 
     Raises
     ------
+    TypeError
+        If ``result`` is not a DataTree, ``comparison`` is not a sequence of numbers (a single
+        number, a string, None), or ``hdi_prob`` or ``draws`` is not a number of its kind.
     ValueError
-        If the posterior of ``result`` has no ``mu`` and ``kappa``, or ``measure`` is unknown.
+        If ``result`` has no ``posterior`` or ``observed_data`` group (with ``counts``), its
+        posterior has no ``mu`` and ``kappa``, ``measure`` is unknown, ``hdi_prob`` is not in
+        (0, 1), ``draws`` is below 1, or ``comparison`` holds a number that is not positive
+        and finite (or too large to draw from), or one twice.
 
     Examples
     --------
@@ -227,13 +236,20 @@ def implied_prior(
     """
     import arviz_base
     import numpy as np
+    import xarray as xr
 
+    if not isinstance(result, xr.DataTree):
+        raise TypeError(
+            f"result must be an xarray.DataTree from ambppl.fit, but got {type(result).__name__}"
+        )
+    check_fit_tree(result)
     posterior = result["posterior"]
     if "mu" not in posterior or "kappa" not in posterior:
         raise ValueError(
             "result has no learned prior: implied_prior needs a posterior with mu and kappa "
             "(a fit of hierarchical_dirichlet)"
         )
+    counts = observed_counts(result)
     function = _MEASURES.get(measure)
     if function is None:
         raise ValueError(f"measure must be one of {sorted(_MEASURES)}, but got {measure!r}")
@@ -241,11 +257,11 @@ def implied_prior(
         hdi_prob = float(arviz_base.rcParams["stats.ci_prob"])
     hdi_prob = check_prob(hdi_prob, "hdi_prob")
     draws = check_positive_int(draws, "draws")
-    counts = result["observed_data"]["counts"]
     _, cs = count_values(counts)
     mu = posterior["mu"].transpose("chain", "draw", ...)
     kappa = posterior["kappa"].transpose("chain", "draw", ...)
     n_cat = int(mu.shape[-1])
+    betas = _check_comparison(comparison, n_cat)
     labels = [str(c) for c in counts["category"].values]
     mu_mean = mu.mean(("chain", "draw")).values
     mu_hdi = _hdi(mu, hdi_prob)
@@ -264,11 +280,11 @@ def implied_prior(
     learned_q = dirichlet_draws(rng, alpha, draws)[:, 0, :]
     samples = {"learned prior: Dirichlet(κ·μ)": function(learned_q, cant_solve=cs)}
     implied = [{"label": "learned prior", "mean": float(np.mean(samples[next(iter(samples))]))}]
-    for beta in comparison:
+    for beta, label in betas.items():
         q = dirichlet_draws(rng, np.full((1, n_cat), beta), draws)[:, 0, :]
         values = function(q, cant_solve=cs)
-        samples[f"symmetric prior β = {beta:g}"] = values
-        implied.append({"label": f"beta = {beta:g}", "mean": float(np.mean(values))})
+        samples[f"symmetric prior β = {label}"] = values
+        implied.append({"label": f"beta = {label}", "mean": float(np.mean(values))})
     return {
         "measure": measure,
         "hdi_prob": hdi_prob,
@@ -300,6 +316,48 @@ def implied_prior(
         "samples": samples,
         "n_prior_draws": draws,
     }
+
+
+def _check_comparison(comparison: Any, n_categories: int) -> dict[float, str]:
+    """``comparison`` of :func:`implied_prior` checked: distinct positive finite numbers,
+    each with its label (``:g``, or every digit where ``:g`` would round it)."""
+    import math
+    import numbers
+    from collections.abc import Collection, Mapping
+
+    import numpy as np
+
+    if (
+        isinstance(comparison, str | bytes | Mapping)
+        or not isinstance(comparison, Collection)
+        or (isinstance(comparison, np.ndarray) and comparison.ndim != 1)
+    ):
+        raise TypeError(
+            "comparison must be a sequence of distinct positive numbers (symmetric Dirichlet "
+            f"concentrations, e.g. (0.5, 1.0)), but got {comparison!r}"
+        )
+    betas: dict[float, str] = {}
+    for i, beta in enumerate(comparison):
+        if isinstance(beta, bool | np.bool_) or not isinstance(beta, numbers.Real):
+            raise TypeError(
+                "comparison must hold numbers (symmetric Dirichlet concentrations), but "
+                f"comparison[{i}] is {beta!r}"
+            )
+        value = float(beta)
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(
+                "comparison must hold positive finite numbers (symmetric Dirichlet "
+                f"concentrations), but comparison[{i}] is {beta!r}"
+            )
+        check_prior_total(np.full(n_categories, value), f"comparison[{i}]")
+        if value in betas:
+            raise ValueError(
+                "comparison must hold distinct numbers (one implied prior and one sample "
+                f"each), but got {comparison!r}: {betas[value]} more than once"
+            )
+        short = f"{value:g}"
+        betas[value] = short if float(short) == value else repr(value)
+    return betas
 
 
 #: The measure functions :func:`implied_prior` draws, by name.

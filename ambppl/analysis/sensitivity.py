@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ambppl.analysis.hyperprior import PSENSE_THRESHOLD, hyperprior_sensitivity
 from ambppl.analysis.summary import summarize
 from ambppl.data.contract import as_counts, refuse_read_options
 from ambppl.inference.fitting import fit
+from ambppl.internal.checks import check_prior
 from ambppl.maths.measures import VARIABLES, measure_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,12 +32,48 @@ STATISTICS = ("mean", "hdi_lower", "hdi_upper")
 
 
 def _label(prior: Any) -> str:
-    """``"beta=0.5"`` for a number (``:g``, or every digit where ``:g`` would round it)."""
+    """``"beta=0.5"`` for a number, ``"beta=[1, 1, 2]"`` for one per category (each ``:g``,
+    or every digit where ``:g`` would round it); a learned prior's name as it is."""
     if isinstance(prior, str):
         return prior
-    value = float(prior)
+    values = np.asarray(prior, dtype=np.float64)
+    if values.ndim == 0:
+        return f"beta={_number(float(values))}"
+    return f"beta=[{', '.join(_number(float(v)) for v in values)}]"
+
+
+def _number(value: float) -> str:
     short = f"{value:g}"
-    return f"beta={short if float(short) == value else repr(value)}"
+    return short if float(short) == value else repr(value)
+
+
+def _check_priors(priors: Sequence[Any], n_categories: int) -> list[Any]:
+    """Every element of ``priors`` checked before any fit: a learned prior's name, or a
+    fixed prior (:func:`ambppl.internal.checks.check_prior`: a positive number or one per
+    category), with the element named (``priors[1]``) in the message."""
+    names = sorted(LEARNED_PRIORS)
+    checked: list[Any] = []
+    for i, prior in enumerate(priors):
+        if isinstance(prior, str):
+            if prior not in LEARNED_PRIORS:
+                raise ValueError(
+                    f"priors must hold positive numbers, vectors of {n_categories} positive "
+                    f"numbers or the names {names}, but priors[{i}] is {prior!r}"
+                )
+            checked.append(prior)
+            continue
+        try:
+            vector = check_prior(prior, n_categories, name=f"priors[{i}]")
+        except TypeError as err:
+            raise TypeError(
+                f"{err}; priors must hold positive numbers, vectors of {n_categories} positive "
+                f"numbers (one per category) or the names {names}"
+            ) from None
+        # a number, or a vector of equal numbers, is the symmetric prior (one label for it);
+        # any other vector stays a list of floats
+        symmetric = np.ndim(prior) == 0 or bool(np.all(vector == vector[0]))
+        checked.append(float(vector[0]) if symmetric else vector.tolist())
+    return checked
 
 
 def prior_sensitivity(
@@ -60,7 +98,9 @@ def prior_sensitivity(
     priors : sequence, default (0.5, 1.0, "hierarchical")
         A non-empty sequence (a list, tuple or 1-D array; not a single value or a dict),
         each a positive number (the symmetric Dirichlet prior ``beta`` of
-        ``dirichlet_categorical``, fitted exactly) or the name of a learned prior:
+        ``dirichlet_categorical``, fitted exactly), a vector of one positive number per
+        category (that model's full Dirichlet prior, in the order of the categories; one of
+        equal numbers is the symmetric prior, labelled so) or the name of a learned prior:
         ``"hierarchical"`` (``hierarchical_dirichlet``, NUTS on ``mu`` and ``kappa`` then
         exact draws) or ``"empirical_bayes"`` (the same model with ``mu`` and ``kappa`` at
         their maximum marginal likelihood).
@@ -83,7 +123,8 @@ def prior_sensitivity(
     -------
     pandas.DataFrame
         Index ``item``; columns a two-level index (prior label, statistic): the prior
-        labels are ``"beta=0.5"``, ``"beta=1"``, ``"hierarchical"``, ... and the statistics
+        labels are ``"beta=0.5"``, ``"beta=1"``, ``"beta=[1, 1, 0.5]"`` (a vector),
+        ``"hierarchical"``, ... and the statistics
         ``mean``, ``hdi_lower``, ``hdi_upper`` (and ``p_above`` with ``threshold``).
         ``attrs`` holds ``measure``, ``hdi_prob``, ``threshold``
         and, for learned priors, ``learned``: label -> ``{"kappa": posterior mean,
@@ -93,10 +134,13 @@ def prior_sensitivity(
     ------
     ValueError
         For a ``priors`` that is empty or not a sequence (None, one number or name, a
-        dict), a prior that is neither positive nor a known name, or bad
-        data (as :func:`ambppl.fit`).
+        dict), an element that is not positive and finite, a vector whose length is not the
+        number of categories, an unknown name, priors with the same label, or bad data (as
+        :func:`ambppl.fit`). Every element is checked before the first fit; the message
+        names it (``priors[1]``).
     TypeError
-        For a path, reader options or any other keyword not in the signature.
+        For an element that is neither a name nor numbers (None, True), a path, reader
+        options or any other keyword not in the signature.
 
     Notes
     -----
@@ -119,7 +163,6 @@ def prior_sensitivity(
     >>> bool((table[("beta=1", "mean")] > table[("beta=0.5", "mean")]).iloc[0])
     True
     """
-    import numpy as np
     import pandas as pd
 
     if (
@@ -138,23 +181,19 @@ def prior_sensitivity(
             f"prior_sensitivity() got unexpected keyword arguments {sorted(kwargs)}; its "
             "keywords are priors, measure, hdi_prob, threshold, draws, chains and random_seed"
         )
-    labels = [_label(p) if isinstance(p, str | numbers.Real) else p for p in priors]
-    repeated = sorted({str(x) for x in labels if labels.count(x) > 1})
+    counts = as_counts(data)
+    checked = _check_priors(priors, counts.sizes["category"])
+    labels = [_label(p) for p in checked]
+    repeated = sorted({x for x in labels if labels.count(x) > 1})
     if repeated:
         raise ValueError(
             f"priors must be distinct (one column group each), but got {priors!r}: "
             f"{', '.join(repeated)} more than once"
         )
-    counts = as_counts(data)
     rng = np.random.default_rng(random_seed)
     parts, learned = {}, {}
-    for prior in priors:
+    for prior, label in zip(checked, labels, strict=True):
         if isinstance(prior, str):
-            if prior not in LEARNED_PRIORS:
-                raise ValueError(
-                    f"priors must hold positive numbers or the names {sorted(LEARNED_PRIORS)}, "
-                    f"but got {prior!r}"
-                )
             model, method = LEARNED_PRIORS[prior]
             params: dict[str, Any] = {}
         else:
@@ -179,7 +218,7 @@ def prior_sensitivity(
         extra = {} if threshold is None else {"threshold": threshold}
         table = summarize(result, measure=measure, hdi_prob=hdi_prob, **extra)
         columns = [*STATISTICS, *(["p_above"] if threshold is not None else [])]
-        parts[_label(prior)] = table[columns]
+        parts[label] = table[columns]
         hdi_prob = table.attrs["hdi_prob"]
     out = pd.concat(parts, axis=1, names=["prior", "statistic"])
     out.attrs = {

@@ -152,3 +152,88 @@ def test_compare_documents_the_columns_it_returns():
     documented = re.findall(r"``(\w+)``", returns)
     assert [c for c in documented if c in table.columns] == list(table.columns)
     assert "warning" not in documented
+
+
+def _small_fit(values, prior=0.5):
+    return ambppl.fit(np.array(values), prior=prior, draws=50, chains=2, random_seed=1)
+
+
+def test_compare_refuses_fits_of_other_counts_of_the_same_items():
+    """The items' labels agreed (0, 1, 2), the answers did not: compare ranked them (elpd_diff
+    -10). The observed counts must agree cell for cell."""
+    a = _small_fit([[5, 0], [4, 1], [5, 0]])
+    b = _small_fit([[5, 0], [2, 3], [9, 9]])
+    with pytest.raises(
+        ValueError,
+        match=r"^results must be fits of the same data, but results\['B'\]'s observed counts "
+        r"differ from results\['A'\]'s on 2 of 3 items \(the first, '1': \[2, 3\] against "
+        r"\[4, 1\]\)",
+    ):
+        ambppl.compare({"A": a, "B": b})
+    # the same counts under another prior: ranked
+    table = ambppl.compare({"A": a, "flat": _small_fit([[5, 0], [4, 1], [5, 0]], prior=1.0)})
+    assert set(table.index) == {"A", "flat"}
+
+
+def test_compare_refuses_fits_with_other_categories():
+    """A two-category and a three-category version of the same answers (an unused third
+    category) are different data: the log likelihoods are not on one scale."""
+    two = _small_fit([[5, 0], [4, 1], [5, 0]])
+    three = _small_fit([[5, 0, 0], [4, 1, 0], [5, 0, 0]])
+    with pytest.raises(
+        ValueError,
+        match=r"^results must be fits of the same data, but results\['three'\] was fitted to "
+        r"the categories \['0', '1', '2'\] and results\['two'\] to \['0', '1'\]",
+    ):
+        ambppl.compare({"two": two, "three": three})
+    renamed = xr.DataArray(
+        np.array([[5, 0], [4, 1], [5, 0]]),
+        dims=("item", "category"),
+        coords={"category": ["yes", "no"]},
+        attrs={"cant_solve": None},
+    )
+    other = ambppl.fit(renamed, prior=1.0, draws=50, chains=2, random_seed=1)
+    with pytest.raises(ValueError, match=r"the categories \['yes', 'no'\] and results\['two'\]"):
+        ambppl.compare({"two": two, "named": other})
+
+
+def test_empirical_bayes_loo_of_one_item_says_it_needs_two():
+    counts = xr.DataArray(
+        np.array([[3, 1, 1]]), dims=("item", "category"), attrs={"cant_solve": None}
+    )
+    with warnings.catch_warnings():  # one item: the estimate sits at a bound (it warns so)
+        warnings.simplefilter("ignore", UserWarning)
+        result = ambppl.fit(
+            counts, "hierarchical_dirichlet", method="empirical_bayes", draws=20, chains=1
+        )
+    with pytest.raises(ValueError, match=r"^result must cover at least 2 items .* but it has 1$"):
+        ambppl.loo(result)
+
+
+def test_items_beside_a_constant_one_get_arviz_psis():
+    """A collapsed fit with an item nobody answered (log likelihood 0 in every draw): the other
+    items get exactly what arviz.loo gives them (its r_eff is that of the posterior's
+    variables, not of each item's likelihood: with that, elpd_i differed by up to 4e-4 and
+    Pareto k by 0.1 here)."""
+    import arviz as az
+
+    rng = np.random.default_rng(3)
+    q = rng.dirichlet(2.0 * np.ones(3), size=30)
+    values = np.array([rng.multinomial(6, p) for p in q])
+    values[0] = 0
+    counts = xr.DataArray(
+        values,
+        dims=("item", "category"),
+        coords={"category": ["a", "b", "cs"]},
+        attrs={"cant_solve": "cs"},
+    )
+    with warnings.catch_warnings():  # 2 x 300 draws may miss the ESS >= 400 standard
+        warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
+        result = ambppl.fit(counts, "hierarchical_dirichlet", draws=300, chains=2, random_seed=1)
+    ours = ambppl.loo(result)
+    assert ours.elpd_i.values[0] == 0.0 and ours.pareto_k.values[0] == 0.0
+    answered = result.copy()
+    answered["log_likelihood"] = result["log_likelihood"].to_dataset().isel(item=slice(1, None))
+    theirs = az.loo(answered, pointwise=True)
+    np.testing.assert_allclose(ours.elpd_i.values[1:], theirs.elpd_i.values, rtol=1e-12)
+    np.testing.assert_allclose(ours.pareto_k.values[1:], theirs.pareto_k.values, rtol=1e-12)

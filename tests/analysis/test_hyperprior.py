@@ -114,3 +114,53 @@ def test_refuses_a_fit_without_a_learned_prior(learned: xr.DataTree) -> None:
         implied_prior(flat)
     with pytest.raises(ValueError, match="measure must be one of"):
         implied_prior(learned, measure="nope")
+
+
+def test_refuses_what_is_not_a_fit(learned: xr.DataTree) -> None:
+    """An array, None or a tree without observed data failed inside (IndexError, 'NoneType'
+    not subscriptable, KeyError) instead of naming ``result``."""
+    with pytest.raises(TypeError, match=r"^result must be an xarray\.DataTree .* got ndarray$"):
+        implied_prior(np.zeros(3))
+    with pytest.raises(TypeError, match=r"^result must be an xarray\.DataTree .* got NoneType$"):
+        implied_prior(None)
+    posterior_only = xr.DataTree.from_dict({"posterior": learned["posterior"].to_dataset()})
+    with pytest.raises(ValueError, match=r"^result must have a 'observed_data' group"):
+        implied_prior(posterior_only)
+
+
+@pytest.mark.parametrize(
+    ("comparison", "error", "match"),
+    [
+        (
+            (-1.0,),
+            ValueError,
+            r"^comparison must hold positive .*\[0\] is -1\.0$",
+        ),
+        ((0.5, math.nan), ValueError, r"^comparison must hold positive finite .*\[1\] is nan$"),
+        (("a",), TypeError, r"^comparison must hold numbers .* comparison\[0\] is 'a'$"),
+        ((True,), TypeError, r"^comparison must hold numbers .* comparison\[0\] is True$"),
+        (0.5, TypeError, r"^comparison must be a sequence of distinct positive numbers"),
+        ("0.5", TypeError, r"^comparison must be a sequence of distinct positive numbers"),
+        ((0.5, 0.5), ValueError, r"^comparison must hold distinct .* 0\.5 more than once$"),
+        ((1e308,), ValueError, r"^comparison\[0\] must sum to at most 1e\+300"),
+    ],
+)
+def test_refuses_a_bad_comparison(
+    learned: xr.DataTree, comparison: object, error: type, match: str
+) -> None:
+    """A bad ``comparison`` failed in the Dirichlet draws (a message about ``shape`` or
+    ``q``), or, repeated, gave three implied entries and two samples."""
+    with pytest.raises(error, match=match):
+        implied_prior(learned, comparison=comparison, draws=10)
+
+
+def test_comparison_labels_keep_every_digit(learned: xr.DataTree) -> None:
+    """Two betas that ``:g`` rounds alike keep their own implied entry and sample."""
+    out = implied_prior(learned, comparison=np.array([0.1234561, 0.1234564]), draws=10)
+    assert [i["label"] for i in out["implied"]] == [
+        "learned prior",
+        "beta = 0.1234561",
+        "beta = 0.1234564",
+    ]
+    assert len(out["samples"]) == len(out["implied"]) == 3
+    assert implied_prior(learned, comparison=(), draws=10)["implied"][0]["label"] == "learned prior"
