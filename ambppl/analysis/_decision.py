@@ -50,6 +50,7 @@ from ambppl.analysis.posterior_sd import expected_posterior_var
 from ambppl.internal.checks import (
     _describe,
     as_float_array,
+    categories_last,
     check_cant_solve,
     check_counts,
     check_item_counts,
@@ -286,7 +287,8 @@ def expected_correct_decision(
     Parameters
     ----------
     counts : array_like of int, shape (items, K) or (K,)
-        Answers so far per category (non-negative whole numbers), ``K >= 2``.
+        Answers so far per category (non-negative whole numbers), ``K >= 2``; a DataArray
+        with a ``"category"`` dimension is read by that name, in either dimension order.
     extra : int or array_like of int, shape (items,)
         The number ``m >= 0`` of answers still to come, for all items or one per item.
     threshold : float, default 0.4
@@ -303,8 +305,10 @@ def expected_correct_decision(
         None: "exact" for two proper categories (``K = 3`` with can't-solve, ``K = 2``
         without) while the number of new count vectors ``C(m + K - 1, K - 1)`` is at most
         :data:`ENUMERATION_LIMIT` (``m <= 198`` with can't-solve), "beta" otherwise.
-        "exact" enumerates whatever the size (about 0.2 ms per new count vector with
-        can't-solve). "beta": the approximations of the Notes.
+        "exact" enumerates beyond that limit too, as far as the time and memory guards
+        allow (see Raises; budgeted at 0.2 ms per new count vector with can't-solve, so
+        ``extra=2000`` for one item, 2e6 vectors, is refused as too slow, and ``extra=10**5``,
+        5e9 vectors, as too large for memory). "beta": the approximations of the Notes.
 
     Returns
     -------
@@ -319,7 +323,12 @@ def expected_correct_decision(
     ValueError
         If ``counts``, ``extra``, ``prior``, ``threshold``, ``measure``, ``method`` or
         ``cant_solve`` has a wrong value (or contradicts ``counts.attrs["cant_solve"]``), or
-        ``method="exact"`` is asked for other than two proper categories.
+        ``method="exact"`` is asked for other than two proper categories. Before any work,
+        naming ``extra``: if the new count vectors to enumerate would need more memory than
+        allowed (80% of the memory available, :func:`ambppl.internal.limits.check_memory`)
+        or are estimated to take
+        longer than about a minute (:data:`ambppl.internal.limits.TIME_GUARD_S`, at 200 us
+        per vector on the exact route with a can't-solve category and 30 us otherwise).
     TypeError
         If an argument is not numeric (``extra`` boolean, ``cant_solve`` not an integer).
 
@@ -374,10 +383,13 @@ def expected_correct_decision(
     """
     measure = check_option(measure, MEASURES, "measure")
     t = _check_threshold(threshold)
+    counts = categories_last(counts)  # labelled counts: read by the 'category' name
     counts_arr, single = check_item_counts(counts)
     k = counts_arr.shape[-1]
     idx = check_cant_solve(resolve_cant_solve(counts, cant_solve, name="counts"), k)
-    check_n_proper(k - (idx is not None), max(2, min_proper(measure)), f"measure={measure!r}")
+    check_n_proper(
+        k - (idx is not None), max(2, min_proper(measure)), f"measure={measure!r}", measure
+    )
     route = _route(method, measure, k, idx)
     prior_vec = check_prior(prior, k, "prior")
     alpha = counts_arr.reshape(-1, k) + prior_vec
@@ -400,6 +412,13 @@ def expected_correct_decision(
 #: others (closed forms).
 _SECONDS_PER_VECTOR = {"exact_cs": 2e-4, "other": 3e-5}
 
+#: The routes of :data:`_SECONDS_PER_VECTOR` in words, for messages.
+_ROUTE_WORDS = {
+    "exact_cs": "on the exact route with a can't-solve category",
+    "exact": "on the exact route without a can't-solve category",
+    "beta": "on the Beta route",
+}
+
 #: Bytes held per enumerated new count vector and category (the vectors, the posteriors, their
 #: weights and probabilities, with numpy's temporaries).
 _BYTES_PER_VECTOR_ENTRY = 64
@@ -410,13 +429,16 @@ def _check_enumeration(
 ) -> None:
     """Refuse up front an enumeration beyond the memory or time guard."""
 
-    seconds, vectors = 0.0, 0.0
+    seconds, vectors, rates = 0.0, 0.0, []
     for name, sel in route_rows.items():
         enum = sel if name == "exact" else sel & (sizes <= ENUMERATION_LIMIT)
         count = float(sizes[enum].sum())
         vectors += count
         rate = "exact_cs" if name == "exact" and idx is not None else "other"
         seconds += count * _SECONDS_PER_VECTOR[rate]
+        if count:
+            words = _ROUTE_WORDS["exact_cs" if rate == "exact_cs" else name]
+            rates.append(f"about {1e6 * _SECONDS_PER_VECTOR[rate]:.0f} us each {words}")
     if vectors == 0:
         return
     work = _WORK.get()
@@ -429,9 +451,7 @@ def _check_enumeration(
     )
     what = (
         f"the expected probability of a right decision enumerates C(m + K - 1, K - 1) new "
-        f"count vectors per item and m ({vectors:.3g} in all here, about "
-        f"{1e6 * _SECONDS_PER_VECTOR['exact_cs']:.0f} us each on the exact route with a "
-        "can't-solve category)"
+        f"count vectors per item and m ({vectors:.3g} in all here, {' and '.join(rates)})"
     )
     check_memory(
         vectors * k * _BYTES_PER_VECTOR_ENTRY,
@@ -505,12 +525,15 @@ def decision_gain(
         "prior": prior,
         "cant_solve": cant_solve,
     }
+    counts = categories_last(counts)  # labelled counts: read by the 'category' name
     g_m = expected_correct_decision(counts, extra, method=method, **kw)
     # g(0) below is asked of the bare rows: pass the position the labelled counts gave
     kw["cant_solve"] = resolve_cant_solve(counts, cant_solve, name="counts")
     counts_arr = check_counts(counts, "counts")
     n_items = 1 if counts_arr.ndim == 1 else counts_arr.shape[0]
     m = _check_extra(extra, n_items)
+    if n_items == 0:  # no items: no gains (as g of no items is empty)
+        return np.zeros(0)
     if method is None:
         # the route of g(0) must be the one g(m) used (exact rows may switch to beta at
         # large m): ask each row for g(0) by the route of its own m

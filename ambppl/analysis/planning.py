@@ -150,7 +150,8 @@ def answers_needed(
     Parameters
     ----------
     counts : array_like of int, shape (items, K) or (K,)
-        Answers so far per category (non-negative whole numbers), ``K >= 2``.
+        Answers so far per category (non-negative whole numbers), ``K >= 2``; a DataArray
+        with a ``"category"`` dimension is read by that name, in either dimension order.
     target_sd : float, optional
         Target posterior standard deviation of the measure (> 0).
     target_hdi_width : float, optional
@@ -159,7 +160,7 @@ def answers_needed(
         ``(1 + hdi_prob) / 2`` quantile (normal approximation, see Notes). Give exactly one
         of ``target_sd`` and ``target_hdi_width``.
     max_extra : int, default 1000
-        Largest number of further answers considered (a whole number >= 0).
+        Largest number of further answers considered (a whole number >= 0, below 2**53).
     measure : {"amb", "modified"}, default "amb"
         Which measure; "old" and "entropy" raise :class:`NotImplementedError`.
     prior : float, array_like or xarray.DataTree, default 1.0
@@ -186,8 +187,9 @@ def answers_needed(
     ------
     ValueError
         If both or neither target is given, a target is not positive and finite,
-        ``hdi_prob`` is not in (0, 1), ``max_extra`` is negative or its can't-solve sums
-        would take more than about a minute (naming ``max_extra``), or as
+        ``hdi_prob`` is not in (0, 1), ``max_extra`` is negative, at least 2**53 (whole
+        numbers beyond are not exact in floating point) or its can't-solve sums would take
+        more than about a minute (naming ``max_extra``), or as
         :func:`expected_posterior_var`.
     TypeError
         If a target, ``hdi_prob`` or ``max_extra`` is not a number (``max_extra``: not a
@@ -197,7 +199,9 @@ def answers_needed(
 
     Notes
     -----
-    :func:`expected_posterior_sd` decreases strictly in ``m``, so the answer is found by a
+    :func:`expected_posterior_sd` is non-increasing in ``m`` (not strictly: for an item
+    with equal proper concentrations and no can't-solve category the first answer removes
+    nothing, :math:`f(1) = f(0)`; see :func:`next_batch`, Notes), so the answer is found by a
     bisection over ``m`` run for all items at once: ``ceil(log2(max_extra))`` rounds, each
     one vectorized call (time :math:`O(\mathrm{items} \times \mathrm{max\_extra} \times
     \log \mathrm{max\_extra})` with a can't-solve category, less without).
@@ -228,6 +232,11 @@ def answers_needed(
     """
     target = _sd_target(target_sd, target_hdi_width, hdi_prob)
     top = _check_whole(max_extra, "max_extra", "the largest number of further answers tried")
+    if top >= 2**53:
+        raise ValueError(
+            "max_extra must be below 2**53 = 9.0e15 (whole numbers beyond are not exact in "
+            f"floating point), but got {max_extra!r}"
+        )
     curves, single = _prepare(counts, measure, prior, cant_solve, n_hyper)
     n = curves.n
 
@@ -281,7 +290,8 @@ def next_batch(
     ----------
     counts : array_like of int, shape (items, K) or (K,)
         Answers so far per category (non-negative whole numbers), ``K >= 2``; a vector is
-        one item.
+        one item. A DataArray with a ``"category"`` dimension is read by that name, in
+        either dimension order.
     budget : int
         Number of further answers to allocate (a whole number >= 0).
     objective : {"variance", "decision"}, default "variance"
@@ -343,9 +353,12 @@ def next_batch(
     :math:`f(1) = f(0)` (by symmetry :math:`E(\mathrm{measure} \mid a + e_k)` is the same
     for every answer ``k``, so the law of total variance removes nothing), while the second
     one does: e.g. ``counts=[0, 0, 0]``, ``cant_solve=None``, ``prior=1``:
-    :math:`f(0) - 2f(1) + f(2) = -0.067 f(0)`; with ``prior=0.01``, ``-0.33 f(0)``; with a
-    can't-solve category and 3 proper categories at ``prior=1``, ``-0.036 f(0)``. Nearly
-    symmetric items and small priors give non-convex :math:`f_i` too. Plain greedy never
+    :math:`f(0) - 2f(1) + f(2) = -0.067 f(0)`; with ``prior=0.01``, ``-0.33 f(0)``. With a
+    can't-solve category the first answer does remove some variance (it may be "can't
+    solve"), and at ``prior=1`` with 3 proper categories (``counts=[0, 0, 0, 0]``,
+    ``cant_solve=3``) the curve of ``measure="amb"`` is convex there (``+0.0084 f(0)``) while
+    that of ``measure="modified"`` is not (``-0.036 f(0)``). Nearly symmetric items and
+    small priors give non-convex :math:`f_i` too. Plain greedy never
     starts an item whose first answer gains nothing (with all items unanswered it gave the
     whole budget to the first one) and, in the brute-force comparison below, missed the
     optimum in 161 of 395 non-convex cases, by up to 2.4 times the optimal total.
@@ -445,11 +458,13 @@ def next_batch(
         return np.array([total], dtype=np.int64)
     if curves.max_m is not None and n * curves.max_m < total:
         name = option("budget", "--budget")
+        decision = option("objective 'decision'", "--objective decision")
+        variance = option("objective='variance'", "--objective variance")
         raise ValueError(
-            f"{name} {as_count(total)} is more than objective 'decision' can allocate to "
-            f"{n} items (at most {as_count(curves.max_m)} further answers per item, the limit "
-            f"of its expected probability of a right decision): pass a {name} of at most "
-            f"{as_count(n * curves.max_m)}, or objective 'variance'"
+            f"{name} {as_count(total)} is more than {decision} can allocate to {n} items (at "
+            f"most {as_count(curves.max_m)} further answers per item, the limit of its "
+            "expected probability of a right decision): pass a "
+            f"{name} of at most {as_count(n * curves.max_m)}, or {variance}"
         )
     with _guard("budget", "--budget", total):
         return _hull_greedy(curves, total)
@@ -731,9 +746,10 @@ def plan(
 
     Parameters
     ----------
-    counts : xarray.DataArray, pandas.DataFrame or numpy.ndarray
-        Counts already read (:func:`ambppl.read_annotations`; an array or frame is read with
-        its defaults, :func:`ambppl.data.as_counts`). The can't-solve category is the one
+    counts : xarray.DataArray, pandas.DataFrame, numpy.ndarray or nested list
+        Counts already read (:func:`ambppl.read_annotations`, dims ``("item", "category")``;
+        an array, a nested list of counts (items x categories) or a frame is read with its
+        defaults, :func:`ambppl.data.as_counts`). The can't-solve category is the one
         ``attrs["cant_solve"]`` names, in whatever position; a bare array is read with none
         (unlike :func:`expected_posterior_sd`, whose bare arrays take the last column: read
         such an array with ``ambppl.read_annotations(array, cant_solve=...)`` first).
@@ -763,12 +779,14 @@ def plan(
     Raises
     ------
     ValueError
-        For a bad budget, objective, threshold (not strictly between 0 and 1, whatever the
-        objective), measure or prior, or a request too large to finish in time (as
-        :func:`next_batch` and :func:`expected_posterior_sd`).
+        For counts that are not counts of answers (a DataArray with dims other than
+        ``("item", "category")``, negative or fractional counts, no items), a bad budget,
+        objective, threshold (not strictly between 0 and 1, whatever the objective), measure
+        or prior, or a request too large to finish in time (as :func:`next_batch` and
+        :func:`expected_posterior_sd`).
     TypeError
-        For a path or reader options instead of counts already read, or a budget, threshold
-        or prior that is not a number (as :func:`next_batch`).
+        For a path or reader options instead of counts already read, ``counts`` of another
+        type, or a budget, threshold or prior that is not a number (as :func:`next_batch`).
     NotImplementedError
         For ``measure="old"`` or ``measure="entropy"`` (no closed form, as
         :func:`next_batch`).
@@ -786,7 +804,7 @@ def plan(
     """
     import pandas as pd
 
-    counts = as_counts(counts)
+    counts = as_counts(counts, "counts")
     values, cant_solve = count_values(counts)  # the label's position, in any category order
     model = {"measure": measure, "prior": prior, "cant_solve": cant_solve}
     if check_progress(progress) is not None:

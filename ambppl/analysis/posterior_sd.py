@@ -19,6 +19,7 @@ import xarray as xr
 from ambppl.internal.checks import (
     _describe,
     as_float_array,
+    categories_last,
     check_cant_solve,
     check_item_counts,
     check_n_proper,
@@ -230,10 +231,11 @@ def _prepare(
 ) -> tuple[_Curves, bool]:
     """Check the item arguments; return ``(curves, single)``."""
     measure = _check_measure(measure)
+    counts = categories_last(counts)  # labelled counts: read by the 'category' name
     counts_arr, single = check_item_counts(counts)
     k = counts_arr.shape[-1]
     idx = check_cant_solve(resolve_cant_solve(counts, cant_solve, name="counts"), k)
-    check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}")
+    check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}", measure)
     hyper = _hyper_priors(prior, k, n_hyper, counts)
     if hyper is None:
         priors, weights = check_prior(prior, k, "prior")[None, :], np.ones(1)
@@ -552,7 +554,8 @@ def expected_posterior_var(
     ----------
     counts : array_like of int, shape (items, K) or (K,)
         Answers so far per category (non-negative whole numbers); categories on the last
-        axis, ``K >= 2``.
+        axis, ``K >= 2``. A DataArray with a ``"category"`` dimension is read by that name,
+        in either dimension order (``("category", "item")`` is its transpose).
     extra : int or array_like of int, shape (items,)
         The number ``m >= 0`` of answers still to come, for all items or one per item.
     measure : {"amb", "modified"}, default "amb"
@@ -580,7 +583,7 @@ def expected_posterior_var(
         :math:`E_{new}[\mathrm{Var}(\mathrm{measure}(q) \mid a + new)] \ge 0` with
         :math:`a` = ``prior + counts`` and :math:`new \sim DM(m, a)`, shape ``(items,)``
         (a scalar for counts of shape ``(K,)``). ``extra=0`` gives
-        :func:`ambppl.dirichlet_var` of ``prior + counts``; the value decreases in ``m``
+        :func:`ambppl.dirichlet_var` of ``prior + counts``; the value is non-increasing in ``m``
         and falls like ``1/m``.
 
     Raises
@@ -748,7 +751,8 @@ def expected_posterior_sd(
     Parameters
     ----------
     counts : array_like of int, shape (items, K) or (K,)
-        Answers so far per category (non-negative whole numbers), ``K >= 2``.
+        Answers so far per category (non-negative whole numbers), ``K >= 2``; a DataArray
+        with a ``"category"`` dimension is read by that name, in either dimension order.
     extra : int or array_like of int, shape (items,)
         The number ``m >= 0`` of answers still to come, for all items or one per item.
     measure : {"amb", "modified"}, default "amb"

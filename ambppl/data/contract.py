@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-def refuse_path(data: Any, how: str, caller: str | None = None) -> None:
+def refuse_path(data: Any, how: str, caller: str | None = None, name: str = "data") -> None:
     """Raise when ``data`` is a path: estimators take annotations already read.
 
     Parameters
@@ -51,7 +51,9 @@ def refuse_path(data: Any, how: str, caller: str | None = None) -> None:
     how : str
         The call (or calls) that read it, with ``{path}`` where the quoted path goes.
     caller : str, optional
-        The estimator's name; without it the message speaks of ``data``.
+        The estimator's name; without it the message speaks of the argument ``name``.
+    name : str, default "data"
+        The argument's name, for the message without ``caller``.
 
     Raises
     ------
@@ -70,7 +72,7 @@ def refuse_path(data: Any, how: str, caller: str | None = None) -> None:
     path = repr(os.fspath(data))
     if caller is None:
         what = (
-            "data must be annotations already read (counts from ambppl.read_annotations, "
+            f"{name} must be annotations already read (counts from ambppl.read_annotations, "
             "answers from ambppl.data.read_long, an array or a DataFrame), but got the path"
         )
     else:
@@ -113,7 +115,7 @@ def refuse_read_options(
         )
 
 
-def as_counts(data: Any) -> xr.DataArray:
+def as_counts(data: Any, name: str = "data") -> xr.DataArray:
     """The counts of the contract for ``data`` (validated; read with the readers' defaults
     where ``data`` is an array or a frame).
 
@@ -122,9 +124,11 @@ def as_counts(data: Any) -> xr.DataArray:
     data : xarray.DataArray, pandas.DataFrame or array-like
         Counts with dims ``("item", "category")`` (as :func:`ambppl.read_annotations`
         returns them), an answers table (:func:`ambppl.data.read_long`), a frame that
-        :func:`ambppl.read_annotations` reads with its defaults, or an array of counts
-        (items x categories; no can't-solve category unless the array is read with
-        ``ambppl.read_annotations(array, cant_solve=...)``).
+        :func:`ambppl.read_annotations` reads with its defaults, or an array (a numpy array,
+        or a nested list or tuple) of counts (items x categories; no can't-solve category
+        unless the array is read with ``ambppl.read_annotations(array, cant_solve=...)``).
+    name : str, default "data"
+        The argument's name in the caller, for messages.
 
     Returns
     -------
@@ -135,7 +139,8 @@ def as_counts(data: Any) -> xr.DataArray:
     Raises
     ------
     TypeError
-        For a path (read it with :func:`ambppl.read_annotations` first).
+        For a path (read it with :func:`ambppl.read_annotations` first), or data of another
+        type (a dict, a number, a list that is not a table of numbers).
     ValueError
         For a DataArray with other dims, counts that are not non-negative whole numbers, no
         items, or ``attrs["cant_solve"]`` naming no category.
@@ -146,6 +151,8 @@ def as_counts(data: Any) -> xr.DataArray:
     >>> counts = as_counts(np.array([[3, 1], [0, 4]]))
     >>> counts.dims, counts.attrs["cant_solve"], counts.values.tolist()
     (('item', 'category'), None, [[3, 1], [0, 4]])
+    >>> as_counts([[3, 1], [0, 4]]).values.tolist()  # a nested list: the same
+    [[3, 1], [0, 4]]
     >>> as_counts("answers.csv")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     TypeError: data must be annotations already read ...('answers.csv', ...)
@@ -153,18 +160,28 @@ def as_counts(data: Any) -> xr.DataArray:
     import pandas as pd
     import xarray as xr
 
-    refuse_path(data, "ambppl.read_annotations({path}, ...)")
+    refuse_path(data, "ambppl.read_annotations({path}, ...)", name=name)
+    expected = (
+        f"{name} must be counts of answers: an xarray.DataArray with dims ('item', "
+        "'category') (as ambppl.read_annotations returns), a pandas.DataFrame that "
+        "ambppl.read_annotations reads, or a numpy array or nested list of counts (items x "
+        "categories)"
+    )
+    if isinstance(data, list | tuple):
+        data = _table_of_numbers(data, expected)
     if isinstance(data, xr.DataArray):
         if tuple(data.dims) != ("item", "category"):
             raise ValueError(
-                "data as a DataArray must be counts with dims ('item', 'category'), but got "
-                f"dims {tuple(data.dims)}"
+                f"{name} as a DataArray must be counts with dims ('item', 'category'), but "
+                f"got dims {tuple(data.dims)}"
             )
         counts = data
     elif isinstance(data, pd.DataFrame) and _is_answers(data):
         counts = _answers_to_counts(data)
-    else:
+    elif isinstance(data, pd.DataFrame | np.ndarray):
         counts = read_annotations(data)
+    else:
+        raise TypeError(f"{expected}, but got {type(data).__name__}")
     values = check_counts(counts.values, "counts")
     if values.shape[0] == 0:
         raise ValueError("counts must have at least one item, but got 0 items")
@@ -179,6 +196,21 @@ def as_counts(data: Any) -> xr.DataArray:
     return xr.DataArray(
         values, dims=("item", "category"), coords=coords, name="counts", attrs=attrs
     )
+
+
+def _table_of_numbers(data: list | tuple, expected: str) -> np.ndarray:
+    """A nested list or tuple of counts as a numpy array; refused (``expected``: what the
+    argument must be) where it is ragged or holds other things than numbers."""
+    try:
+        arr = np.asarray(data)
+    except ValueError:  # ragged rows
+        arr = None
+    if arr is None or arr.dtype == object or arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{expected}, but got a {type(data).__name__} that is not a table of numbers "
+            "(rows of equal length)"
+        )
+    return arr
 
 
 def as_answers(data: Any) -> tuple[pd.DataFrame, xr.DataArray]:

@@ -7,6 +7,7 @@ Every function returns the (possibly converted) value or raises one ``ValueError
 from __future__ import annotations
 
 import numbers
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -119,12 +120,25 @@ def check_cant_solve(cant_solve: Any, n_categories: int) -> int | None:
     return int(cant_solve) % n_categories
 
 
-def check_n_proper(n_proper: int, minimum: int, what: str) -> None:
-    """Raise if there are fewer than ``minimum`` proper categories."""
+def check_n_proper(n_proper: int, minimum: int, what: str, measure: str | None = None) -> None:
+    """Raise if there are fewer than ``minimum`` proper categories.
+
+    ``what`` names the request in Python's words (``"measure='modified'"``); on the command
+    line (:func:`ambppl.internal.messages.say`) the message names ``--measure NAME`` instead,
+    ``NAME`` being ``measure`` or else the measure quoted in ``what``, and ``--cant-solve``.
+    """
     if n_proper < minimum:
+        found = re.search(r"""(?:measure=|\()(['"])(\w+)\1""", what)
+        name = measure or (found.group(2) if found else None)
+        needs = (
+            f"needs at least {minimum} proper categories (besides can't-solve), but got {n_proper}"
+        )
         raise ValueError(
-            f"{what} needs at least {minimum} proper categories (besides can't-solve), "
-            f"but got {n_proper}; pass cant_solve=None if the last category is a proper one"
+            say(
+                f"{what} {needs}; pass cant_solve=None if the last category is a proper one",
+                f"{f'--measure {name}' if name else what} {needs}; leave out --cant-solve if "
+                "the task had no can't-solve answer",
+            )
         )
 
 
@@ -500,8 +514,10 @@ def resolve_cant_solve(
         cannot store: it has none);
         otherwise the documented convention, the last category (``-1``).
     dim : str, optional
-        The DataArray's category dimension; default its last dimension (where the functions
-        without a ``dim=`` keyword read the categories).
+        The DataArray's category dimension; default its ``"category"`` dimension where it has
+        one (which must then be its last: the functions without a ``dim=`` keyword read the
+        categories on the last axis; :func:`categories_last` puts it there), else its last
+        dimension.
     name : str, default "data"
         The argument's name, for messages.
 
@@ -517,7 +533,9 @@ def resolve_cant_solve(
     ValueError
         For a string other than ``"auto"`` (:class:`CantSolveOptionError`, also a
         ``TypeError``); for an ``attrs["cant_solve"]`` label that is not among the labels of
-        ``dim``; for an explicit position or None that contradicts ``attrs["cant_solve"]``.
+        ``dim``; for an explicit position or None that contradicts ``attrs["cant_solve"]``;
+        without ``dim``, for a ``"category"`` dimension that is not the last (the caller
+        would read another dimension as the categories).
     """
     if isinstance(cant_solve, str) and cant_solve != "auto":
         raise CantSolveOptionError(
@@ -536,7 +554,13 @@ def resolve_cant_solve(
         return -1 if isinstance(cant_solve, str) else cant_solve  # the callers refuse it
     label = attrs.get("cant_solve")
     if dim is None:
-        dim = data.dims[-1]
+        dim = "category" if "category" in data.dims else data.dims[-1]
+        if dim != data.dims[-1]:
+            raise ValueError(
+                f"{name} must have its categories on the last axis, but its 'category' "
+                f"dimension is not last (dims {tuple(data.dims)}); pass "
+                f"{name}.transpose(..., 'category')"
+            )
     labels = [str(c) for c in np.asarray(data[dim].values).tolist()]
     if label is None:
         position = None
@@ -561,6 +585,30 @@ def resolve_cant_solve(
             "labelled wrongly"
         )
     return position
+
+
+def categories_last(data: Any) -> Any:
+    """``data`` with its ``"category"`` dimension last, where it is an
+    :class:`xarray.DataArray` that has one (its ``attrs`` kept); anything else as it is.
+
+    The functions that read the categories on the last axis of an array call it first, so
+    that labelled counts are read by the dimension's name: a DataArray with dims
+    ``("category", "item")`` is the same data as its transpose.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> counts = xr.DataArray([[3, 0], [1, 4]], dims=("category", "item"))
+    >>> categories_last(counts).dims
+    ('item', 'category')
+    >>> categories_last([[3, 1], [0, 4]])
+    [[3, 1], [0, 4]]
+    """
+    cls = type(data)
+    labelled = cls.__name__ == "DataArray" and cls.__module__.startswith("xarray")
+    if labelled and "category" in data.dims and data.dims[-1] != "category":
+        return data.transpose(..., "category")
+    return data
 
 
 def check_item_counts(counts: Any) -> tuple[np.ndarray, bool]:

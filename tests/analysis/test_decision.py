@@ -218,3 +218,58 @@ def test_bad_input(kwargs, error, match) -> None:
         expected_correct_decision(counts, extra, **args)
     with pytest.raises(error, match=match):
         decision_gain(counts, extra, **args)
+
+
+def test_no_items_give_an_empty_gain() -> None:
+    # decision_gain raised "ufunc 'invert' not supported" where g itself is empty
+    for counts in (np.zeros((0, 3), dtype=int), np.zeros((0, 2), dtype=int)):
+        kw = {"cant_solve": None} if counts.shape[1] == 2 else {}
+        for method in (None, "exact", "beta"):
+            if method == "beta" and counts.shape[1] == 2:
+                continue
+            g = expected_correct_decision(counts, 2, method=method, **kw)
+            gain = decision_gain(counts, 2, method=method, **kw)
+            assert g.shape == gain.shape == (0,) and gain.dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    ("counts", "extra", "kw", "words"),
+    [
+        # two proper classes and can't-solve, method "exact": 200 us per vector
+        ([3, 1, 0], 2000, {"method": "exact"}, "about 200 us each on the exact route with a"),
+        # five categories (can't-solve last): the Beta route, 30 us per vector; the message
+        # said "200 us each on the exact route" for every route
+        (
+            np.arange(3000).reshape(600, 5) % 7,
+            23,
+            {},
+            "about 30 us each on the Beta route\\)",
+        ),
+        # two categories without can't-solve, method "exact": 30 us per vector
+        (
+            np.arange(2000).reshape(1000, 2) % 9,
+            3000,
+            {"cant_solve": None, "method": "exact"},
+            "about 30 us each on the exact route without a can't-solve category\\)",
+        ),
+    ],
+)
+def test_time_refusal_names_the_route_taken(counts, extra, kw, words) -> None:
+    with pytest.raises(ValueError, match=r"^extra=\d+: .* new count vectors .*" + words):
+        expected_correct_decision(counts, extra, **kw)
+
+
+def test_method_exact_is_guarded_as_documented() -> None:
+    """The docstring said "exact" enumerates "whatever the size"; the time and memory
+    guards refuse large requests before any work, as it now says."""
+    with pytest.raises(ValueError, match=r"^extra=2000: .* would take about .*limit is 60 s"):
+        expected_correct_decision([3, 1, 0], 2000, method="exact")
+    with pytest.raises(ValueError, match=r"would need about .* of memory"):
+        expected_correct_decision([3, 1, 0], 10**5, method="exact")
+    doc = " ".join(expected_correct_decision.__doc__.split())
+    assert "whatever the size" not in doc
+    assert "``extra=2000`` for one item, 2e6 vectors, is refused as too slow" in doc
+    assert "``extra=10**5``, 5e9 vectors, as too large for memory" in doc
+    raises = doc.split("Raises ------")[1].split("Notes ----")[0]
+    assert "more memory than allowed (80% of the memory available" in raises
+    assert "about a minute" in raises

@@ -932,3 +932,70 @@ def test_n_hyper_has_one_message(n_hyper, exc, prior):
     ):
         with pytest.raises(exc, match=match):
             call()
+
+
+# ------------------------------------------------ max_extra, plan's counts, the Notes' numbers
+@pytest.mark.parametrize("max_extra", [2**53, 2**62, 2**64, 1e300])
+def test_answers_needed_refuses_max_extra_from_2_53(max_extra):
+    # 2**64 raised an OverflowError from numpy; 2**62 returned 151360544217687057, a number of
+    # answers that expected_posterior_sd then refuses (at least 2**53)
+    with pytest.raises(ValueError, match=r"^max_extra must be below 2\*\*53 = 9\.0e15 .* but got"):
+        answers_needed([[3, 1, 0]], target_sd=1e-9, max_extra=max_extra)
+    # just below: taken (the answer is reachable and a valid number of answers)
+    got = answers_needed([[3, 1, 0]], target_sd=1e-6, max_extra=2**53 - 1)
+    assert 0 < got[0] < 2**53
+    assert expected_posterior_sd([3, 1, 0], int(got[0])) <= 1e-6
+
+
+def test_plan_takes_a_nested_list_of_counts():
+    counts = [[3, 1, 0], [0, 0, 4]]
+    expected = plan(np.array(counts), 5)
+    pd.testing.assert_frame_equal(plan(counts, 5), expected)
+    pd.testing.assert_frame_equal(plan(tuple(map(tuple, counts)), 5), expected)
+    assert expected["extra"].sum() == 5
+
+
+@pytest.mark.parametrize(
+    ("counts", "got"),
+    [
+        ({"a": [1, 2]}, "but got dict$"),
+        (3, "but got int$"),
+        ([[1, 2], [3]], "but got a list that is not a table of numbers"),
+        ([["yes", "no"]], "but got a list that is not a table of numbers"),
+    ],
+)
+def test_plan_refuses_other_types_naming_counts(counts, got):
+    with pytest.raises(TypeError, match=r"^counts must be counts of answers: .*" + got) as info:
+        plan(counts, 5)
+    assert "path" not in str(info.value)  # plan refuses paths: it does not suggest one
+    with pytest.raises(TypeError, match=r"^counts must be annotations already read .* 'a\.csv'"):
+        plan("a.csv", 5)
+
+
+def _second_difference(counts, **kw):
+    f = expected_posterior_var(np.tile(counts, (3, 1)), [0, 1, 2], **kw)
+    return (f[0] - 2 * f[1] + f[2]) / f[0]
+
+
+def test_the_notes_convexity_numbers_are_the_computed_ones():
+    """next_batch's Notes give f(0) - 2 f(1) + f(2) for a can't-solve category and 3 proper
+    categories at prior 1: convex (+0.0084 f(0)) for the default measure "amb", not convex
+    (-0.036 f(0)) for "modified" (they said -0.036 for the default)."""
+    amb = _second_difference([0, 0, 0, 0], cant_solve=3)
+    modified = _second_difference([0, 0, 0, 0], cant_solve=3, measure="modified")
+    assert amb == pytest.approx(0.0084, abs=5e-5) and modified == pytest.approx(-0.0356, abs=5e-5)
+    notes = " ".join(next_batch.__doc__.split("Why not plain greedy")[1].split()[:200])
+    assert "+0.0084 f(0)" in notes and '``measure="amb"`` is convex' in notes
+    assert '``measure="modified"`` is not (``-0.036 f(0)``)' in notes
+    # answers_needed's Notes: non-increasing, not strictly decreasing (f(1) = f(0) here)
+    sd = expected_posterior_sd(np.zeros((2, 3), dtype=int), [0, 1], cant_solve=None)
+    assert sd[1] == pytest.approx(sd[0], rel=1e-13)
+    needed = " ".join(answers_needed.__doc__.split("Notes\n    -----")[1].split())
+    assert "is non-increasing in ``m``" in needed and "decreases strictly" not in needed
+
+
+def test_decision_budget_message_in_python_words():
+    with pytest.raises(
+        ValueError, match=r"pass a budget of at most 3e\+07, or objective='variance'$"
+    ):
+        next_batch([[3, 1], [0, 4], [2, 2]], 3 * 10**7 + 1, objective="decision", cant_solve=None)

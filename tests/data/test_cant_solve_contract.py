@@ -415,3 +415,76 @@ def test_an_answers_table_whose_can_t_solve_names_no_category_is_refused():
     answers.attrs["cant_solve"] = "skip"
     with pytest.raises(ValueError, match=r"answers.attrs\['cant_solve'\] must be one of the "):
         as_answers(answers)
+
+
+# ------------------------------------------------- (e) labelled counts in any dimension order
+#: The functions that read counts of items: a DataArray with dims ("category", "item") is
+#: the same data as its transpose (they took the last axis, the items, as the categories).
+ITEM_FUNCTIONS = [
+    "expected_posterior_var",
+    "expected_posterior_sd",
+    "answers_needed",
+    "next_batch",
+    "next_batch_decision",
+    "expected_correct_decision",
+    "decision_gain",
+]
+
+
+@pytest.mark.parametrize("name", ITEM_FUNCTIONS)
+@pytest.mark.parametrize("which", ["report", "first"])
+def test_transposed_labelled_counts_are_read_by_the_category_name(name, which):
+    if which == "report":  # the counts of the report: can't-solve label '2', item ids 0..3
+        counts = ambppl.read_annotations(
+            np.array([[0, 3, 1], [4, 0, 0], [1, 1, 1], [2, 2, 0]]), cant_solve=2
+        )
+        bare = dict(cant_solve=2)
+    else:
+        counts, bare = _labelled_first(), dict(cant_solve=0)
+    flipped = counts.transpose("category", "item")
+    want = _values(name, counts)
+    assert want.shape == (counts.sizes["item"],)
+    np.testing.assert_array_equal(_values(name, flipped), want)
+    np.testing.assert_array_equal(_values(name, counts.values, **bare), want)
+    # an explicit position is one along the categories, in either order
+    np.testing.assert_array_equal(_values(name, flipped, **bare), want)
+
+
+@pytest.mark.parametrize("name", ITEM_FUNCTIONS)
+def test_transposed_counts_name_the_category_dimension_in_messages(name):
+    broken = _labelled_first().transpose("category", "item").assign_attrs(cant_solve="cs")
+    with pytest.raises(
+        ValueError,
+        match=r"attrs\['cant_solve'\] must be one of the labels of its 'category' dimension "
+        r"\['\?', 'a', 'b'\] or None, but got 'cs'",
+    ):
+        _values(name, broken)
+
+
+@pytest.mark.parametrize("name", ITEM_FUNCTIONS)
+def test_two_unnamed_dimensions_keep_the_positional_reading(name):
+    """Without a 'category' dimension a DataArray's last axis holds the categories."""
+    plain = xr.DataArray(FIRST, dims=("row", "col"), attrs={"cant_solve": None})
+    np.testing.assert_array_equal(_values(name, plain), _values(name, FIRST, cant_solve=None))
+    plain.attrs["cant_solve"] = 2  # a label of the last dimension (positions 0..2 there)
+    np.testing.assert_array_equal(_values(name, plain), _values(name, FIRST, cant_solve=-1))
+
+
+def test_resolver_reads_the_category_dimension_by_name():
+    first = _labelled_first()
+    # the item ids 10..13 are not the labels: only the 'category' dimension holds them
+    numbered = first.assign_coords(item=["?", "x", "y", "z"])
+    assert resolve_cant_solve(numbered, "auto") == 0
+    # a function that reads the last axis is told to put the categories there, not given a
+    # position along the items
+    with pytest.raises(
+        ValueError,
+        match=r"counts must have its categories on the last axis, but its 'category' "
+        r"dimension is not last \(dims \('category', 'item'\)\); pass "
+        r"counts.transpose\(\.\.\., 'category'\)",
+    ):
+        resolve_cant_solve(numbered.transpose(), "auto", name="counts")
+    assert resolve_cant_solve(numbered.transpose(), "auto", dim="category") == 0
+    # a DataArray without a 'category' dimension: its last one, as before
+    plain = xr.DataArray(FIRST, dims=("row", "col"), coords={"col": FIRST_LABELS})
+    assert resolve_cant_solve(plain.assign_attrs(cant_solve="?"), "auto") == 0
