@@ -550,17 +550,18 @@ def resolve_cant_solve(
     # leaves out attributes that are None (ambppl.fit's _storable_attrs), so a reloaded count
     # array with the readers' marks and no "cant_solve" had none.
     stored = {"source", "format"} <= set(attrs) or bool(attrs.get(NO_CANT_SOLVE))
+    if labelled and dim is None and "category" in data.dims and data.dims[-1] != "category":
+        # with or without attrs: the caller reads the categories on the last axis
+        raise ValueError(
+            f"{name} must have its categories on the last axis, but its 'category' "
+            f"dimension is not last (dims {tuple(data.dims)}); pass "
+            f"{name}.transpose(..., 'category')"
+        )
     if not labelled or not ("cant_solve" in attrs or stored) or data.ndim == 0:  # a scalar:
         return -1 if isinstance(cant_solve, str) else cant_solve  # the callers refuse it
     label = attrs.get("cant_solve")
     if dim is None:
         dim = "category" if "category" in data.dims else data.dims[-1]
-        if dim != data.dims[-1]:
-            raise ValueError(
-                f"{name} must have its categories on the last axis, but its 'category' "
-                f"dimension is not last (dims {tuple(data.dims)}); pass "
-                f"{name}.transpose(..., 'category')"
-            )
     labels = [str(c) for c in np.asarray(data[dim].values).tolist()]
     if label is None:
         position = None

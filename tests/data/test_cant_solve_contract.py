@@ -488,3 +488,15 @@ def test_resolver_reads_the_category_dimension_by_name():
     # a DataArray without a 'category' dimension: its last one, as before
     plain = xr.DataArray(FIRST, dims=("row", "col"), coords={"col": FIRST_LABELS})
     assert resolve_cant_solve(plain.assign_attrs(cant_solve="?"), "auto") == 0
+
+
+@pytest.mark.parametrize(
+    "name", ["ambiguity_posterior", "approximate_distribution", "dirichlet_moments"]
+)
+def test_functions_of_the_last_axis_refuse_transposed_labelled_input_without_attrs(name):
+    """A DataArray built by hand (no attrs['cant_solve']) with dims ("category", "item") had
+    its items read as categories by the functions that read the last axis; they refuse it."""
+    alpha = xr.DataArray(np.array([[3.0, 1.0, 1.0], [1.0, 4.0, 1.0]]), dims=("item", "category"))
+    with pytest.raises(ValueError, match=r"alpha must have its categories on the last axis"):
+        getattr(ambppl, name)(alpha.transpose("category", "item"))
+    getattr(ambppl, name)(alpha)  # the same values, categories last: read
