@@ -96,6 +96,35 @@ def _extreme(diag: Mapping[str, Mapping[str, np.ndarray]], key: str, pick: Any) 
     return float(pick(values)) if values.size else float("nan")
 
 
+#: The diagnostics of the record whose extreme :func:`check_convergence` locates
+#: (``record["extremes_at"]``), with the end that is worst.
+EXTREMES = (("r_hat", "largest"), ("ess_bulk", "smallest"), ("ess_tail", "smallest"))
+
+
+def _extremes_at(posterior: Any, diag: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, str]:
+    """The parameter (``name[coord]``) that holds the record's extreme of each diagnostic of
+    :data:`EXTREMES`: the largest R-hat, the smallest bulk and tail ESS (NaN left out, the
+    first variable in order on a tie); a diagnostic known for no scalar is left out."""
+    out = {}
+    for key, end in EXTREMES:
+        best: tuple[float, str, tuple[int, ...]] | None = None
+        for name, d in diag.items():
+            if key not in d:
+                continue
+            values = np.asarray(d[key], dtype=float)
+            flat = np.atleast_1d(values).ravel()
+            if np.isnan(flat).all():
+                continue
+            signed = flat if end == "largest" else -flat
+            i = int(np.nanargmax(signed))
+            if best is None or signed[i] > best[0]:
+                index = tuple(int(j) for j in np.unravel_index(i, np.shape(values)))
+                best = (float(signed[i]), name, index)
+        if best is not None:
+            out[key] = _label(best[1], posterior[best[1]], best[2])
+    return out
+
+
 def convergence_severity(diag: Mapping[str, np.ndarray]) -> np.ndarray:
     """How far each scalar is from :data:`CONVERGENCE`: the largest of ``(R-hat - 1) /
     0.01``, ``400 / bulk ESS`` and ``400 / tail ESS`` (above 1: missed); NaN where no
@@ -410,8 +439,10 @@ def check_convergence(
         ``ess_tail`` (smallest), ``divergences``, ``passed``, ``failed`` (the limits missed)
         and ``worst``: the :data:`N_WORST` parameters furthest from the standard over every
         checked variable (:func:`worst_parameters`: name such as ``"sigma_item[yes]"``, its
-        R-hat and ESS); with fewer than 4 draws ``variables``, ``chains``, ``draws``,
-        ``passed=False`` and a ``reason`` only. Also
+        R-hat and ESS; furthest by the largest ratio to a limit, so the first need not hold
+        the largest R-hat or the smallest ESS), and ``extremes_at``: the parameter that
+        holds each of ``r_hat``, ``ess_bulk`` and ``ess_tail``; with fewer than 4 draws
+        ``variables``, ``chains``, ``draws``, ``passed=False`` and a ``reason`` only. Also
         stored as JSON in ``tree.attrs["convergence"]``. The extremes are over every scalar
         of every checked variable, whatever their order: a scalar with a non-finite draw
         counts as R-hat inf and ESS 0 (missed), one whose diagnostic is unknown (a constant)
@@ -491,6 +522,7 @@ def check_convergence(
             {k: w[k] for k in ("parameter", "variable", "index", "r_hat", "ess_bulk", "ess_tail")}
             for w in worst_parameters(post, diag)
         ]
+        record["extremes_at"] = _extremes_at(post, diag)
     tree.attrs["convergence"] = json.dumps(record)
     if not record["passed"]:
         model = model or tree.attrs.get("model")
@@ -539,6 +571,38 @@ def stored_record(result: Any) -> dict[str, Any] | None:
         return {"passed": False, "failed": ["unreadable"], "reason": f"unreadable record {raw!r}"}
 
 
+#: The words of each diagnostic in a message.
+DIAGNOSTIC_WORDS = {"r_hat": "R-hat", "ess_bulk": "bulk ESS", "ess_tail": "tail ESS"}
+
+
+def _named_worst(record: Mapping[str, Any]) -> str:
+    """The worst parameter of a record in words (empty without one). It is the furthest from
+    the standard by its largest ratio to a limit (:func:`worst_parameters`), so a missed
+    limit's extreme may belong to another parameter (a larger R-hat where the worst one has
+    the smaller ESS): each such extreme is named with its parameter, from
+    ``record["extremes_at"]`` (records written before it existed go without)."""
+    worst = record.get("worst") or []
+    if not worst:
+        return ""
+    first = worst[0]
+    words = (
+        f"worst parameter {describe_parameter(first)}, the furthest from the standard by its "
+        "largest ratio to a limit"
+    )
+    failed = record.get("failed") or []
+    at = record.get("extremes_at") or {}
+    for key, end in EXTREMES:
+        where = at.get(key)
+        if key not in failed or not where or where == first.get("parameter"):
+            continue
+        value = record.get(key)
+        number = ""
+        if isinstance(value, (int, float)):
+            number = f" ({value:.3f})" if key == "r_hat" else f" ({value:.0f})"
+        words += f"; the {end} {DIAGNOSTIC_WORDS[key]}{number} is {where}'s"
+    return words
+
+
 def convergence_message(
     record: Mapping[str, Any],
     *,
@@ -574,14 +638,13 @@ def convergence_message(
     ...                      "ess_tail": 800.0}]}
     >>> print(convergence_message(record, command_line=True))  # doctest: +ELLIPSIS
     the fit missed the convergence standard (R-hat <= 1.01, bulk and tail ESS >= 400, no
-    divergences): worst parameter kappa (R-hat 1.004, bulk ESS 900, tail ESS 800); ...
+    divergences): worst parameter kappa (R-hat 1.004, bulk ESS 900, tail ESS 800), the
+    furthest from the standard by its largest ratio to a limit; over all parameters ...
     3 divergent transitions: ... raise target_accept (--target-accept 0.95) ...
     """
-    shown = {k: v for k, v in record.items() if k not in ("variables", "worst")}
-    worst = record.get("worst") or []
-    # the worst parameter by the three limits together; the record's extremes may belong to
-    # other parameters (a smaller ESS elsewhere), so they are labelled as over all of them
-    named = f"worst parameter {describe_parameter(worst[0])}; over all parameters " if worst else ""
+    shown = {k: v for k, v in record.items() if k not in ("variables", "worst", "extremes_at")}
+    named = _named_worst(record)
+    named = f"{named}; over all parameters " if named else ""
     advice = convergence_advice(record, command_line=command_line, model=model)
     return (
         f"{what} missed the convergence standard (R-hat <= 1.01, bulk and tail ESS >= 400, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -159,6 +160,27 @@ def _too_few_draws(fitted: Fitted) -> str:
         f"the fit must hold {held.format('--chains x --draws')}; --method map gives one "
         f"point, no draws: fit with --method {command} for draws to check",
     )
+
+
+def measure_list(measures: Any, available: tuple[str, ...]) -> list[Any] | None:
+    """``measures=`` of a check as a list (None stays None: every available measure): one
+    name, or a non-empty sequence of names; a clear TypeError or ValueError otherwise."""
+    if measures is None:
+        return None
+    if isinstance(measures, str):
+        return [measures]
+    if isinstance(measures, bytes) or not isinstance(measures, Iterable):
+        raise TypeError(
+            f"measures must be a measure name or a sequence of them (among "
+            f"{', '.join(available)}), but got {measures!r}"
+        )
+    out = list(measures)
+    if not out:
+        raise ValueError(
+            f"measures must name at least one measure (among {', '.join(available)}), or be "
+            "None for all of them, but got an empty sequence"
+        )
+    return out
 
 
 def check_alpha_level(alpha: Any) -> float:

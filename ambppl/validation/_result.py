@@ -32,8 +32,14 @@ class ValidationResult:
     Attributes
     ----------
     check : str
-        Name of the check (``"moments"``, ``"density"``, ``"predictive"``, ``"sbc"``,
-        ``"reference_cases"``).
+        Name of the check: ``"moments"`` (:func:`~ambppl.validation.check_moments`),
+        ``"density"`` (:func:`~ambppl.validation.check_density`), ``"predictive"``
+        (:func:`~ambppl.validation.check_predictive`), ``"sbc"``
+        (:func:`~ambppl.validation.sbc`), ``"reference"``
+        (:func:`~ambppl.validation.check_reference`, one case), ``"reference_cases"``
+        (:func:`~ambppl.validation.run_reference_cases`, all of them) or ``"convergence"``
+        (the convergence record of a NUTS fit, in ``FitCheck.checks`` of
+        :func:`~ambppl.validation.check_fit`).
     passed : bool
         True when the family-wise test did not reject at level ``level``. ``bool(result)`` is
         the same.

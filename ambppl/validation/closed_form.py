@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ambppl.inference.catalog import get_model
+from ambppl.internal.messages import say
 from ambppl.maths.measures import measure_name, measures_for
 from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 from ambppl.validation._draws import (
@@ -15,6 +16,7 @@ from ambppl.validation._draws import (
     Fitted,
     check_alpha_level,
     check_mcse,
+    measure_list,
     read_fit,
     series_mcse,
     unseen_items,
@@ -77,12 +79,13 @@ def check_moments(
     Raises
     ------
     TypeError
-        If ``result`` is not a DataTree.
+        If ``result`` is not a DataTree, or ``measures`` is neither a name nor a sequence of
+        names.
     ValueError
         If the result's model has no closed form (no fixed prior and no hyperparameter
-        draws the model turns into a Dirichlet concentration), a measure is unknown or has
-        no closed form, ``alpha`` is not in (0, 1), ``mcse`` is unknown, or the result holds
-        fewer than 100 draws.
+        draws the model turns into a Dirichlet concentration), ``measures`` is empty, a
+        measure is unknown or has no closed form, ``alpha`` is not in (0, 1), ``mcse`` is
+        unknown, or the result holds fewer than 100 draws.
 
     Notes
     -----
@@ -178,12 +181,11 @@ def _measures(measures: Sequence[str] | str | None, n_proper: int) -> tuple[str,
     """The measures to check: given, or every measure with a closed form for ``n_proper``."""
 
     available = tuple(m for m in measures_for(n_proper) if m in MOMENTS)
-    if measures is None:
+    given = measure_list(measures, available)
+    if given is None:
         return available
-    if isinstance(measures, str):
-        measures = [measures]
     out = []
-    for m in measures:
+    for m in given:
         name = measure_name(m)
         if name not in available:
             raise ValueError(
@@ -274,11 +276,34 @@ def _reference(fitted: Fitted) -> _Marginal | _Conditional:
     if conc is not None:
         return _Conditional(fitted, conc)
     raise NotApplicable(
-        f"result must come from a model with closed-form posterior moments (a fixed Dirichlet "
-        f"prior, or hyperparameters the model turns into one), but model "
-        f"{fitted.model!r} (method {fitted.method!r}) records neither a prior nor such "
-        f"hyperparameters; validate it with ambppl.validation.sbc or check_predictive instead"
+        say(
+            f"result must come from a model with closed-form posterior moments (a fixed "
+            f"Dirichlet prior, or hyperparameters the model turns into one), but model "
+            f"{fitted.model!r} (method {fitted.method!r}) records neither a prior nor such "
+            f"hyperparameters; {SBC_PYTHON}",
+            f"the closed-form moments need a fixed Dirichlet prior or hyperparameters the "
+            f"model turns into one, but model {fitted.model!r} (--method {fitted.method}) has "
+            f"neither; {SBC_COMMAND_LINE}",
+        )
     )
+
+
+#: What checks a fit without closed forms, in Python and on the command line (which has no
+#: command for it): simulation-based calibration applies to every catalog model and method.
+SBC_PYTHON = (
+    "ambppl.validation.sbc checks any catalog model and method by simulation-based calibration"
+)
+SBC_COMMAND_LINE = (
+    "no check of this command replaces them (simulation-based calibration does, in Python: "
+    "ambppl.validation.sbc)"
+)
+
+
+def has_conditional_moments(fitted: Fitted) -> bool:
+    """Whether :func:`check_moments` tests the draws of a fit without a fixed prior
+    conditionally on its hyperparameters (the model turns their draws into a Dirichlet
+    concentration)."""
+    return fitted.prior is None and _hyper_concentration(fitted) is not None
 
 
 def _hyper_concentration(fitted: Fitted) -> np.ndarray | None:

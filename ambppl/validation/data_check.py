@@ -12,7 +12,7 @@ from typing import Any
 
 from ambppl.inference.catalog import get_model
 from ambppl.inference.fitting import fit_with_progress
-from ambppl.validation.fit_check import FitCheck, check_fit
+from ambppl.validation.fit_check import FitCheck, _check_options, check_fit
 
 __all__ = ["validate"]
 
@@ -85,10 +85,11 @@ def validate(
     ------
     ValueError
         For an unknown model or method, bad data or settings (as :func:`ambppl.fit` and
-        :func:`ambppl.validation.check_fit`).
+        :func:`ambppl.validation.check_fit`). The options of the checks (``alpha``,
+        ``answers``, ``random_seed``, ``compare``, ``progress``) are checked before the fit.
     TypeError
-        For a path or reader options instead of data already read, or ``answers`` that is
-        not a DataFrame.
+        For a path or reader options instead of data already read, or options of the wrong
+        type (``answers`` that is not a DataFrame, ``compare`` that is not a bool, ...).
 
     Examples
     --------
@@ -101,8 +102,19 @@ def validate(
     >>> check.passed, check.model, check.method
     (True, 'dirichlet_categorical', 'exact')
     """
+    # every option of the checks is checked before the fit, which may take minutes
+    alpha, random_seed, _, _, progress = _check_options(
+        alpha=alpha,
+        answers=answers,
+        random_seed=random_seed,
+        compare=compare,
+        draws=None,
+        chains=None,
+        progress=progress,
+    )
     say = progress or (lambda message: None)
-    method = method or next(iter(get_model(model).info["methods"]))
+    if method is None:  # "" is no method: ambppl.fit names the model's methods
+        method = next(iter(get_model(model).info["methods"]))
     columns = getattr(data, "columns", None)
     if answers is None and columns is not None and ANSWER_COLUMNS <= set(columns):
         answers = data

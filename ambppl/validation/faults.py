@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ambppl.internal.checks import check_option
+from ambppl.internal.checks import check_option, check_random_seed
 from ambppl.maths.measures import VARIABLES, evaluate
 from ambppl.validation._draws import read_fit
 
@@ -50,9 +50,11 @@ def wrong_posterior(result: Any, fault: str, *, random_seed: Any = None) -> Any:
     Raises
     ------
     ValueError
-        For an unknown fault, or a result without a fixed prior or without ``q``.
+        For an unknown fault, a negative ``random_seed``, or a result without a fixed prior
+        or without ``q``.
     TypeError
-        If ``result`` is not a DataTree.
+        If ``result`` is not a DataTree, or ``random_seed`` is not an int, a Generator or
+        None.
 
     Notes
     -----
@@ -75,6 +77,7 @@ def wrong_posterior(result: Any, fault: str, *, random_seed: Any = None) -> Any:
     False
     """
     fault = check_option(fault, tuple(FAULTS), "fault")
+    random_seed = check_random_seed(random_seed)
     fitted = read_fit(result)
     posterior = result["posterior"].to_dataset()
     if fitted.prior is None or "q" not in posterior:

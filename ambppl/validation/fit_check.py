@@ -22,7 +22,12 @@ from ambppl.data.readers import read_long
 from ambppl.inference.catalog import get_model
 from ambppl.inference.convergence import ConvergenceWarning, convergence_message, stored_record
 from ambppl.inference.fitting import fit
-from ambppl.internal.checks import check_positive_int, check_prob
+from ambppl.internal.checks import (
+    check_positive_int,
+    check_prob,
+    check_progress,
+    check_random_seed,
+)
 from ambppl.internal.resultdata import check_fit_tree, constant
 from ambppl.validation._result import NotApplicable, ValidationResult
 from ambppl.validation.closed_form import check_moments
@@ -120,12 +125,18 @@ class FitCheck:
     passed : bool
         True when at least one check ran, every check that ran passed and none stopped with
         an error (``bool(check)`` is the same); False where no check applies (a point, too
-        few draws): nothing was validated.
+        few draws): nothing was validated. Where only ``convergence`` ran (a NUTS fit of a
+        model no check of the draws applies to, e.g. ``dawid_skene``) True says that the
+        sampler met the convergence standard, not that the posterior was checked:
+        :attr:`FitCheck.posterior_checks` is empty and :attr:`FitCheck.verdict` says
+        "passed convergence only".
     level : float
         The false-alarm rate ``alpha`` of each check.
     checks : dict of str to ValidationResult
         The checks that ran, by name (``"moments"``, ``"density"``, ``"predictive"``,
-        ``"convergence"``); ``check["predictive"]`` is the same.
+        ``"convergence"``); ``check["predictive"]`` is the same. For a check that did not
+        run, ``check[name]`` raises ``KeyError`` saying why: its error, its reason for
+        being skipped, or (``convergence``) that no NUTS ran.
     skipped : dict of str to str
         The checks that do not apply to this fit, with the reason.
     errors : dict of str to str
@@ -194,13 +205,36 @@ class FitCheck:
     def __getitem__(self, name: str) -> ValidationResult:
         if name in self.checks:
             return self.checks[name]
+        if name in self.errors:
+            raise KeyError(
+                f"the {name!r} check stopped with an error (a failure), so it has no result: "
+                f"{self.errors[name]}"
+            )
         if name in self.skipped:
             raise KeyError(f"the {name!r} check was skipped: {self.skipped[name]}")
+        if name == "convergence":
+            raise KeyError(
+                f"the 'convergence' check did not run: it reads the convergence record of a "
+                f"NUTS fit, and this {self.method} fit has none"
+            )
         raise KeyError(f"no check named {name!r}; the checks are {', '.join(CHECKS)}")
 
     @property
+    def posterior_checks(self) -> list[str]:
+        """The checks that ran on the draws themselves (``moments``, ``density``,
+        ``predictive``): empty where only ``convergence`` ran, which says the sampler mixed,
+        not that its draws are right."""
+        return [name for name in self.checks if name != "convergence"]
+
+    @property
     def verdict(self) -> str:
-        """One sentence: passed, which checks failed, or that nothing was checked."""
+        """One sentence: passed (and what was checked), which checks failed, or that nothing
+        was checked."""
+        if self.passed and not self.posterior_checks:
+            return (
+                f"{self.model} ({self.method}): passed convergence only; no check of the "
+                f"posterior applies to this fit (skipped: {', '.join(self.skipped)})"
+            )
         if self.passed:
             return f"{self.model} ({self.method}): every check passed ({', '.join(self.checks)})"
         if not self.checks and not self.errors:
@@ -515,6 +549,38 @@ def _suggest(
 # --------------------------------------------------------------------------- the function
 
 
+def _check_options(
+    *,
+    alpha: Any,
+    answers: Any,
+    random_seed: Any,
+    compare: Any,
+    draws: Any,
+    chains: Any,
+    progress: Any,
+) -> tuple[float, Any, int | None, int | None, Callable[[str], None] | None]:
+    """The options of :func:`check_fit` (and of :func:`ambppl.validation.validate`, before it
+    fits), checked: ``(alpha, random_seed, draws, chains, progress)``; one TypeError or
+    ValueError naming the first bad one."""
+    import pandas as pd
+
+    alpha = check_prob(alpha, "alpha")
+    if answers is not None and not isinstance(answers, pd.DataFrame):
+        raise TypeError(
+            "answers must be a pandas.DataFrame with columns item, rater, label (one row per "
+            f"answer, as ambppl.data.read_long returns), but got {type(answers).__name__}"
+        )
+    random_seed = check_random_seed(random_seed)
+    if not isinstance(compare, (bool, np.bool_)):
+        raise TypeError(f"compare must be True or False, but got {compare!r}")
+    if draws is not None:
+        draws = check_positive_int(draws, "draws")
+    if chains is not None:
+        chains = check_positive_int(chains, "chains")
+    progress = check_progress(progress)
+    return alpha, random_seed, draws, chains, progress
+
+
 def check_fit(
     result: xr.DataTree,
     *,
@@ -576,10 +642,13 @@ def check_fit(
     Raises
     ------
     TypeError
-        If ``result`` is not a DataTree, or ``answers`` is not a DataFrame.
+        If ``result`` is not a DataTree, ``answers`` is not a DataFrame, ``random_seed`` is
+        not an int, Generator or None, ``compare`` is not a bool, ``progress`` is not
+        callable, or ``draws``/``chains`` are not integers.
     ValueError
         If ``result`` is not a fit result (no ``posterior`` or ``observed_data``), or
-        ``alpha`` is outside (0, 1), or ``draws``/``chains`` are not positive integers.
+        ``alpha`` is outside (0, 1), ``random_seed`` is negative, or ``draws``/``chains``
+        are not positive.
 
     Notes
     -----
@@ -616,16 +685,15 @@ def check_fit(
     import pandas as pd
 
     check_fit_tree(result)
-    alpha = check_prob(alpha, "alpha")
-    if answers is not None and not isinstance(answers, pd.DataFrame):
-        raise TypeError(
-            "answers must be a pandas.DataFrame with columns item, rater, label (one row per "
-            f"answer, as ambppl.data.read_long returns), but got {type(answers).__name__}"
-        )
-    if draws is not None:
-        draws = check_positive_int(draws, "draws")
-    if chains is not None:
-        chains = check_positive_int(chains, "chains")
+    alpha, random_seed, draws, chains, progress = _check_options(
+        alpha=alpha,
+        answers=answers,
+        random_seed=random_seed,
+        compare=compare,
+        draws=draws,
+        chains=chains,
+        progress=progress,
+    )
     attrs = {**result["posterior"].attrs, **result.attrs}
     model = str(attrs.get("model", "unknown"))
     method = str(attrs.get("method", "unknown"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -580,12 +581,17 @@ def check_predictive(
     Raises
     ------
     TypeError
-        If ``result`` is not a DataTree.
+        If ``result`` is not a DataTree, or ``replicates`` is not an integer or None.
     ValueError
         For an unknown statistic (the message lists the allowed names), ``alpha`` outside
         (0, 1), an unknown ``kind``, ``replicates`` below 20, a result without
-        ``posterior["q"]`` or counts, or with fewer than two answered items; for
-        ``kind="mixed"`` a result whose population distribution cannot be read.
+        ``posterior["q"]`` or counts; for ``kind="mixed"`` a result whose population
+        distribution cannot be read.
+    NotApplicable
+        (a ``ValueError``) For data with fewer than two answered items (the summaries over
+        items need two), a result without ``posterior["q"]``, or ``kind="mixed"`` on a model
+        whose population distribution of ``q_i`` is not known: :func:`check_fit` lists the
+        check as skipped.
 
     Notes
     -----
@@ -659,17 +665,24 @@ def check_predictive(
     result = _check_tree(result)
     alpha = check_prob(alpha, "alpha")
     kind = check_option(kind, KINDS, "kind")
-    if replicates is not None and (
-        isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 20
-    ):
-        raise ValueError(f"replicates must be an integer >= 20 or None, but got {replicates!r}")
+    if replicates is not None:
+        if isinstance(replicates, bool) or not isinstance(replicates, numbers.Integral):
+            raise TypeError(f"replicates must be an integer >= 20 or None, but got {replicates!r}")
+        if replicates < 20:
+            raise ValueError(f"replicates must be an integer >= 20 or None, but got {replicates!r}")
+        replicates = int(replicates)
     counts, values, cs, attrs = _read(result)
     names, notes = _check_statistics(statistics, cs)
     n = values.sum(axis=1)
     answered = n > 0
     if answered.sum() < 2:
-        raise ValueError(
-            f"check_predictive needs at least two items with answers, but got {int(answered.sum())}"
+        # a statistic's spread over items needs two of them: the check does not apply to
+        # these data (a one-item data set is no broken result)
+        got = int(answered.sum())
+        raise NotApplicable(
+            say("check_predictive", "the predictive check")
+            + " compares statistics over items and needs at least two items with answers, "
+            f"but the data have {got}"
         )
     if not answered.all():
         notes.append(f"{int((~answered).sum())} items without answers left out")

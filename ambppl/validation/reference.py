@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ import numpy as np
 
 import ambppl
 from ambppl.inference.catalog import catalog_dir, read_record
+from ambppl.internal.checks import check_random_seed
 from ambppl.validation._draws import INDEPENDENT_METHODS, check_alpha_level, read_fit, series_mcse
 from ambppl.validation._result import ValidationResult, decide
 
@@ -467,6 +469,7 @@ def run_reference_cases(
     alpha: float = 0.01,
     cases: Any = None,
     decision_checks: Any = ("reference", "moments", "density"),
+    sample_kwargs: dict[str, Any] | None = None,
 ) -> ValidationResult:
     """Fit every reference case and run the validation checks on each fit.
 
@@ -490,6 +493,10 @@ def run_reference_cases(
         The checks whose rows enter the family-wise decision; the other rows are reported
         (``in_decision`` False, ``p_holm`` NaN, never ``flagged``). Add ``"predictive"`` to
         let a model misfit fail the run (see Notes).
+    sample_kwargs : dict, optional
+        Keywords of ``pymc.sample`` for a method that runs NUTS (e.g. ``tune``,
+        ``target_accept``), passed to every fit (:func:`ambppl.fit` refuses them for a
+        method that runs no NUTS).
 
     Returns
     -------
@@ -504,8 +511,13 @@ def run_reference_cases(
 
     Raises
     ------
+    TypeError
+        If ``cases`` or ``decision_checks`` is neither a name nor a sequence of names,
+        ``random_seed`` is not an int, a Generator or None, or ``sample_kwargs`` is not a
+        dict.
     ValueError
-        For an unknown case, or a method the case's model does not offer (from
+        For an unknown case, an empty ``cases``, an unknown check in ``decision_checks``,
+        a negative ``random_seed``, or a method the case's model does not offer (from
         :func:`ambppl.fit`).
 
     Notes
@@ -553,17 +565,16 @@ def run_reference_cases(
     import pandas as pd
 
     alpha = check_alpha_level(alpha)
-    decided = [decision_checks] if isinstance(decision_checks, str) else list(decision_checks)
-    bad = [c for c in decided if c not in CHECKS]
-    if bad:
-        raise ValueError(f"decision_checks must be among {list(CHECKS)}, but got {bad}")
+    random_seed = check_random_seed(random_seed)
+    decided = _names(decision_checks, "decision_checks", list(CHECKS))
+    if sample_kwargs is not None and not isinstance(sample_kwargs, dict):
+        raise TypeError(
+            "sample_kwargs must be a dict of pymc.sample keywords (e.g. {'tune': 2000}) or "
+            f"None, but got {sample_kwargs!r}"
+        )
     names = list(list_reference_cases()["name"])
     if cases is not None:
-        wanted = [cases] if isinstance(cases, str) else list(cases)
-        unknown = [c for c in wanted if c not in names]
-        if unknown:
-            raise ValueError(f"cases must be among {names}, but got {unknown}")
-        names = wanted
+        names = _names(cases, "cases", names)
     seeds = np.random.SeedSequence(_entropy(random_seed)).spawn(len(names))
     rows: list[dict[str, Any]] = []
     results: dict[tuple[str, str], Any] = {}
@@ -579,6 +590,7 @@ def run_reference_cases(
             chains=chains,
             random_seed=fit_rng,
             sampler=sampler,
+            **({"sample_kwargs": sample_kwargs} if sample_kwargs else {}),
             **case.parameters,
         )
         fits[name] = result
@@ -608,6 +620,27 @@ def run_reference_cases(
         ),
         details={"results": results, "fits": fits, "method": method, "decision_checks": decided},
     )
+
+
+def _names(given: Any, name: str, allowed: list[str]) -> list[str]:
+    """``cases=`` or ``decision_checks=``: one name or a sequence of names among ``allowed``
+    (``decision_checks`` may be empty: nothing decides, every row is reported only)."""
+    if isinstance(given, str):
+        given = [given]
+    elif isinstance(given, (bytes, dict)) or not isinstance(given, Iterable):
+        raise TypeError(
+            f"{name} must be a name or a sequence of names among {allowed}, but got {given!r}"
+        )
+    out = list(given)
+    if name == "cases" and not out:
+        raise ValueError(
+            f"cases must name at least one case among {allowed}, or be None for all of them, "
+            "but got an empty sequence"
+        )
+    bad = [c for c in out if not isinstance(c, str) or c not in allowed]
+    if bad:
+        raise ValueError(f"{name} must be among {allowed}, but got {bad}")
+    return out
 
 
 def _applies(check: str, case: ReferenceCase) -> bool:

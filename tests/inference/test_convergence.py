@@ -308,3 +308,54 @@ def test_command_line_tune_and_target_accept_reach_the_sampler(
     assert err.startswith("ambppl: error: --target-accept tune NUTS, but --method exact of")
     assert "choose --method nuts" in err
     assert "sample_kwargs" not in err and not seen
+
+
+def test_an_extreme_held_by_another_parameter_is_named() -> None:
+    """The message named "worst parameter mu[0] (R-hat 1.014, ...)" while the record's R-hat
+    was 1.023: the worst parameter is the furthest from the standard by its largest ratio
+    to a limit (here its small ESS), not the one with the largest R-hat. The message says
+    how it was chosen and names the parameter that holds each missed extreme."""
+    rng = np.random.default_rng(0)
+    sticky = np.repeat(rng.normal(size=(4, 50)), 20, axis=1)  # each draw 20 times: low ESS
+    apart = rng.normal(size=(4, 1000))
+    apart[0] += 0.5  # chain 0 of kappa off centre: R-hat above 1.01, ESS fine
+    post = xr.Dataset(
+        {
+            "mu": (("chain", "draw", "k"), np.stack([sticky, rng.normal(size=(4, 1000))], -1)),
+            "kappa": (("chain", "draw"), apart),
+        }
+    )
+    tree = xr.DataTree.from_dict({"posterior": post})
+    with pytest.warns(ConvergenceWarning) as caught:
+        record = check_convergence(tree, ["mu", "kappa"])
+    worst = record["worst"][0]
+    # the situation reported: the worst parameter does not hold the largest R-hat
+    assert worst["parameter"] == "mu[0]" and "r_hat" in record["failed"]
+    assert worst["r_hat"] < record["r_hat"]
+    diag = {v: diagnose(post[v].values) for v in ("mu", "kappa")}
+    assert record["extremes_at"]["r_hat"] == "kappa"
+    assert float(diag["kappa"]["r_hat"]) == pytest.approx(record["r_hat"])
+    assert record["extremes_at"]["ess_bulk"] == "mu[0]"
+    text = str(caught[0].message)
+    assert (
+        f"worst parameter mu[0] (R-hat {worst['r_hat']:.3f}, bulk ESS "
+        f"{worst['ess_bulk']:.0f}, tail ESS {worst['ess_tail']:.0f}), the furthest from the "
+        "standard by its largest ratio to a limit; the largest R-hat "
+        f"({record['r_hat']:.3f}) is kappa's; over all parameters {{"
+    ) in text
+    assert "extremes_at" not in text  # said in words, not repeated in the JSON
+
+
+def test_a_record_without_extremes_still_reads() -> None:
+    """Records stored before ``extremes_at`` existed (fits saved to netCDF) keep their
+    message, with the worst parameter's choice said."""
+    record = {
+        "passed": False,
+        "failed": ["r_hat"],
+        "r_hat": 1.03,
+        "draws": 1000,
+        "worst": [{"parameter": "mu[0]", "r_hat": 1.01, "ess_bulk": 150.0}],
+    }
+    text = convergence_message(record)
+    assert "worst parameter mu[0] (R-hat 1.010, bulk ESS 150), the furthest from" in text
+    assert "is kappa's" not in text and "largest R-hat (" not in text

@@ -505,3 +505,110 @@ def test_validate_command_says_nothing_was_checked(
     out = capsys.readouterr().out
     assert "NOTHING CHECKED: no check applies to this fit" in out
     assert "all checks passed" not in out
+
+
+# ---------------------------------------------------------------- arguments, lookup, wording
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        # "'str' object is not callable" once the first check began
+        ({"progress": "x"}, TypeError, r"^progress must be a callable"),
+        # numpy's SeedSequence messages, without the name random_seed
+        ({"random_seed": "x"}, TypeError, r"^random_seed must be a non-negative int"),
+        ({"random_seed": -1}, ValueError, r"^random_seed must be a non-negative int"),
+        # accepted, and read as True
+        ({"compare": "yes"}, TypeError, r"^compare must be True or False, but got 'yes'"),
+    ],
+)
+def test_bad_options_are_named(small_exact, kwargs, error, match) -> None:
+    with pytest.raises(error, match=match):
+        check_fit(small_exact, **kwargs)
+
+
+def test_validate_checks_its_options_before_fitting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """validate(c, alpha=2) was refused only after the fit (minutes for NUTS), and
+    method="" fitted the model's default method."""
+    import ambppl.validation.data_check as data_check
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the options were checked")
+
+    counts = ambppl.read_annotations(_flat_counts(np.random.default_rng(2), 10), cant_solve="2")
+    with monkeypatch.context() as patch:
+        patch.setattr(data_check, "fit_with_progress", no_fit)
+        for kwargs, error, match in [
+            ({"alpha": 2}, ValueError, "alpha must be in the open interval"),
+            ({"compare": "yes"}, TypeError, "compare must be True or False"),
+            ({"random_seed": "x"}, TypeError, "random_seed must be"),
+            ({"progress": 1}, TypeError, "progress must be a callable"),
+            ({"answers": np.zeros(3)}, TypeError, r"answers must be a pandas\.DataFrame"),
+        ]:
+            with pytest.raises(error, match=match):
+                validate(counts, draws=100, chains=2, **kwargs)
+    with pytest.raises(ValueError, match=r"method must be one of .*but got ''"):
+        validate(counts, method="", draws=100, chains=2)
+
+
+def test_a_check_that_stopped_with_an_error_is_described_on_lookup(small_exact) -> None:
+    """check["moments"] after an ERROR said "no check named 'moments'; the checks are
+    moments, density, ...", listing the name it refused; convergence (no NUTS) the same."""
+    short = _with_posterior(small_exact, small_exact["posterior"].to_dataset().isel(item=slice(5)))
+    verdict = check_fit(short, random_seed=1)
+    with pytest.raises(KeyError, match=r"the 'moments' check stopped with an error \(a failure\)"):
+        verdict["moments"]
+    with pytest.raises(KeyError, match=r"posterior\['q'\] must have the items and categories"):
+        verdict["predictive"]
+    with pytest.raises(KeyError, match=r"'convergence' check did not run: .* this exact fit"):
+        verdict["convergence"]
+    with pytest.raises(KeyError, match="no check named 'sbc'; the checks are moments"):
+        verdict["sbc"]
+
+
+def _convergence_only() -> xr.DataTree:
+    """A stand-in for a NUTS fit of dawid_skene that met the convergence standard: no q and
+    no Dirichlet prior in its posterior, so no check of the draws applies."""
+    rng = np.random.default_rng(5)
+    counts = xr.DataArray(
+        rng.integers(0, 4, size=(12, 3)),
+        dims=("item", "category"),
+        coords={"item": [f"i{i}" for i in range(12)], "category": ["a", "b", "c"]},
+        name="counts",
+    )
+    tree = xr.DataTree.from_dict(
+        {
+            "posterior": xr.Dataset(
+                {"pi": (("chain", "draw", "category"), rng.random((4, 100, 3)))}
+            ),
+            "observed_data": xr.Dataset({"counts": counts}),
+        }
+    )
+    tree.attrs = {
+        "model": "dawid_skene",
+        "method": "nuts",
+        "convergence": '{"passed": true, "failed": [], "r_hat": 1.002, "worst": []}',
+    }
+    return tree
+
+
+def test_passing_on_convergence_alone_says_so() -> None:
+    """Only convergence applies to a dawid_skene NUTS fit: passed is True (the sampler met
+    the standard), but the verdict said "every check passed" as if its draws were checked."""
+    verdict = check_fit(_convergence_only(), random_seed=1)
+    assert verdict.passed and list(verdict.checks) == ["convergence"]
+    assert verdict.posterior_checks == []
+    assert verdict.verdict == (
+        "dawid_skene (nuts): passed convergence only; no check of the posterior applies to "
+        "this fit (skipped: moments, density, predictive)"
+    )
+    assert "every check passed" not in verdict.verdict
+
+
+def test_validation_result_lists_every_check_name() -> None:
+    """The docstring of ValidationResult.check left out "reference" and "convergence"."""
+    from ambppl.validation import ValidationResult
+
+    for name in ("moments", "density", "predictive", "sbc", "reference", "reference_cases"):
+        assert f'``"{name}"``' in ValidationResult.__doc__
+    assert '``"convergence"``' in ValidationResult.__doc__

@@ -278,3 +278,43 @@ def test_an_infinite_z_counts_among_the_tests():
     fit["posterior"]["amb"] = fit["posterior"]["amb"] * 0 + 0.1
     check = check_moments(fit, measures="amb")
     assert not check.passed and "Holm over 4 tests" in check.description
+
+
+@pytest.mark.parametrize(
+    ("measures", "error", "match"),
+    [
+        # pandas' "No objects to concatenate" and "'int' object is not iterable" before
+        ([], ValueError, r"measures must name at least one measure \(among amb, modified"),
+        ((), ValueError, "measures must name at least one measure"),
+        (3, TypeError, r"measures must be a measure name or a sequence of them .*but got 3"),
+        (b"amb", TypeError, "measures must be a measure name or a sequence of them"),
+    ],
+)
+def test_measures_that_name_nothing_are_refused(weather_fit, measures, error, match):
+    with pytest.raises(error, match=match):
+        check_moments(weather_fit, measures=measures)
+
+
+def test_refusal_without_closed_form_names_a_check_that_applies(weather_fit):
+    """It said "validate it with ambppl.validation.sbc or check_predictive instead", but the
+    predictive check does not apply to such models either (dawid_skene: skipped on the next
+    line); simulation-based calibration applies to every catalog model and method."""
+    from ambppl.internal.messages import command_line_messages
+    from ambppl.validation import NotApplicable
+
+    other = weather_fit.copy()
+    other.attrs = {**weather_fit.attrs, "prior": None, "model": "dawid_skene", "method": "nuts"}
+    other["posterior"].attrs = {**weather_fit["posterior"].attrs, "prior": None}
+    with pytest.raises(NotApplicable) as python:
+        check_moments(other)
+    assert str(python.value).endswith(
+        "; ambppl.validation.sbc checks any catalog model and method by simulation-based "
+        "calibration"
+    )
+    assert "check_predictive" not in str(python.value)
+    with command_line_messages(), pytest.raises(NotApplicable) as command_line:
+        check_moments(other)
+    assert str(command_line.value).startswith(
+        "the closed-form moments need a fixed Dirichlet prior or hyperparameters the model "
+        "turns into one, but model 'dawid_skene' (--method nuts) has neither"
+    )

@@ -140,3 +140,109 @@ def test_plot_overlays_the_exact_density(fit3):
     assert len(fig.axes) == 2
     assert all(len(ax.lines) == 1 for ax in fig.axes)
     plt.close(fig)
+
+
+@pytest.mark.parametrize(
+    ("measures", "error", "match"),
+    [
+        # passed before, saying "No item has exactly two proper classes" of these items
+        ([], ValueError, r"measures must name at least one measure \(among amb, modified, old"),
+        (3, TypeError, r"measures must be a measure name or a sequence of them .*but got 3"),
+    ],
+)
+def test_measures_that_name_nothing_are_refused(fit3, measures, error, match):
+    with pytest.raises(error, match=match):
+        check_density(fit3, measures=measures)
+
+
+def _learned(fit, hyper: bool):
+    """``fit`` relabelled as a learned-prior fit (no fixed prior), with draws of mu and kappa
+    (hierarchical_dirichlet) when ``hyper``."""
+    import xarray as xr
+
+    out = fit.copy(deep=True)
+    out.attrs = {**fit.attrs, "prior": None, "model": "hierarchical_dirichlet", "parameters": "{}"}
+    post = out["posterior"].to_dataset()
+    post.attrs = {**post.attrs, "prior": None}
+    if hyper:
+        sizes = post.sizes
+        rng = np.random.default_rng(4)
+        k = post.sizes["category"]
+        mu = rng.dirichlet(np.ones(k), size=(sizes["chain"], sizes["draw"]))
+        post["mu"] = (("chain", "draw", "category"), mu)
+        post["kappa"] = (
+            ("chain", "draw"),
+            rng.gamma(5.0, 1.0, size=(sizes["chain"], sizes["draw"])),
+        )
+    out["posterior"] = xr.DataTree(post)
+    return out
+
+
+def test_refusal_of_a_learned_prior_points_where_the_check_is():
+    """It said "check it with ambppl.validation.check_moments (conditional on the
+    hyperparameters) or sbc" also where check_moments had just refused the fit, and named
+    Python functions on the command line. Now: the conditional moment check where it applies,
+    else simulation-based calibration; on the command line the moments check by its name."""
+    from ambppl.internal.messages import command_line_messages
+    from ambppl.validation import NotApplicable, check_moments
+
+    fit = ambppl.fit(
+        ambppl.read_annotations(COUNTS, cant_solve="2"), draws=100, chains=2, random_seed=3
+    )
+    with_hyper = _learned(fit, hyper=True)
+    with pytest.raises(NotApplicable) as conditional:
+        check_density(with_hyper)
+    assert "check_moments tests its draws conditionally on the hyperparameters" in str(
+        conditional.value
+    )
+    check_moments(with_hyper)  # the check named applies (no NotApplicable)
+    with command_line_messages(), pytest.raises(NotApplicable) as command_line:
+        check_density(with_hyper)
+    assert str(command_line.value).endswith(
+        "; the moments check tests its draws conditionally on the hyperparameters"
+    )
+    assert "check_moments" not in str(command_line.value)
+    without = _learned(fit, hyper=False)
+    with pytest.raises(NotApplicable):
+        check_moments(without)  # refused: so density must not send the caller there
+    with pytest.raises(NotApplicable) as other:
+        check_density(without)
+    assert "check_moments" not in str(other.value)
+    assert str(other.value).endswith(
+        "nor closed-form moments: ambppl.validation.sbc checks any catalog model and method "
+        "by simulation-based calibration"
+    )
+
+
+def test_pit_cost_follows_the_distinct_count_vectors(monkeypatch):
+    """With up to 2 * GRID_POINTS draws per item the exact CDF was evaluated at every draw
+    of every item (a quadrature each, ~80 us): 300 two-class items with can't-solve took 65 s
+    with 1000 draws against 3 s with 1200. Items with the same counts share one law: their
+    pooled draws now share one interpolation grid, as above 2 * GRID_POINTS draws."""
+    import ambppl.validation.density as density
+
+    rng = np.random.default_rng(8)
+    counts = np.array([[3, 1, 1], [0, 4, 1], [2, 2, 1]])
+    alpha_post = np.repeat(counts, 40, axis=0) + 1.0  # 120 items, 3 distinct laws
+    alpha_post = np.vstack([alpha_post, [[7.0, 2.0, 3.0]]])  # and one item on its own
+    q = np.stack([rng.dirichlet(a, size=(2, 250)) for a in alpha_post], axis=2)
+    x = ambppl.amb(q, cant_solve=2)  # (chain, draw, item): 500 draws per item
+    evaluated = []
+    original = density.two_class_cdf
+
+    def counting(alpha, values, measure, cs):
+        evaluated.append(np.size(values))
+        return original(alpha, values, measure, cs)
+
+    monkeypatch.setattr(density, "two_class_cdf", counting)
+    u = _pit(alpha_post, x, "amb", 2)
+    # 3 grids of GRID_POINTS values, and every draw of the lone item (500 <= 2 * GRID_POINTS)
+    assert sum(evaluated) == 3 * GRID_POINTS + 500  # was 121 x 500 = 60,500
+    # the lone item keeps the exact CDF at every draw, bit for bit
+    np.testing.assert_array_equal(
+        u[:, :, -1], original(alpha_post[-1:], x[:, :, -1:], "amb", 2)[..., 0]
+    )
+    # the pooled items agree with the exact CDF at every draw within the interpolation error
+    # measured for GRID_POINTS (below 1e-3; the KS resolution at 500 draws is ~0.06)
+    exact = original(alpha_post[:-1], x[:, :, :-1].reshape(500, -1), "amb", 2)
+    assert np.max(np.abs(u[:, :, :-1].reshape(500, -1) - exact)) < 1e-3

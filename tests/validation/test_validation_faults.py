@@ -75,3 +75,11 @@ def test_bad_input(correct):
         wrong_posterior(no_q, "shift")
     with pytest.raises(TypeError, match="DataTree"):
         wrong_posterior(COUNTS, "shift")
+
+
+@pytest.mark.parametrize(("seed", "error"), [("x", TypeError), (-1, ValueError), (1.5, TypeError)])
+def test_bad_random_seed_is_named(correct, seed, error):
+    """numpy's own message ("SeedSequence expects int or sequence of ints ...", "expected
+    non-negative integer") did not name random_seed."""
+    with pytest.raises(error, match=r"^random_seed must be a non-negative int"):
+        wrong_posterior(correct, "shift", random_seed=seed)

@@ -294,3 +294,34 @@ def test_bad_inputs(small_fit):
     no_q["posterior"] = small_fit["posterior"].to_dataset().drop_vars("q")
     with pytest.raises(ValueError, match=r"posterior\['q'\]"):
         check_predictive(no_q)
+
+
+def test_replicates_of_the_wrong_type_are_a_type_error(small_fit):
+    """replicates=2.5 was a ValueError; the house answers a wrong type with a TypeError."""
+    for wrong in (2.5, "1000", True):
+        with pytest.raises(TypeError, match=r"replicates must be an integer >= 20 or None"):
+            check_predictive(small_fit, replicates=wrong)
+    with pytest.raises(ValueError, match=r"replicates must be an integer >= 20 or None"):
+        check_predictive(small_fit, replicates=19)
+    assert (
+        check_predictive(small_fit, replicates=np.int64(20), random_seed=1).details["replicates"]
+        == 20
+    )
+
+
+def test_one_answered_item_is_not_applicable_not_an_error():
+    """A statistic's spread over items needs two items: with one the check does not apply
+    (NotApplicable, which check_fit skips); it raised a plain ValueError, which check_fit and
+    ambppl validate counted as a failure of a correct fit."""
+    from ambppl.validation import NotApplicable, check_fit
+
+    one = ambppl.fit(
+        _counts(np.array([[3, 1, 1, 0], [0, 0, 0, 0]])), draws=100, chains=2, random_seed=1
+    )
+    with pytest.raises(NotApplicable, match=r"check_predictive compares statistics over items"):
+        check_predictive(one)
+    with pytest.raises(ValueError, match=r"needs at least two items with answers, but the data"):
+        check_predictive(one)  # still a ValueError for callers that catch those
+    verdict = check_fit(one, random_seed=2)
+    assert "predictive" in verdict.skipped and not verdict.errors
+    assert verdict.passed, verdict.text()

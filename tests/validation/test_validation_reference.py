@@ -204,3 +204,40 @@ def test_reference_cases_found_from_another_catalog(tmp_path, monkeypatch) -> No
     assert reference_dir() == copy / "reference"
     assert sorted(list_reference_cases()["name"]) == NAMES
     assert "reference" not in ambppl.list_models().index  # the catalog ignores the folder
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"cases": 3}, TypeError, r"cases must be a name or a sequence of names among \["),
+        ({"cases": []}, ValueError, "cases must name at least one case"),
+        ({"decision_checks": 3}, TypeError, "decision_checks must be a name or a sequence"),
+        ({"decision_checks": ["typo"]}, ValueError, "decision_checks must be among"),
+        ({"random_seed": "x"}, TypeError, "random_seed must be a non-negative int"),
+        ({"random_seed": -1}, ValueError, "random_seed must be a non-negative int"),
+        ({"sample_kwargs": 3}, TypeError, "sample_kwargs must be a dict"),
+    ],
+)
+def test_run_reference_cases_bad_arguments(kwargs, error, match) -> None:
+    """cases=3 was "'int' object is not iterable"; random_seed='x' numpy's SeedSequence
+    message without the name random_seed."""
+    with pytest.raises(error, match=match):
+        run_reference_cases(draws=100, chains=2, **kwargs)
+
+
+def test_run_reference_cases_passes_sample_kwargs_to_every_fit(monkeypatch) -> None:
+    """The command's --tune and --target-accept reach NUTS through sample_kwargs."""
+    seen: list[dict] = []
+    real = ambppl.fit
+
+    def recording(*args, **kwargs):
+        seen.append(kwargs.get("sample_kwargs"))
+        kwargs.pop("sample_kwargs", None)  # the exact draws stand in for NUTS here
+        return real(*args, **{**kwargs, "method": "exact"})
+
+    monkeypatch.setattr(ambppl, "fit", recording)
+    cases = ["prior_half", "single_answer"]
+    run_reference_cases(
+        method="nuts", draws=100, chains=2, random_seed=1, cases=cases, sample_kwargs={"tune": 7}
+    )
+    assert seen == [{"tune": 7}, {"tune": 7}]
