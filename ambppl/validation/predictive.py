@@ -493,12 +493,19 @@ def _learned_concentration(result: xr.DataTree, attrs: dict[str, Any], n_cat: in
     hyper_names = tuple(getattr(module, "HYPERPARAMETERS", ()))
     post = result["posterior"]
     missing = [h for h in hyper_names if h not in post.data_vars]
-    if not callable(getattr(module, "concentration", None)) or missing or not hyper_names:
-        lacks = f"missing {missing}" if missing else "the model file defines no concentration()"
+    if not callable(getattr(module, "concentration", None)) or not hyper_names:
         raise NotApplicable(
             _mixed_needs(
-                f"model {name!r}'s concentration(hyper) and the posterior draws of its "
-                f"hyperparameters {list(hyper_names)}; {lacks}"
+                "a population distribution of q_i to draw fresh items from (a Dirichlet prior "
+                f"of q_i, fixed or learned), and model {name!r} has none: its q_i are not "
+                "drawn from a prior of their own"
+            )
+        )
+    if missing:
+        raise NotApplicable(
+            _mixed_needs(
+                f"the posterior draws of model {name!r}'s hyperparameters "
+                f"{list(hyper_names)}, but the result lacks {missing}"
             )
         )
     params = json.loads(attrs.get("parameters") or "{}")

@@ -325,3 +325,23 @@ def test_one_answered_item_is_not_applicable_not_an_error():
     verdict = check_fit(one, random_seed=2)
     assert "predictive" in verdict.skipped and not verdict.errors
     assert verdict.passed, verdict.text()
+
+
+def test_a_model_without_a_population_prior_is_not_applicable_in_plain_words() -> None:
+    """dawid_skene's q_i mix its classes' answer distributions: no prior of q_i to draw fresh
+    items from. The reason named the model file's internals ("concentration(hyper)", "the
+    model file defines no concentration()") and a list of hyperparameters that included the
+    per-item outputs label_prob and label_entropy."""
+    import pandas as pd
+
+    from ambppl.data import read_long
+    from ambppl.validation import NotApplicable
+
+    rng = np.random.default_rng(4)
+    rows = [(f"i{i}", f"r{r}", rng.choice(["a", "b"])) for i in range(12) for r in range(4)]
+    answers = read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]))
+    result = ambppl.fit(answers, "dawid_skene", method="laplace", draws=200, random_seed=1)
+    with pytest.raises(NotApplicable, match=r"model 'dawid_skene' has none") as info:
+        check_predictive(result, random_seed=1)
+    assert "concentration(" not in str(info.value) and "label_prob" not in str(info.value)
+    assert "use kind='posterior'" in str(info.value)
