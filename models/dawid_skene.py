@@ -113,14 +113,28 @@ Per item:
   meaning of ``q`` in ``rater_effects``; :func:`population_confusion` computes it by QMC with
   :data:`QMC_SEED`, the nodes fixed), and the ambiguity measures of ``q_i``: ``amb``,
   ``amb_modified``, ``amb_old``, ``entropy`` (the names of every catalog model).
-  These describe *how a rater answers the item*: under Dawid-Skene an item's answers
-  disagree only because raters err, so ``q_i`` is a mixture of the population's confusion
-  rows, and ``amb`` is large when the item's class is uncertain *or* its class is one raters
-  confuse. The entropy of the class posterior answers "do we know the label?" (use it to
-  decide which items need more answers or an expert); the measures of ``q_i`` answer "how
-  much will raters disagree on this item?" (the ambiguity of the paper, comparable with the
-  other models). With many answers from good raters ``label_entropy`` goes to 0 while
-  ``amb`` tends to the ambiguity of the item's class row.
+  These describe *how a random rater answers an item of the item's class*, not the item
+  itself: under Dawid-Skene an item's answers disagree only because raters err, and every
+  item of a class is answered from the same confusion rows, so ``q_i`` is a mixture of the
+  population's rows ``Theta_k`` weighted by the item's class posterior, and ``amb`` is large
+  when the item's class is uncertain *or* its class is one raters confuse. Once the label is
+  clear (``label_prob_ik`` near 1) ``amb`` is the class's constant ``amb(Theta_k)``, whatever
+  the item's own answers: two items of a clear class, one answered unanimously and one
+  split, get the same ``amb`` (``notebooks/09_dawid_skene.ipynb``, section d, shows it on the
+  face data).
+
+  The outputs thus answer different questions. The entropy of the class posterior answers
+  "do we know the label?" (use it to decide which items need more answers or an expert);
+  the measures of ``q_i`` answer "how much will a new rater disagree on an item of this
+  class?", with the label's doubt mixed in: the right question where the items of a class
+  are alike, and a measure of which classes raters confuse. "Which items are ambiguous?"
+  (the paper's ambiguity, item by item) needs a model that gives each item its own answer
+  distribution: ``dirichlet_categorical`` or ``hierarchical_dirichlet`` on the counts of the
+  same answers, or ``rater_effects`` on the answers (which also accounts for who answered).
+  The measures are the other models' functions, on the same scale, but here they rank items
+  by class and label doubt, not by how much their own answers split. With many answers
+  from good raters ``label_entropy`` goes to 0 while ``amb`` tends to the ambiguity of the
+  item's class row.
 
 Per rater:
 
