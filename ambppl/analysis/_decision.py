@@ -407,10 +407,15 @@ def expected_correct_decision(
         return _g_by_route(route_rows, sizes, alpha, m, idx, measure, t, out, single)
 
 
-#: Seconds per enumerated new count vector (measured on one core of the development machine):
-#: the exact route with a can't-solve category (a quadrature per distinct posterior), and the
-#: others (closed forms).
-_SECONDS_PER_VECTOR = {"exact_cs": 2e-4, "other": 3e-5}
+#: Seconds per enumerated new count vector: the exact route with a can't-solve category (a
+#: quadrature per distinct posterior), and the others (closed forms). About twice the
+#: costliest rate measured on one core of the development machine with
+#: ``benchmarks/bench_decision_rate.py`` (2026-12-07: 24-28 us and 6-7 us per vector for one
+#: item given many answers, every posterior distinct; 6-7 us and 4 us for 60 items of few
+#: answers), so that the guard's estimate is an upper bound with room for a slower machine.
+#: The rates first set here (200 us and 30 us) were 7 to 30 times the measured ones: the
+#: guard refused allocations that took a few seconds.
+_SECONDS_PER_VECTOR = {"exact_cs": 6e-5, "other": 1.5e-5}
 
 #: The routes of :data:`_SECONDS_PER_VECTOR` in words, for messages.
 _ROUTE_WORDS = {

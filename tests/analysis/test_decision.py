@@ -235,22 +235,22 @@ def test_no_items_give_an_empty_gain() -> None:
 @pytest.mark.parametrize(
     ("counts", "extra", "kw", "words"),
     [
-        # two proper classes and can't-solve, method "exact": 200 us per vector
-        ([3, 1, 0], 2000, {"method": "exact"}, "about 200 us each on the exact route with a"),
-        # five categories (can't-solve last): the Beta route, 30 us per vector; the message
+        # two proper classes and can't-solve, method "exact": 60 us per vector
+        ([3, 1, 0], 2000, {"method": "exact"}, "about 60 us each on the exact route with a"),
+        # five categories (can't-solve last): the Beta route, 15 us per vector; the message
         # said "200 us each on the exact route" for every route
         (
             np.arange(3000).reshape(600, 5) % 7,
             23,
             {},
-            "about 30 us each on the Beta route\\)",
+            "about 15 us each on the Beta route\\)",
         ),
-        # two categories without can't-solve, method "exact": 30 us per vector
+        # two categories without can't-solve, method "exact": 15 us per vector
         (
             np.arange(2000).reshape(1000, 2) % 9,
-            3000,
+            6000,
             {"cant_solve": None, "method": "exact"},
-            "about 30 us each on the exact route without a can't-solve category\\)",
+            "about 15 us each on the exact route without a can't-solve category\\)",
         ),
     ],
 )

@@ -55,14 +55,14 @@ def test_a_budget_beyond_the_decision_limit_names_the_options(
 def test_the_weather_example_with_the_decision_objective_is_refused_as_documented(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """docs/topics/planning.md: five categories take the Beta route (30 us per enumerated
-    vector in the time guard), and 200 tweets are refused; the message named the exact
-    route's 200 us."""
+    """docs/topics/planning.md: five categories take the Beta route (15 us per enumerated
+    vector in the time guard), and the 200 tweets of 20 answers are refused; the message
+    named the exact route's rate."""
     out = tmp_path / "plan.csv"
     argv = ["plan", str(EXAMPLE), "--cant-solve", "I can't tell", "--budget", "100"]
     assert main([*argv, "--objective", "decision", "-q", "-o", str(out)]) == 2
     line = error_line(capsys)
     assert line.startswith("ambppl: error: --budget 100: the expected probability of a right ")
-    assert "about 30 us each on the Beta route)" in line and "200 us" not in line
+    assert "about 15 us each on the Beta route)" in line and "60 us" not in line
     assert "(estimated; the limit is 60 s); pass a smaller --budget" in line
     assert not out.exists()
