@@ -12,7 +12,7 @@ All of them take at least 40 minutes on 2 cores, by the times in their docstring
 ``bench_hierarchical`` about 23, ``bench_rater_effects`` about 7 (436 s for nutpie's fit),
 ``bench_scale`` about 5, ``bench_reuse`` about 3, ``bench_import`` a few seconds; the
 others (``bench_data``, ``bench_exact``, ``bench_fit``, ``bench_moments``,
-``bench_planning``) have no recorded total.
+``bench_planning``) have no recorded total; ``bench_decision_rate`` takes about a minute.
 
 What they print:
 
@@ -23,7 +23,9 @@ What they print:
 * no ratio: ``bench_rater_effects`` (per NUTS sampler, the wall time to the convergence
   standard and the diagnostics: the samplers are compared with the standard and with each
   other, there is no baseline that does the same work) and ``bench_planning`` (a simulation
-  study: the answers the planner saves against uniform collection, and its total time).
+  study: the answers the planner saves against uniform collection, and its total time);
+* the measured rate against an assumed one: ``bench_decision_rate`` (the decision
+  objective's seconds per enumerated vector against its time guard's rate).
 
 ``gallery.py`` and ``rater_effects_real.py`` (run on their own) print absolute wall times of
 whole fits, each in its own process; docs/benchmarks.md judges them against its time target.
