@@ -9,8 +9,10 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 __all__ = [
     "FIT_WARNINGS",
@@ -19,6 +21,50 @@ __all__ = [
     "stored_warnings",
     "warnings_attr",
 ]
+
+
+#: The collectors at work, per thread (its ident -> a stack of recorders: blocks nest), and
+#: the process's warning state saved by the first of them, put back by the last (``state``).
+_COLLECTORS: dict[int, list[Callable[..., None]]] = {}
+_STATE: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def _dispatch(message, category, filename, lineno, file=None, line=None):  # showwarning
+    """Hand a warning to the innermost collector of the thread that raised it; a thread that
+    collects nothing shows it as the process did before any collector started."""
+    stack = _COLLECTORS.get(threading.get_ident())
+    if stack:
+        stack[-1](message, category, filename, lineno, file, line)
+    else:
+        _STATE["show"](message, category, filename, lineno, file, line)
+
+
+def _start(record: Callable[..., None]) -> None:
+    with _LOCK:
+        if not _COLLECTORS:  # the first collector of the process: rewrite the filters once
+            saved = warnings.catch_warnings()
+            saved.__enter__()
+            _STATE.update(saved=saved, show=warnings.showwarning)
+            # the caller's "ignore" stays; every other action (default, once, error, ...)
+            # records
+            warnings.filters[:] = [
+                ("ignore" if f[0] == "ignore" else "always", *f[1:]) for f in warnings.filters
+            ]
+            warnings.simplefilter("always", append=True)  # and what no filter names
+            warnings.showwarning = _dispatch
+        _COLLECTORS.setdefault(threading.get_ident(), []).append(record)
+
+
+def _stop() -> None:
+    with _LOCK:
+        me = threading.get_ident()
+        _COLLECTORS[me].pop()
+        if not _COLLECTORS[me]:
+            del _COLLECTORS[me]
+        if not _COLLECTORS:  # the last: the filters and showwarning as they were
+            _STATE.pop("saved").__exit__(None, None, None)
+            _STATE.clear()
 
 
 @contextlib.contextmanager
@@ -30,39 +76,42 @@ def collecting_warnings() -> Iterator[list[warnings.WarningMessage]]:
     per distinct text (not once per place, not as an error: a warning raised in a per-item
     loop is kept once), so that the page lists it however the filters are set and however
     often a report is built. When the block ends, each is raised again
-    (:func:`warnings.warn_explicit`, at its own source line and module) under the caller's
-    filters: the command line prints it as one ``warning:`` line, ``-W error`` makes it an
-    exception, ``pytest.warns`` sees it. Where the block stops on an exception (a failure
-    after a long fit, Ctrl-C) they are raised again before it, so none is lost; an error that
-    a filter makes of one of them then gives way to the block's own exception.
+    (:func:`warnings.warn_explicit`, at its own source line and module, with that module's
+    registry, so that the ``"default"`` action shows it once per place as before) under the
+    caller's filters: the command line prints it as one ``warning:`` line, ``-W error``
+    makes it an exception, ``pytest.warns`` sees it. Where the block stops on an exception
+    (a failure after a long fit, Ctrl-C) they are raised again before it, so none is lost;
+    an error that a filter makes of one of them then gives way to the block's own exception.
 
-    The warnings filters are the process's: warnings that other threads raise meanwhile are
-    recorded too.
+    Blocks nest and run in several threads at once (fits in a thread pool): each records the
+    warnings raised in its own thread. The warning filters are the process's, so while any
+    block runs they are rewritten for every thread (the first block rewrites them, the last
+    puts them back), and a warning raised again in one thread while another's block runs
+    meets the rewritten filters (shown, not made an error).
     """
     caught: list[warnings.WarningMessage] = []
     seen: set[tuple[type[Warning], str]] = set()
 
-    def record(message, category, filename, lineno, file=None, line=None):  # showwarning
+    def record(message, category, filename, lineno, file=None, line=None):
         key = (category, str(message))
         if key not in seen:
             seen.add(key)
             caught.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
 
     stopped: BaseException | None = None
-    with warnings.catch_warnings():
-        # the caller's "ignore" stays; every other action (default, once, error, ...) records
-        warnings.filters[:] = [
-            ("ignore" if f[0] == "ignore" else "always", *f[1:]) for f in warnings.filters
-        ]
-        warnings.simplefilter("always", append=True)  # and what no filter names
-        warnings.showwarning = record  # put back by catch_warnings
-        try:
-            yield caught
-        except BaseException as exc:  # raised again below, after the warnings
-            stopped = exc
+    _start(record)
+    try:
+        yield caught
+    except BaseException as exc:  # raised again below, after the warnings
+        stopped = exc
+    finally:
+        _stop()
     for w in caught:  # under the caller's filters again
+        name = module_named(w.filename)
+        module = sys.modules.get(name) if name else None
+        registry = vars(module).setdefault("__warningregistry__", {}) if module else None
         again = (w.message, w.category, w.filename, w.lineno)
-        where = {"module": module_named(w.filename), "source": w.source}
+        where = {"module": name, "registry": registry, "source": w.source}
         if stopped is None:
             warnings.warn_explicit(*again, **where)
         else:

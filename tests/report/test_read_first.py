@@ -337,3 +337,46 @@ def test_collected_warnings_are_kept_once_and_survive_a_failure() -> None:
             with collecting_warnings():
                 warnings.warn("made an error", UserWarning, stacklevel=1)
                 raise KeyError("the block's own")
+
+
+def test_collectors_in_threads_keep_their_own_warnings_and_leave_the_state_as_it_was() -> None:
+    """Fits in a thread pool each entered warnings.catch_warnings: overlapping in threads,
+    they put back each other's state out of order, and the process was left with a recorder
+    as its showwarning: later warnings were lost, and a third of the fits kept none."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    before = (list(warnings.filters), warnings.showwarning)
+    barrier = threading.Barrier(4)
+
+    def work(i: int) -> list[str]:
+        with collecting_warnings() as raised:
+            barrier.wait()  # every block open at once
+            warnings.warn(f"thread {i}", UserWarning, stacklevel=1)
+            time.sleep(0.01 * (4 - i))  # and closed in another order than opened
+        return [str(w.message) for w in raised]
+
+    with pytest.warns(UserWarning, match="thread") as shown:
+        with ThreadPoolExecutor(4) as pool:
+            kept = list(pool.map(work, range(4)))
+    assert kept == [[f"thread {i}"] for i in range(4)]
+    assert sorted(str(w.message) for w in shown) == [f"thread {i}" for i in range(4)]
+    assert (list(warnings.filters), warnings.showwarning) == before
+    # and real fits: each keeps its own warning
+    with pytest.warns(UserWarning, match=re.escape(AT_BOUND)):
+        with ThreadPoolExecutor(4) as pool:
+            results = list(
+                pool.map(
+                    lambda seed: fit(
+                        _alike(),
+                        "hierarchical_dirichlet",
+                        method="empirical_bayes",
+                        draws=100,
+                        random_seed=seed,
+                    ),
+                    range(8),
+                )
+            )
+    assert all(AT_BOUND in r.attrs["fit_warnings"] for r in results)
+    assert (list(warnings.filters), warnings.showwarning) == before
