@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ambppl.data.lazy import checked_block
+from ambppl.internal.checks import SHOWN, show_values
+from ambppl.internal.messages import on_command_line
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -103,28 +105,93 @@ class Lookup:
     def __init__(self, distinct: np.ndarray, columns: dict[str, np.ndarray]) -> None:
         self.distinct = distinct
         self.columns = columns
+        # the caller's words, fixed here: the chunks are looked up in dask's threads or
+        # workers, outside the context that ambppl.internal.messages.say reads
+        self.command_line = on_command_line()
         self.mult = radix(distinct.max(axis=0)) if len(distinct) else None
         if self.mult is not None:
             keys = distinct @ self.mult
             self.order = np.argsort(keys)
             self.keys = keys[self.order]
 
-    def rows(self, block: np.ndarray) -> np.ndarray:
-        """Row of the summary of each count vector in ``block``."""
-        block = np.asarray(block).astype(np.int64, copy=False)
-        if self.mult is not None:
-            pos = np.searchsorted(self.keys, block @ self.mult)
-            return self.order[np.minimum(pos, len(self.keys) - 1)]
-        import pandas as pd
+    def rows(self, block: np.ndarray, items: np.ndarray | None = None) -> np.ndarray:
+        """Row of the summary of each count vector in ``block`` (the counts of ``items``).
 
-        index = pd.MultiIndex.from_arrays(self.distinct.T)
-        return index.get_indexer(pd.MultiIndex.from_arrays(block.T))
+        Raises
+        ------
+        ValueError
+            For a count vector that is not among the distinct vectors summarized: the
+            chunks are read again after :func:`ambppl.score` summarized them, so a source
+            changed in between (or an item not scored) would otherwise take another
+            vector's row.
+        """
+        block = np.asarray(block)
+        n_cat = self.distinct.shape[1]
+        if block.ndim != 2 or block.shape[1] != n_cat:
+            raise ValueError(
+                self._say(
+                    f"the counts read in chunks must have the {n_cat} category columns they "
+                    f"had when ambppl.score summarized them, but a chunk read again has shape "
+                    f"{block.shape}: the source changed since; score it again",
+                    f"the counts must keep the {n_cat} category columns they had when their "
+                    f"distinct count vectors were summarized, but a chunk read again has "
+                    f"shape {block.shape}: the input changed while ambppl score ran; run it "
+                    "again",
+                )
+            )
+        if block.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        with np.errstate(invalid="ignore"):
+            block = block.astype(np.int64, copy=False)
+        if self.mult is not None and len(self.keys):
+            pos = np.searchsorted(self.keys, block @ self.mult)
+            rows = self.order[np.minimum(pos, len(self.keys) - 1)]
+        elif len(self.distinct):
+            import pandas as pd
+
+            index = pd.MultiIndex.from_arrays(self.distinct.T)
+            rows = index.get_indexer(pd.MultiIndex.from_arrays(block.T))
+        else:
+            rows = np.full(block.shape[0], -1)
+        # the key of a vector beyond the summarized maxima, or not summarized at all, finds
+        # some other row (or -1): compare the vectors themselves
+        found = (rows >= 0) & np.all(self.distinct[np.maximum(rows, 0)] == block, axis=1)
+        if not np.all(found):
+            self._refuse_unknown(block, ~found, items)
+        return rows
+
+    def _say(self, python: str, command_line: str) -> str:
+        """:func:`ambppl.internal.messages.say` as it was when the lookup was made."""
+        return command_line if self.command_line else python
+
+    def _refuse_unknown(self, block: np.ndarray, unknown: np.ndarray, items: Any) -> None:
+        n = int(unknown.sum())
+        which = ""
+        if items is not None:
+            labels = np.asarray(items)[unknown][:SHOWN]
+            which = " " + show_values(
+                [v.item() if isinstance(v, np.generic) else v for v in labels], n
+            )
+        first = block[unknown][0].tolist()
+        raise ValueError(
+            self._say(
+                f"the counts read in chunks must be those that ambppl.score summarized, but "
+                f"{n} item(s){which} of a chunk read again have count vectors it never saw "
+                f"(first {first}): the source changed since ambppl.score(...) read it, and "
+                "their rows would belong to other vectors; score it again (and leave the "
+                "source unchanged until .compute() or .to_parquet() has read it)",
+                f"the counts must be those whose distinct count vectors were summarized, but "
+                f"{n} item(s){which} of a chunk read again have count vectors not among them "
+                f"(first {first}): the input changed while ambppl score ran; run it again "
+                "with the input left unchanged",
+            )
+        )
 
     def table(self, block: np.ndarray, items: np.ndarray, names: tuple[str, ...]) -> pd.DataFrame:
         """The score rows of one chunk of items."""
         import pandas as pd
 
-        rows = self.rows(block)
+        rows = self.rows(block, items)
         data = {}
         for name in names:
             column = self.columns[name]
@@ -207,7 +274,7 @@ def write_part(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = lookup.rows(block)
+    rows = lookup.rows(block, items)
     arrays = []
     for field in schema:
         if field.name == "item":

@@ -65,7 +65,8 @@ def summarize_raters(
     -------
     pandas.DataFrame
         Index ``rater`` (the original ids); columns :data:`RATER_COLUMNS`:
-        ``n_answers``; ``cant_solve_odds_ratio`` (posterior mean), ``cant_solve_or_lower``
+        ``n_answers`` (int64, from ``constant_data`` ``rater_answers``; NaN, float, for a
+        result without it); ``cant_solve_odds_ratio`` (posterior mean), ``cant_solve_or_lower``
         / ``_upper`` (HDI) and ``p_overuse`` = P(odds ratio > 1); ``overuses_cant_solve``;
         ``favoured_label`` (the proper category with the largest posterior mean bias) and
         ``label_bias`` (posterior mean of the largest bias of a proper category over the
@@ -151,11 +152,7 @@ def summarize_raters(
     constant = result["constant_data"] if "constant_data" in result.children else None
 
     columns: dict[str, Any] = {}
-    columns["n_answers"] = (
-        np.asarray(constant["rater_answers"].values, dtype=float)
-        if constant is not None and "rater_answers" in constant.data_vars
-        else np.full(len(raters), np.nan)
-    )
+    columns["n_answers"] = _rater_answers(constant, len(raters))
     bv = b.values
     if cs is None:
         nan = np.full(len(raters), np.nan)
@@ -209,13 +206,7 @@ def _summarize_class_raters(result: Any, hdi_prob: float | None) -> pd.DataFrame
     raters = post["accuracy"]["rater"].values
     point = result.attrs.get("method", post.attrs.get("method")) in POINT_METHODS
     constant = result["constant_data"] if "constant_data" in result.children else None
-    columns: dict[str, Any] = {
-        "n_answers": (
-            np.asarray(constant["rater_answers"].values, dtype=float)
-            if constant is not None and "rater_answers" in constant.data_vars
-            else np.full(len(raters), np.nan)
-        )
-    }
+    columns: dict[str, Any] = {"n_answers": _rater_answers(constant, len(raters))}
     sources = {n: post[n] for n in ("accuracy", "cant_solve_rate") if n in post.data_vars}
     cs_label = result.attrs.get("cant_solve", post.attrs.get("cant_solve"))
     if "cant_solve_rate" not in sources and cs_label is not None:
@@ -239,6 +230,14 @@ def _summarize_class_raters(result: Any, hdi_prob: float | None) -> pd.DataFrame
     table = pd.DataFrame(columns, index=pd.Index(raters, name="rater"))
     table.attrs.update({"level": "rater", "hdi_prob": hdi_prob})
     return table
+
+
+def _rater_answers(constant: Any, n_raters: int) -> np.ndarray:
+    """Each rater's number of answers, int64, from ``constant_data`` ``rater_answers`` (every
+    fit of a rater model stores it); NaN (float) for a result without it."""
+    if constant is None or "rater_answers" not in constant.data_vars:
+        return np.full(n_raters, np.nan)
+    return np.asarray(constant["rater_answers"].values).astype(np.int64)
 
 
 def _check_overuse(overuse: Any) -> float | None:

@@ -41,7 +41,7 @@ from ambppl.analysis.lazy_score import (
     write_part,
 )
 from ambppl.analysis.summary import COLUMNS, summarize
-from ambppl.data.contract import READ_OPTIONS, refuse_path, refuse_read_options
+from ambppl.data.contract import READ_OPTIONS, as_counts, refuse_path, refuse_read_options
 from ambppl.data.lazy import LazyCounts, from_dataarray
 from ambppl.inference.catalog import ModelEntry, get_model, model_parameters
 from ambppl.inference.fitting import choose_method, fit_with_progress
@@ -199,10 +199,13 @@ def score(
         For an unknown model, method, measure or ``unused``; ``threshold``/``hdi_prob``
         outside (0, 1); ``mcse`` not in (0, 0.5); keywords of the other route (with
         ``unused="raise"``); ``method="empirical_bayes"`` on counts read in chunks; bad data
-        or parameters (as :func:`ambppl.fit`); and before drawing, exact draws beyond the
-        guards of :mod:`ambppl.internal.limits` (memory of ``ceil(0.25 / mcse**2)`` draws of
-        one count vector; about a minute of draws, many categories suspected of being free
-        text or ids) or a fit beyond the memory available (:func:`ambppl.fit`).
+        or parameters (as :func:`ambppl.fit`); items without answers (an all-zero row of
+        counts: refused on every route, in memory and out of core alike, as the readers
+        refuse them, although :func:`ambppl.fit` takes them and gives them the prior); and
+        before drawing, exact draws beyond the guards of :mod:`ambppl.internal.limits`
+        (memory of ``ceil(0.25 / mcse**2)`` draws of one count vector; about a minute of
+        draws, many categories suspected of being free text or ids) or a fit beyond the
+        memory available (:func:`ambppl.fit`).
     TypeError
         For a ``random_seed`` that is no int, Generator or None; for a path (the message
         names :func:`ambppl.read_annotations` and :func:`ambppl.data.read_in_chunks`, or
@@ -413,6 +416,7 @@ def _score_in_memory(
     """The conjugate route in memory: the table of the distinct count vectors, broadcast."""
 
     counts, conc, method = conjugate_setup(model, method, data, kwargs)
+    _refuse_items_without_answers(counts)
     if progress is not None:
         progress(
             f"scoring {counts.sizes['item']} items x {counts.sizes['category']} categories "
@@ -437,6 +441,24 @@ def _score_in_memory(
     return table
 
 
+def _without_answers(shown: list[Any], n_empty: int) -> ValueError:
+    """The error for items without answers (``shown``: the first of them), on every route."""
+    return ValueError(
+        f"every item must have at least one answer, but {n_empty} item(s) "
+        f"{show_values(shown, n_empty)} have none; remove those items or supply their answers"
+    )
+
+
+def _refuse_items_without_answers(counts: xr.DataArray) -> None:
+    """Refuse counts in memory with an all-zero row, as the route of counts read in chunks
+    refuses them (in its pass over the distinct count vectors)."""
+    empty = np.asarray(counts.values).sum(axis=1) == 0
+    if np.any(empty):
+        items = np.asarray(counts["item"].values)[empty][:SHOWN]
+        shown = [v.item() if isinstance(v, np.generic) else v for v in items]
+        raise _without_answers(shown, int(empty.sum()))
+
+
 def _score_by_fit(
     data: Any,
     entry: ModelEntry,
@@ -456,6 +478,9 @@ def _score_by_fit(
     long = entry.info.get("data", "counts") == "long"
     reader = "ambppl.data.read_long" if long else "ambppl.read_annotations"
     refuse_read_options(kwargs, "score", reader)
+    if not long:  # as the conjugate route (answers give every item one at least)
+        data = as_counts(data)
+        _refuse_items_without_answers(data)
     result = fit_with_progress(
         data,
         entry.name,
@@ -550,11 +575,7 @@ def _score_lazy(
     check_counts(distinct, "counts")
     if np.any(distinct.sum(axis=1) == 0):
         n_empty = int(freq[distinct.sum(axis=1) == 0].sum())
-        raise ValueError(
-            f"every item must have at least one answer, but {n_empty} item(s) "
-            f"{show_values(empty_items(blocks, item_blocks, SHOWN), n_empty)} have none; remove "
-            "those items or supply their answers"
-        )
+        raise _without_answers(empty_items(blocks, item_blocks, SHOWN), n_empty)
     columns = distinct_columns(distinct, conc, cs, settings, seed, approximate)
     lookup = Lookup(distinct, columns)
     table = lazy_table(blocks, item_blocks, lookup, SCORE_COLUMNS)

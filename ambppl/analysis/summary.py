@@ -24,10 +24,17 @@ from ambppl.analysis.distinct import (
 from ambppl.analysis.hyperprior import hyperprior_sensitivity
 from ambppl.analysis.raters import summarize_raters
 from ambppl.data.contract import refuse_read_options
-from ambppl.inference.catalog import get_model
+from ambppl.inference.catalog import get_model, list_models
 from ambppl.inference.diagnostics import diagnose
 from ambppl.inference.fitting import INDEPENDENT_METHODS, POINT_METHODS
-from ambppl.internal.checks import as_float_array, check_option, check_positive_int, check_prob
+from ambppl.internal.checks import (
+    SHOWN,
+    as_float_array,
+    check_option,
+    check_positive_int,
+    check_prob,
+    show_values,
+)
 from ambppl.internal.resultdata import (
     cant_solve_index,
     check_fit_tree,
@@ -89,7 +96,8 @@ def summarize(
         ``"rater"``: one row per rater of a rater-effects fit instead
         (:func:`ambppl.analysis.raters.summarize_raters`: ``n_answers``, the can't-solve odds ratio
         against the typical rater with its HDI, ``overuses_cant_solve``, the label bias);
-        ``measure`` and ``threshold`` are then unused.
+        ``measure`` and ``threshold`` are then unused, and other values than their defaults
+        are refused.
     overuse : "hdi" or float, default "hdi"
         For ``level="rater"``: the rule for ``overuses_cant_solve`` (HDI of the odds ratio
         above 1, or ``P(odds ratio > 1) >= overuse``).
@@ -110,10 +118,13 @@ def summarize(
         the draws, ``ess_bulk`` and ``r_hat``. For the one point of ``method="map"`` (the
         posterior mode) ``mean`` is the measure at the mode and ``sd``, ``hdi_lower``,
         ``hdi_upper`` and ``p_above`` are NaN: a point carries no posterior uncertainty
-        (:func:`select`'s ``P(...)`` rules refuse such a table). For a model with a latent
+        (:func:`select`'s ``P(...)`` rules refuse such a table, by its ``attrs`` or, once
+        a file has dropped them, by its NaN ``p_above``). For a model with a latent
         true class per item (``dawid_skene``: posterior ``label_prob``), ``label`` (the most
         probable class), ``label_prob`` (its posterior probability) and ``label_entropy``
-        (the normalized entropy of the class posterior). ``n_answers`` holds integers (int64).
+        (the normalized entropy of the class posterior). ``n_answers`` holds integers (int64;
+        with ``level="rater"`` too, each rater's answers from the fit's ``constant_data``
+        ``rater_answers``, or NaN, float, for a result without it).
         ``df.attrs`` holds ``measure``, ``threshold``, ``hdi_prob``, ``method``, ``model``
         and, for a fit of a learned prior with a ``log_prior`` group, ``not_pinned_down``:
         the hyperparameters whose posterior follows their own prior more than the data
@@ -129,8 +140,9 @@ def summarize(
     ValueError
         For an unknown measure or level, ``hdi_prob`` or ``threshold`` outside (0, 1), a
         result without the groups/variables needed (``level="rater"``: rater effects), an
-        item whose every draw of the measure is NaN, or ``overuse`` other than "hdi" with
-        ``level="item"``.
+        item whose every draw of the measure is NaN, ``overuse`` other than "hdi" with
+        ``level="item"``, or ``measure`` or ``threshold`` other than their defaults with
+        ``level="rater"``.
 
     Notes
     -----
@@ -169,6 +181,7 @@ def summarize(
     """
     level = check_option(level, ("item", "rater"), "level")
     if level == "rater":
+        _refuse_item_options(measure, threshold)
         return summarize_raters(result, hdi_prob=hdi_prob, overuse=overuse)
     if not (isinstance(overuse, str) and overuse == "hdi"):
         raise ValueError(
@@ -260,6 +273,24 @@ def summarize(
     return table
 
 
+def _refuse_item_options(measure: Any, threshold: Any) -> None:
+    """With ``level="rater"``: refuse a ``measure`` or ``threshold`` other than the defaults,
+    which only the item table uses (as ``level="item"`` refuses an ``overuse``)."""
+    given = []
+    if not (isinstance(measure, str) and measure == "amb"):
+        given.append(f"measure={measure!r}")
+    real = isinstance(threshold, int | float | np.floating | np.integer)
+    if not (real and not isinstance(threshold, bool | np.bool_) and threshold == 0.4):
+        given.append(f"threshold={threshold!r}")
+    if given:
+        listed = " and ".join(given)
+        raise ValueError(
+            "measure and threshold choose what the item table's p_above is the probability "
+            f"of (level='item'), but got {listed} with level='rater', whose table has no "
+            f"p_above; drop {'it' if len(given) == 1 else 'them'}, or pass level='item'"
+        )
+
+
 def _label_columns(label_prob: xr.DataArray, items: Any) -> dict[str, Any]:
     """A latent-class model's (``dawid_skene``) posterior of each item's true class:
     ``label`` (the class of largest posterior probability), ``label_prob`` (its
@@ -338,7 +369,9 @@ def summarize_counts(
         Counts already read, as for :func:`ambppl.fit` (:func:`ambppl.data.as_counts`; not a
         path: read files with :func:`ambppl.read_annotations` first).
     model : str, default "dirichlet_categorical"
-        A catalog model with a conjugate exact sampler.
+        A catalog model of counts with a conjugate exact sampler (its method ``"exact"``:
+        ``dirichlet_categorical``); the method is always ``"exact"``, so other models (e.g.
+        ``hierarchical_dirichlet``) are refused: :func:`ambppl.score` takes them.
     measure : {"amb", "modified", "old", "entropy"}, default "amb"
         The measure to summarize.
     prior : float or array_like, default 1.0
@@ -366,7 +399,8 @@ def summarize_counts(
     Raises
     ------
     ValueError
-        For a model without an exact sampler, bad parameters, ``draws`` not a positive
+        For a ``model`` without a conjugate exact sampler (the message names those with
+        one), bad parameters, ``draws`` not a positive
         integer, an unknown measure, ``threshold`` or ``hdi_prob`` outside (0, 1), bad data,
         or draws of one count vector that would not fit in memory.
     TypeError
@@ -417,6 +451,7 @@ def summarize_counts(
         hdi_prob = float(arviz_base.rcParams["stats.ci_prob"])
     hdi_prob = check_prob(hdi_prob, "hdi_prob")
     seed = seed_sequence(random_seed)
+    _check_exact_model(model)
     counts, conc, method = conjugate_setup(
         model, "exact", data, {"prior": prior}, "summarize_counts"
     )
@@ -436,6 +471,27 @@ def summarize_counts(
     return table
 
 
+def _check_exact_model(model: Any) -> None:
+    """Refuse a ``model`` of :func:`summarize_counts` without a conjugate exact sampler (the
+    method ``"exact"`` on counts), naming the catalog models that have one."""
+    entry = get_model(model)  # an unknown name: the message lists the catalog
+    if "exact" in entry.info["methods"] and entry.info.get("data", "counts") == "counts":
+        return
+    models = list_models()
+    exact = [
+        str(name)
+        for name, row in models.iterrows()
+        if "exact" in row["methods"].split(", ") and row["data"] == "counts"
+    ]
+    raise ValueError(
+        f"model must be a model of counts with a conjugate exact sampler (method 'exact': "
+        f"{', '.join(repr(m) for m in exact)}) for summarize_counts, but got model="
+        f"{entry.name!r} (methods {', '.join(entry.info['methods'])}); score it with "
+        f"ambppl.score(data, {entry.name!r}), or fit it with ambppl.fit and summarize the "
+        "draws with ambppl.summarize"
+    )
+
+
 # ---------------------------------------------------------------------------------------
 # Decision helpers
 
@@ -444,9 +500,20 @@ def _check_table(table: Any) -> pd.DataFrame:
     import pandas as pd
 
     if not isinstance(table, pd.DataFrame):
+        kind = type(table)
+        name = kind.__qualname__
+        if kind.__module__ not in ("builtins", "__main__"):
+            name = f"{kind.__module__}.{name}"
+        fix = ""
+        if callable(getattr(table, "compute", None)):  # LazyScore, a dask DataFrame
+            fix = (
+                " (lazy: nothing computed yet); pass table.compute(), a pandas DataFrame (of "
+                "the LazyScore of ambppl.score rather than of its dask .table: its "
+                ".compute() keeps the attrs)"
+            )
         raise TypeError(
-            f"table must be the pandas.DataFrame returned by ambppl.summarize, but got "
-            f"{type(table).__name__}"
+            f"table must be the pandas.DataFrame returned by ambppl.summarize or "
+            f"ambppl.score, but got {name}{fix}"
         )
     return table
 
@@ -530,28 +597,37 @@ def select(table: pd.DataFrame, rule: str) -> pd.DataFrame:
     Parameters
     ----------
     table : pandas.DataFrame
-        A table from :func:`summarize`.
+        A table from :func:`summarize` or :func:`ambppl.score` (in memory: a
+        :class:`~ambppl.analysis.scoring.LazyScore` is computed first, ``.compute()``).
     rule : str
         ``clause`` or ``clause and clause ...``, each clause either
         ``"P(<measure> <op> <threshold>) <op> <prob>"`` (uses the ``p_above`` column; the
         measure and threshold must be those the table was made with, read from its
         ``measure`` and ``threshold`` columns, or from ``table.attrs`` where those columns
-        are absent) or
-        ``"<column> <op> <number>"``; ``op`` is one of ``>``, ``>=``, ``<``, ``<=``.
+        are absent or the table has no rows; the threshold in (0, 1), the probability in
+        [0, 1]) or ``"<column> <op> <number>"`` (a numeric column); ``op`` is one of ``>``,
+        ``>=``, ``<``, ``<=``.
 
     Returns
     -------
     pandas.DataFrame
-        The rows satisfying every clause (a copy; attrs kept).
+        The rows satisfying every clause (a copy; attrs kept). A table without rows gives
+        an empty table.
 
     Raises
     ------
     ValueError
         If the rule does not follow the grammar (the message gives it), names an unknown
-        column, or asks for a measure/threshold the table was not summarized with (or the
-        table does not say which, or mixes several).
+        column or one that is not numeric (text such as ``measure`` or ``label``), has a
+        threshold outside (0, 1) or a probability outside [0, 1] in ``P(...)``, or asks for
+        a measure/threshold the table was not summarized with (or the table does not say
+        which, or mixes several: select on each part); and for a ``P(...)`` rule on a table
+        whose ``p_above`` is NaN on some row (the one point of ``method="map"``, also after
+        a CSV or Parquet file has dropped the attrs that say so, or NaN draws: the message
+        names the items).
     TypeError
-        If ``rule`` is not a string or ``table`` not a DataFrame.
+        If ``rule`` is not a string or ``table`` not a pandas DataFrame (a lazy table names
+        its ``.compute()``).
 
     Notes
     -----
@@ -587,57 +663,146 @@ def select(table: pd.DataFrame, rule: str) -> pd.DataFrame:
 def _clause_mask(table: pd.DataFrame, clause: str, rule: str) -> np.ndarray:
     m = _PROB_CLAUSE.match(clause)
     if m:
-        if "p_above" not in table.columns:
-            raise ValueError(
-                f"rule {rule!r} uses P(...), which needs the p_above column of "
-                "ambppl.summarize, but the table has none"
-            )
-        if table.attrs.get("method") in POINT_METHODS:
-            raise ValueError(
-                f"rule {rule!r} uses P(...), but the table summarizes one point (method="
-                f"{table.attrs['method']!r}: the posterior mode), which has no posterior "
-                "probabilities; refit with method='laplace' or 'nuts', or select on the "
-                "column: e.g. 'mean > 0.4'"
-            )
-        measure = measure_name(m["measure"])
-        t = float(m["t"])
-        held = _p_above_of(table)
-        fix = f"summarize with measure={measure!r}, threshold={t}"
-        if not held:
-            raise ValueError(
-                f"rule {rule!r} uses P(...), but the table does not say which measure and "
-                "threshold its p_above is for (no measure and threshold columns, nor attrs); "
-                f"{fix}, or select on the column: 'p_above {m['op']} {m['p']}'"
-            )
-        if any(measure != have_m or not np.isclose(t, have_t) for have_m, have_t in held):
-            holds = ", ".join(f"P({have_m} > {have_t:g})" for have_m, have_t in held)
-            mixed = ""
-            if len(held) > 1:
-                mixed = " (rows of several summaries: select each part on its own)"
-            raise ValueError(
-                f"rule {rule!r} asks for P({m['measure']} {m['inner']} {m['t']}), but the "
-                f"table holds {holds}{mixed}; {fix}"
-            )
-        p = table["p_above"].to_numpy()
-        if m["inner"] in ("<", "<="):
-            p = 1.0 - p
-        return np.asarray(_compare(p, m["op"], float(m["p"])))
+        return _probability_mask(table, m, rule)
     m = _COLUMN_CLAUSE.match(clause)
     if m:
         column = _check_column(table, m["column"], "the column in rule")
-        return np.asarray(_compare(table[column].to_numpy(), m["op"], float(m["value"])))
+        values = _numeric_column(table, column, rule)
+        return np.asarray(_compare(values, m["op"], float(m["value"])))
     raise ValueError(f"rule must follow the grammar {_GRAMMAR}, but got {rule!r}")
+
+
+def _numeric_columns(table: pd.DataFrame) -> list[str]:
+    import pandas as pd
+
+    return [str(c) for c in table.columns if pd.api.types.is_numeric_dtype(table[c])]
+
+
+def _numeric_column(table: pd.DataFrame, column: str, rule: str) -> np.ndarray:
+    """A column of ``table`` as float values for a comparison with a number (missing
+    values NaN); a column of text or other non-numbers is refused."""
+    import pandas as pd
+
+    values = table[column]
+    if not pd.api.types.is_numeric_dtype(values):
+        dtype = values.dtype
+        text = (
+            pd.api.types.is_object_dtype(dtype)
+            or pd.api.types.is_string_dtype(dtype)
+            or isinstance(dtype, pd.CategoricalDtype)
+        )
+        holds = "holds text" if text else "is not numeric"
+        raise ValueError(
+            f"the column in rule must be a numeric column (one of {_numeric_columns(table)}) "
+            f"to compare with a number, but {column!r} {holds} (dtype {dtype}) in rule "
+            f"{rule!r}"
+        )
+    return values.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _probability_mask(table: pd.DataFrame, m: re.Match[str], rule: str) -> np.ndarray:
+    """The rows satisfying one ``P(<measure> <op> <threshold>) <op> <prob>`` clause."""
+    if "p_above" not in table.columns:
+        raise ValueError(
+            f"rule {rule!r} uses P(...), which needs the p_above column of "
+            "ambppl.summarize, but the table has none"
+        )
+    if table.attrs.get("method") in POINT_METHODS:
+        raise ValueError(
+            f"rule {rule!r} uses P(...), but the table summarizes one point (method="
+            f"{table.attrs['method']!r}: the posterior mode), which has no posterior "
+            "probabilities; refit with method='laplace' or 'nuts', or select on the "
+            "column: e.g. 'mean > 0.4'"
+        )
+    measure = measure_name(m["measure"])
+    t, prob = float(m["t"]), float(m["p"])
+    if not 0 < t < 1:
+        raise ValueError(
+            f"the threshold in P(...) must be in the open interval (0, 1), as summarize's "
+            f"threshold, but got {m['t']} in rule {rule!r}"
+        )
+    if not 0 <= prob <= 1:
+        raise ValueError(
+            f"the probability that P(...) is compared with must be in [0, 1], but got "
+            f"{m['p']} in rule {rule!r}"
+        )
+    held = _p_above_of(table)
+    fix = f"summarize with measure={measure!r}, threshold={t}"
+    if not held:
+        if len(table) == 0:  # no rows, no p_above to misread
+            return np.zeros(0, dtype=bool)
+        raise ValueError(
+            f"rule {rule!r} uses P(...), but the table does not say which measure and "
+            "threshold its p_above is for (no measure and threshold columns, nor attrs); "
+            f"{fix}, or select on the column: 'p_above {m['op']} {m['p']}'"
+        )
+    asked = f"P({m['measure']} {m['inner']} {m['t']})"
+    holds = ", ".join(f"P({have_m} > {have_t:g})" for have_m, have_t in held)
+    match = [(hm, ht) for hm, ht in held if hm == measure and np.isclose(t, ht)]
+    if len(held) > 1:
+        if match:
+            have_m, have_t = match[0]
+            part = f"table[(table['measure'] == {have_m!r}) & (table['threshold'] == {have_t!r})]"
+            fix = f"select on the part that holds it: {part}"
+        else:
+            fix = f"none of them is {asked}: {fix}"
+        raise ValueError(
+            f"rule {rule!r} asks for {asked}, but the table holds {holds} (rows of several "
+            f"summaries, concatenated: P(...) is another event on some rows); {fix}"
+        )
+    if not match:
+        raise ValueError(f"rule {rule!r} asks for {asked}, but the table holds {holds}; {fix}")
+    p = table["p_above"].to_numpy(dtype=np.float64, na_value=np.nan)
+    missing = np.isnan(p)
+    if np.any(missing):
+        raise _nan_p_above(table, missing, rule)
+    if m["inner"] in ("<", "<="):
+        p = 1.0 - p
+    return np.asarray(_compare(p, m["op"], prob))
+
+
+def _nan_p_above(table: pd.DataFrame, missing: np.ndarray, rule: str) -> ValueError:
+    """The error for a ``P(...)`` rule on rows whose ``p_above`` is NaN: the one point of
+    ``method="map"`` (``mean``, the measure at the mode, is a number), or NaN draws (``mean``
+    NaN too)."""
+    items = table.index[missing]
+    mean = np.full(len(items), np.nan)
+    if "mean" in _numeric_columns(table):
+        mean = table["mean"].to_numpy(dtype=np.float64, na_value=np.nan)[missing]
+    point = np.isfinite(mean)
+    parts = []
+    if np.any(point):
+        n = int(point.sum())
+        parts.append(
+            f"{n} item(s) {show_values(list(items[point][:SHOWN]), n)} summarize one point "
+            "(method='map': the posterior mode, whose sd, HDI and p_above are NaN), which "
+            "has no posterior probabilities: refit with method='laplace' or 'nuts', or select "
+            "on the column, e.g. 'mean > 0.4'"
+        )
+    if not np.all(point):
+        n = int((~point).sum())
+        parts.append(
+            f"{n} item(s) {show_values(list(items[~point][:SHOWN]), n)} have NaN draws of the "
+            "measure (summarize leaves their mean, sd, HDI and p_above NaN): check how the "
+            "draws were made and refit, or drop those rows first"
+        )
+    return ValueError(
+        f"rule {rule!r} uses P(...), but p_above is NaN, so the rule cannot tell whether "
+        f"these items satisfy it: {'; and '.join(parts)}"
+    )
 
 
 def _p_above_of(table: pd.DataFrame) -> list[tuple[str, float]]:
     """The (measure, threshold) pairs the table's ``p_above`` is for: from its ``measure`` and
-    ``threshold`` columns (which survive merge, concat and files), else from ``attrs``."""
+    ``threshold`` columns (which survive merge, concat and files), else (no such columns, or
+    no rows) from ``attrs``."""
     if {"measure", "threshold"} <= set(table.columns):
         pairs = table[["measure", "threshold"]].drop_duplicates().dropna()
-        return [
-            (measure_name(str(measure)), float(threshold))
-            for measure, threshold in pairs.itertuples(index=False)
-        ]
+        if len(pairs):
+            return [
+                (measure_name(str(measure)), float(threshold))
+                for measure, threshold in pairs.itertuples(index=False)
+            ]
     have_m, have_t = table.attrs.get("measure"), table.attrs.get("threshold")
     if have_m is None or have_t is None:
         return []
@@ -664,7 +829,8 @@ def stratify(
     -------
     pandas.DataFrame
         A copy with an added ordered categorical column ``stratum`` (:func:`pandas.cut`,
-        labelled ``"[0, 0.2]"``, ``"(0.2, 0.4]"``, ...; NaN outside the edges).
+        labelled ``"[0, 0.2]"``, ``"(0.2, 0.4]"``, ...: the edges to 6 significant digits,
+        more where edges would otherwise print alike; NaN outside the edges).
 
     Raises
     ------
@@ -716,9 +882,18 @@ def stratify(
             f"(0, 0.2, 0.4, 0.6, 1.0)), but got {edges.tolist()}"
         )
     out = table.copy()
-    labels = [
-        f"{'[' if i == 0 else '('}{lo:g}, {hi:g}]"
-        for i, (lo, hi) in enumerate(itertools.pairwise(edges))
-    ]
-    out["stratum"] = pd.cut(out[by], edges, labels=labels, include_lowest=True)
+    out["stratum"] = pd.cut(out[by], edges, labels=_bin_labels(edges), include_lowest=True)
     return out
+
+
+def _bin_labels(edges: np.ndarray) -> list[str]:
+    """``"[0, 0.2]"``, ``"(0.2, 0.4]"``, ...: the edges with 6 significant digits (``:g``),
+    or as many more as keep them distinct (17 tell any two float64 apart)."""
+    for digits in range(6, 18):
+        text = [f"{edge:.{digits}g}" for edge in edges]
+        if len(set(text)) == len(text):
+            break
+    return [
+        f"{'[' if i == 0 else '('}{lo}, {hi}]"
+        for i, (lo, hi) in enumerate(itertools.pairwise(text))
+    ]

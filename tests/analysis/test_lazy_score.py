@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -236,3 +237,55 @@ def test_cant_solve_absent_has_one_command_line_text(six) -> None:
                 call()
             assert str(caught.value) == expected
     assert expected.startswith("--cant-solve must be a label that occurs in the data, but 'zz'")
+
+
+def test_lookup_refuses_a_vector_it_never_summarized() -> None:
+    """Lookup.rows took the nearest key without checking it: a vector not summarized (the
+    source changed between score and compute) silently got another vector's row; beyond the
+    summarized maxima its mixed-radix key even equals another's ([3, 0] and [0, 1] with
+    maxima [2, 1]), and the MultiIndex fallback's -1 took the last row."""
+    from ambppl.analysis.lazy_score import Lookup
+
+    distinct = np.array([[0, 1], [2, 0], [1, 1]])
+    keyed = Lookup(distinct, {})
+    assert keyed.mult is not None
+    np.testing.assert_array_equal(keyed.rows(np.array([[1, 1], [0, 1], [2, 0]])), [2, 0, 1])
+    fallback = Lookup(distinct, {})
+    fallback.mult = None  # the row-wise route of huge key spaces
+    np.testing.assert_array_equal(fallback.rows(np.array([[2, 0], [0, 1]])), [1, 0])
+    for lookup in (keyed, fallback):
+        for block, first in (([[1, 1], [3, 0]], "[3, 0]"), ([[0, 1], [2, 1]], "[2, 1]")):
+            with pytest.raises(
+                ValueError,
+                match=rf"^the counts read in chunks must be those that ambppl.score summarized, "
+                rf"but 1 item\(s\) \['b'\] of a chunk read again .* \(first {re.escape(first)}\)",
+            ):
+                lookup.rows(np.array(block), np.array(["a", "b"], dtype=object))
+    with pytest.raises(ValueError, match=r"must have the 2 category columns .* shape \(1, 3\)"):
+        keyed.rows(np.array([[1, 1, 0]]))
+
+
+def test_a_source_changed_after_score_is_refused(rng, tmp_path: Path) -> None:
+    """The zarr store was rewritten between score and compute: the table gave the new
+    items the rows of other count vectors (n_answers of the old data)."""
+    from ambppl.data import read_in_chunks
+
+    values = rng.multinomial(6, [0.5, 0.3, 0.2], size=20)
+    counts = _counts(values).rename("counts")
+    store = tmp_path / "c.zarr"
+    counts.chunk({"item": 5}).to_zarr(store, consolidated=False)
+    lazy = ambppl.score(read_in_chunks(store, chunk_items=5), random_seed=0, mcse=0.05)
+    changed = values.copy()
+    changed[15:, 0] += 5  # the last chunk: 11 answers per item, no vector summarized
+    counts.copy(data=changed).chunk({"item": 5}).to_zarr(store, consolidated=False, mode="w")
+    unseen = r"but 5 item\(s\) \['i15', 'i16', 'i17', 'i18', 'i19'\] of a chunk read again"
+    with pytest.raises(ValueError, match=unseen + r".* the source changed since"):
+        lazy.compute()
+    with pytest.raises(ValueError, match=r"count vectors it never saw"):
+        lazy.to_parquet(tmp_path / "out.parquet")
+    assert not (tmp_path / "out.parquet").exists()
+    with command_line_messages():
+        again = ambppl.score(read_in_chunks(store, chunk_items=5), random_seed=0, mcse=0.05)
+    counts.chunk({"item": 5}).to_zarr(store, consolidated=False, mode="w")
+    with pytest.raises(ValueError, match=r"the input changed while ambppl score ran; run it"):
+        again.compute()

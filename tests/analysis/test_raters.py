@@ -114,3 +114,60 @@ def test_bad_input(rng):
         ambppl.summarize(flat, level="rater")
     with pytest.raises(TypeError, match="DataTree"):
         summarize_raters({"b": 1})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "given"),
+    [
+        ({"measure": "foo"}, "measure='foo'"),
+        ({"measure": "modified"}, "measure='modified'"),
+        ({"threshold": 7}, "threshold=7"),
+        ({"measure": "entropy", "threshold": 0.6}, "measure='entropy' and threshold=0.6"),
+    ],
+)
+def test_rater_level_refuses_the_item_options(rng, kwargs, given):
+    """level="rater" took measure="foo" and threshold=7 silently (level="item" refuses an
+    overuse); they are refused now, as unused."""
+    tree, *_ = _tree(rng)
+    with pytest.raises(
+        ValueError,
+        match=rf"^measure and threshold choose what the item table's p_above is the probability "
+        rf"of \(level='item'\), but got {given} with level='rater', whose table has no p_above; "
+        r"drop (it|them), or pass level='item'$",
+    ):
+        ambppl.summarize(tree, level="rater", **kwargs)
+    defaults = ambppl.summarize(tree, level="rater", measure="amb", threshold=0.4)
+    assert defaults.equals(ambppl.summarize(tree, level="rater"))
+
+
+def test_n_answers_of_raters_are_integers(rng):
+    """n_answers was float64 at level="rater" though summarize's docstring says int64."""
+    tree, *_, rater = _tree(rng)
+    table = ambppl.summarize(tree, level="rater")
+    assert table["n_answers"].dtype == np.int64
+    assert table["n_answers"].tolist() == np.bincount(rater).tolist()
+    # a latent-class fit (dawid_skene): accuracy per rater
+    accuracy = rng.uniform(0.5, 0.9, size=(2, 50, 3))
+    classes = xr.DataTree.from_dict(
+        {
+            "posterior": xr.Dataset(
+                {
+                    "accuracy": (("chain", "draw", "rater"), accuracy),
+                    "confusion": (
+                        ("chain", "draw", "rater", "class", "category"),
+                        np.full((2, 50, 3, 2, 2), 0.5),
+                    ),
+                },
+                coords={"rater": ["u", "v", "w"], "class": ["a", "b"], "category": ["a", "b"]},
+            ),
+            "constant_data": xr.Dataset(
+                {"rater_answers": ("rater", [4, 7, 2])}, coords={"rater": ["u", "v", "w"]}
+            ),
+        }
+    )
+    table = ambppl.summarize(classes, level="rater")
+    assert table["n_answers"].dtype == np.int64 and table["n_answers"].tolist() == [4, 7, 2]
+    np.testing.assert_allclose(table["accuracy"], accuracy.mean(axis=(0, 1)), rtol=1e-12)
+    without = classes.copy()
+    del without["constant_data"]
+    assert ambppl.summarize(without, level="rater")["n_answers"].isna().all()

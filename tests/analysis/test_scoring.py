@@ -555,3 +555,23 @@ def test_progress_lines_of_the_conjugate_routes(three_class, big_counts):
 def test_bad_arguments_are_named(kwargs, error, match):
     with pytest.raises(error, match=match):
         ambppl.score(_counts(np.array([[3, 1, 1]])), **kwargs)
+
+
+def test_items_without_answers_are_refused_in_memory_as_in_chunks(big_counts):
+    """score(da) gave an all-zero row the prior's row, score(da.chunk(...)) refused it: the
+    routes now agree (and the fit route too), with one message."""
+    empty = big_counts.copy(data=np.where(np.arange(3000)[:, None] == 5, 0, big_counts.values))
+    message = r"^every item must have at least one answer, but 1 item\(s\) \[15\] have none; "
+    for data, kwargs in (
+        (empty, {}),
+        (empty.chunk({"item": 1000}), {}),
+        (empty, {"prior": 0.5}),
+        (empty, {"method": "nuts"}),  # refused before fitting
+        (empty, {"model": "hierarchical_dirichlet", "method": "empirical_bayes"}),
+        (empty, {"model": "hierarchical_dirichlet", "method": "collapsed"}),
+    ):
+        with pytest.raises(ValueError, match=message):
+            ambppl.score(data, **kwargs)
+    # a bare array is refused by its reader already (ambppl.data.as_counts), as before
+    with pytest.raises(ValueError, match=r"1 item\(s\) \[5\] have none \(an all-zero row"):
+        ambppl.score(empty.values)

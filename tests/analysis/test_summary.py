@@ -595,3 +595,177 @@ def test_stratify_refuses_a_text_column(hand_table):
 def test_stratify_refuses_edges_that_are_not_finite(hand_table, bins):
     with pytest.raises(ValueError, match=r"^bins must be at least two strictly increasing finite"):
         ambppl.stratify(hand_table, bins=bins)
+
+
+# ---------------------------------------------------------------------------------------
+# select refuses what it cannot read, and says why; stratify labels; lazy tables
+
+
+@pytest.fixture(scope="module")
+def map_table():
+    """dawid_skene's one point (method="map"): p_above NaN on every row."""
+    from ambppl.data import read_long
+
+    rng = np.random.default_rng(3)
+    rows = [(f"i{i}", f"r{r}", rng.choice(["cs", "a", "b"])) for i in range(6) for r in range(4)]
+    answers = read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]), cant_solve="cs")
+    return ambppl.summarize(ambppl.fit(answers, "dawid_skene", method="map", random_seed=1))
+
+
+@pytest.mark.parametrize("how", ["csv", "merge"])
+def test_select_refuses_a_point_read_back_from_a_file(map_table, tmp_path, how):
+    """A method="map" table written to a CSV file and read back (or merged with a table of
+    other attrs) lost the attrs that said "one point": P(amb > 0.4) > 0.5 and its complement
+    both gave no rows instead of refusing."""
+    assert map_table["p_above"].isna().all() and map_table["mean"].notna().all()
+    if how == "csv":
+        map_table.to_csv(tmp_path / "t.csv")
+        back = pd.read_csv(tmp_path / "t.csv", index_col="item")
+    else:
+        back = map_table.merge(
+            pd.DataFrame({"topic": list("xyzxyz")}, index=map_table.index),
+            left_index=True,
+            right_index=True,
+        )
+        back.attrs = {}  # as pandas leaves them for parts with other attrs
+    assert back.attrs.get("method") is None
+    for rule in ("P(amb > 0.4) > 0.5", "P(amb < 0.4) > 0.5"):
+        with pytest.raises(
+            ValueError,
+            match=r"p_above is NaN, so the rule cannot tell .*: 6 item\(s\) \['i0', .* \(6 in "
+            r"all\)\] summarize one point \(method='map'.* refit with method='laplace'",
+        ):
+            ambppl.select(back, rule)
+    assert ambppl.select(back, "mean > 0").index.tolist() == back.index.tolist()
+
+
+def test_select_refuses_items_with_nan_draws(exact_fit, tmp_path):
+    """An item with a NaN draw has p_above NaN: P(...) rules left it out of a rule and of its
+    complement alike; they now name it."""
+    posterior = exact_fit["posterior"].to_dataset()
+    amb = posterior["amb"].values.copy()
+    amb[0, 3, 1] = np.nan
+    tree = exact_fit.copy()
+    tree["posterior"] = xr.DataTree(posterior.assign(amb=posterior["amb"].copy(data=amb)))
+    table = ambppl.summarize(tree)
+    table.to_csv(tmp_path / "t.csv")
+    for other in (table, pd.read_csv(tmp_path / "t.csv", index_col="item")):
+        with pytest.raises(
+            ValueError, match=r"1 item\(s\) \['mixed'\] have NaN draws of the measure"
+        ):
+            ambppl.select(other, "P(amb > 0.4) > 0.5")
+    kept = ambppl.select(table.drop(index="mixed"), "P(amb > 0.4) > 0.5")
+    assert kept.index.tolist() == table.index[table["p_above"] > 0.5].tolist()
+
+
+def test_select_on_a_table_without_rows(table, tmp_path):
+    """An empty table (select(t, "mean > 0.99")) said it did not know its measure and
+    threshold: its measure/threshold columns exist but are empty. attrs are read then."""
+    empty = ambppl.select(table, "mean > 0.99")
+    assert len(empty) == 0 and empty.attrs["threshold"] == 0.4
+    out = ambppl.select(empty, "P(amb > 0.4) > 0.9")
+    assert len(out) == 0 and list(out.columns) == list(table.columns)
+    with pytest.raises(ValueError, match=r"table holds P\(amb > 0.4\); summarize with "):
+        ambppl.select(empty, "P(amb > 0.6) > 0.9")
+    empty.to_csv(tmp_path / "e.csv")  # no rows, no attrs: nothing to misread
+    assert len(ambppl.select(pd.read_csv(tmp_path / "e.csv"), "P(amb > 0.4) > 0.9")) == 0
+
+
+@pytest.mark.parametrize("column", ["measure", "label"])
+def test_select_refuses_a_text_column(table, column):
+    """'measure > 0' raised pandas' "'>' not supported between instances of 'str' and
+    'float'"."""
+    texts = table.assign(label="yes")
+    with pytest.raises(
+        ValueError,
+        match=rf"^the column in rule must be a numeric column \(one of \['n_answers', .*\]\) "
+        rf"to compare with a number, but '{column}' holds text \(dtype .*\) in rule",
+    ):
+        ambppl.select(texts, f"{column} > 0")
+
+
+@pytest.mark.parametrize(
+    ("rule", "match"),
+    [
+        ("P(amb > 0.4) > 1.5", r"probability that P\(...\) is compared with must be in \[0, 1\]"),
+        ("P(amb > 0.4) >= -0.1", r"must be in \[0, 1\], but got -0.1"),
+        ("P(amb > 1.4) > 0.5", r"threshold in P\(...\) must be in the open interval \(0, 1\)"),
+        ("P(amb > 0) > 0.5", r"threshold in P\(...\) must be .* but got 0 in rule"),
+    ],
+)
+def test_select_checks_the_numbers_of_a_probability_clause(table, rule, match):
+    """p = 1.5 gave no rows silently; threshold 1.4 suggested summarize(threshold=1.4), which
+    summarize refuses."""
+    with pytest.raises(ValueError, match=match) as caught:
+        ambppl.select(table, rule)
+    assert "summarize with" not in str(caught.value)
+
+
+def test_select_on_concatenated_summaries_says_to_select_each_part(exact_fit):
+    """On rows of thresholds 0.3 and 0.5, asking P(amb > 0.3) suggested summarizing with the
+    threshold the table already holds."""
+    low = ambppl.summarize(exact_fit, threshold=0.3)
+    mixed = pd.concat([low, ambppl.summarize(exact_fit, threshold=0.5)])
+    with pytest.raises(ValueError) as caught:
+        ambppl.select(mixed, "P(amb > 0.3) > 0.5")
+    message = str(caught.value)
+    assert "summarize with" not in message
+    part = "table[(table['measure'] == 'amb') & (table['threshold'] == 0.3)]"
+    assert message.endswith(f"select on the part that holds it: {part}")
+    one_part = mixed[(mixed["measure"] == "amb") & (mixed["threshold"] == 0.3)]
+    expected = ambppl.select(low, "P(amb > 0.3) > 0.5")
+    assert ambppl.select(one_part, "P(amb > 0.3) > 0.5").equals(expected)
+    with pytest.raises(ValueError, match=r"none of them is P\(amb > 0.7\): summarize with"):
+        ambppl.select(mixed, "P(amb > 0.7) > 0.5")
+
+
+def test_stratify_labels_close_edges_apart():
+    """Edges equal to 6 digits gave equal labels: pandas refused them ("labels must be
+    unique if ordered=True")."""
+    table = pd.DataFrame(
+        {"mean": [0.05, 0.10000002, 0.10000004, 0.5]}, index=pd.Index(list("abcd"), name="item")
+    )
+    bins = (0, 0.10000001, 0.10000003, 0.10000005, 1)
+    out = ambppl.stratify(table, bins=bins)
+    labels = ["[0, 0.10000001]", "(0.10000001, 0.10000003]", "(0.10000003, 0.10000005]"]
+    assert out["stratum"].cat.categories.tolist() == [*labels, "(0.10000005, 1]"]
+    assert out["stratum"].astype(str).tolist() == [*labels, "(0.10000005, 1]"]
+    assert ambppl.stratify(table, bins=(0, 0.2, 1))["stratum"].cat.categories.tolist() == [
+        "[0, 0.2]",
+        "(0.2, 1]",
+    ]
+
+
+def test_helpers_name_a_lazy_table_and_its_compute(small_counts):
+    """A LazyScore or its dask table was refused as "but got LazyScore" / "but got DataFrame"
+    (dask's class has pandas' name)."""
+    lazy = ambppl.score(small_counts.chunk({"item": 2}), random_seed=1, mcse=0.05)
+    for table, name in (
+        (lazy, r"ambppl\.analysis\.scoring\.LazyScore"),
+        (lazy.table, r"dask\.dataframe\.[\w.]*DataFrame"),
+    ):
+        for call in (
+            lambda t=table: ambppl.rank(t),
+            lambda t=table: ambppl.select(t, "mean > 0"),
+            lambda t=table: ambppl.stratify(t),
+        ):
+            with pytest.raises(
+                TypeError,
+                match=rf"but got {name} \(lazy: nothing computed yet\); pass table\."
+                r"compute\(\)",
+            ):
+                call()
+    assert len(ambppl.rank(lazy.compute())) == 3
+
+
+@pytest.mark.parametrize("model", ["hierarchical_dirichlet", "rater_effects", "dawid_skene"])
+def test_summarize_counts_names_the_model_argument(small_counts, model):
+    """A model without an exact sampler was answered "method must be one of the methods of
+    model ... but got 'exact'", a method the caller never passed."""
+    with pytest.raises(
+        ValueError,
+        match=rf"^model must be a model of counts with a conjugate exact sampler \(method "
+        rf"'exact': 'dirichlet_categorical'\) for summarize_counts, but got model='{model}'",
+    ) as caught:
+        ambppl.summarize_counts(small_counts, model, random_seed=1)
+    assert "method must" not in str(caught.value)
