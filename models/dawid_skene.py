@@ -266,26 +266,41 @@ The fast routes
 ---------------
 ``method="laplace"`` of :func:`ambppl.fit`: the posterior mode of this same program (every
 free variable in its unconstrained coordinates, ``z`` summed out; L-BFGS with the exact
-gradient, which at the mode agrees with EM's fixed point, Fisher's identity), then
-independent draws from the Laplace approximation ``N(mode, H^-1)`` (``H`` the Hessian of
-the negative log posterior there, by central differences of the exact gradient), mapped to
-every posterior variable. It takes 3-23 s on the gold data sets (compiling the program and
-the per-draw deterministics; the optimizer well under a second). The mode under-pools the
-raters: on a simulated design (150 items x 5 answers from 15 raters, ``planted(seed=1)`` of
-``tests/inference/test_model_dawid_skene.py``) ``sigma_rater`` is 2.5-2.7 at the mode and
-0.3-0.8 in the posterior mean, yet both give the same label accuracy (0.913; Bayes rate of
-the planted parameters 0.96, majority vote 0.873). Rater accuracies' HDIs from Laplace are
-those of the Gaussian approximation: use NUTS where they matter.
+gradient, which at the mode agrees with EM's fixed point, Fisher's identity, started from
+the mode :func:`posterior_mode` finds, so that ``laplace`` and ``map`` share their local
+mode), then independent draws from the Laplace approximation ``N(mode, H^-1)`` (``H`` the
+Hessian of the negative log posterior there, by central differences of the exact gradient),
+mapped to every posterior variable. The posterior has several local modes, and the shared
+one is not always the highest: started from PyMC's initial point instead, L-BFGS found modes
+whose log density minus that of the map route's mode was +2.41, -0.06, +2.34, -0.48 and
++0.73 nats on planted crowds (60 items x 3 answers, 10 raters, 3 classes, seeds 2-6;
+labelling 1-11 of the 60 items differently), -0.8 to +1.7 on 7 of the 12 seeds of the
+recovery benchmark below (the other 5 within 0.02), and -0.72 on the dog data (one gold
+item labelled differently at the mode; on the other four gold sets the same labels). With
+``centred=True``, whose mode :func:`posterior_mode` does not compute, L-BFGS starts from
+PyMC's initial point. It takes 3-23 s on the gold data sets (compiling the program and the
+per-draw deterministics; the optimizers well under a second but for the numpy mode's 2.2 s
+on the product data). The mode under-pools the raters: on a simulated design (150 items x
+5 answers from 15 raters, ``planted(seed=1)`` of ``tests/inference/test_model_dawid_skene.py``)
+``sigma_rater`` is 2.5-2.7 at the mode and 0.3-0.8 in the posterior mean, yet both give the
+same label accuracy (0.913; Bayes rate of the planted parameters 0.96, majority vote 0.873).
+Rater accuracies' HDIs from Laplace are those of the Gaussian approximation: use NUTS where
+they matter.
 
-``method="map"``: the same mode alone, one chain of one draw marked as a point (no
+``method="map"``: the same mode alone (the one ``laplace`` centres on, which starts from it
+and refines it with PyMC's gradient), one chain of one draw marked as a point (no
 uncertainty: the summaries' HDIs and probabilities are NaN), computed by
 :func:`posterior_mode` in numpy: the log posterior of the program's unconstrained
 coordinates written out with its exact gradient (equal to PyMC's compiled log density up to
 a constant, tested), L-BFGS from the answer shares, and the deterministics at the mode; no
-PyMC program is built or compiled. The mode is a local one: from another start (each
-rater's own smoothed confusion rows) L-BFGS found on the face data a mode 1.3 nats higher
-that labels 8 gold items differently (accuracy 0.644 against 0.658); the answer-share start
-is kept, as it agrees with the NUTS labels on every gold set.
+PyMC program is built or compiled. Its ``mode_logp`` attribute is that numpy log posterior,
+which leaves out the program's constant: it differs from the ``laplace`` route's
+``mode_logp`` (PyMC's log density, constants included) by that constant at the same mode
+(e.g. -133.13 against -153.92), so compare ``mode_logp`` only between fits of one route.
+The mode is a local one: from another start (each rater's own smoothed confusion rows)
+L-BFGS found on the face data a mode 1.3 nats higher that labels 8 gold items differently
+(accuracy 0.644 against 0.658); the answer-share start is kept, as it agrees with the NUTS
+labels on every gold set.
 
 Calibration and recovery (2 shared cores, 2026-11-27, the program as it is here; the
 commands and full tables are in the two benchmark files):
@@ -310,7 +325,10 @@ commands and full tables are in the two benchmark files):
   not overrule a population that still pools. On the gold data its labels were within 2
   items of the normal population's (dog .840, face .658, Barzan .633) and on the product
   data it did not converge (R-hat 1.54, 147 divergences, 360 s). Laplace labels 0.944
-  right, ECE 0.020, covers 0.95 of the accuracies with intervals 1.7 times as wide.
+  right, ECE 0.020, covers 0.95 of the accuracies with intervals 1.7 times as wide (with
+  its start at the map route's mode, ``--methods laplace``: 0.942, ECE 0.020, 0.950 and
+  intervals 0.416 wide against 0.414; the former start rerun on the same tree: 0.944,
+  0.020, 0.946).
 
 Against gold (``benchmarks/dawid_skene_gold.py``, 2 cores, 2026-11-28, each route with its
 defaults: NUTS 4 x 2000 draws, 3000 on the product data, ``target_accept`` 0.99 on the
@@ -349,9 +367,13 @@ Barzan             0 / 0                  0 / 0             0 / 2 (.5)         +
 difference is the mean per-item difference on the gold items +- its standard error.
 Spearman NUTS / MAP / ck: dog .74/.80/.74, face .07/.25/.13, product .83/.79/.74, spam
 .27/.20/.20, Barzan -.06/.08/-.06. NUTS's labels moved by one face item since the previous
-run with the same seed: threaded chains are not reproducible to the last item.) The
-Dawid-Skene fits beat majority vote on the three large sets and beat crowd-kit on face
-(p = .013).
+run with the same seed: threaded chains are not reproducible to the last item. The Lap
+column is of laplace's former start, PyMC's initial point; started at the map route's mode,
+``--methods laplace`` gives the same accuracies and ECEs to the digits shown but for dog's
+ECE, .135 (the former start rerun: .133), whose mode it moves; the product data's Laplace
+accuracy is .9389 against .9390, one item, so its count against crowd-kit below may move by
+one.) The Dawid-Skene fits beat majority vote on the three large sets and beat crowd-kit on
+face (p = .013).
 
 *Configurations, the unit of a paired comparison.* Two items answered by the same raters
 with the same answers (the same *configuration*) have the same class posterior under any
@@ -1174,13 +1196,14 @@ def posterior_mode(
 ) -> tuple[Any, Any, dict[str, Any]]:
     """The posterior mode of :func:`model` in numpy, with every variable the program stores.
 
-    The route ``method="map"`` of :func:`ambppl.fit`: the maximum of ``log p(x | y)`` over the
-    unconstrained coordinates ``x`` of the PyMC program (the same point the ``laplace`` route
-    centres its approximation on, found without building or compiling the program), by
-    L-BFGS with the exact gradient (written out in numpy: the classes summed out, the
-    gradient through the expected counts of (rater, true class, answer), as in EM's E-step).
-    Started from the answer shares (each item's proper answers as its class posterior, the
-    raters at the typical rater).
+    The route ``method="map"`` of :func:`ambppl.fit`: a local maximum of ``log p(x | y)``
+    over the unconstrained coordinates ``x`` of the PyMC program, found without building or
+    compiling the program, by L-BFGS with the exact gradient (written out in numpy: the
+    classes summed out, the gradient through the expected counts of (rater, true class,
+    answer), as in EM's E-step). Started from the answer shares (each item's proper answers
+    as its class posterior, the raters at the typical rater). The ``laplace`` route starts
+    its own L-BFGS on the program from this mode, so it centres its approximation on the
+    same local mode.
 
     Parameters
     ----------
@@ -1202,7 +1225,8 @@ def posterior_mode(
     constant_data : xarray.Dataset
         ``is_cant_solve``, ``rater_answers``, ``answer_item``, ``answer_rater``.
     info : dict
-        ``mode_logp`` (up to the program's constant),
+        ``mode_logp`` (the numpy log posterior at the mode: PyMC's log density of the
+        program less its constant, so not comparable with the ``laplace`` route's),
         ``optimizer_converged``, ``optimizer_iterations``, ``optimizer_message``,
         ``n_parameters``.
 

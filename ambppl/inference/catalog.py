@@ -550,6 +550,8 @@ def get_model(name: str, path: str | Path | None = None) -> ModelEntry:
 
     Raises
     ------
+    TypeError
+        For a name that is not a string (a list, None).
     ValueError
         For an unknown name (the message lists the available ones).
 
@@ -570,6 +572,11 @@ def get_model(name: str, path: str | Path | None = None) -> ModelEntry:
     (['exact', 'nuts'], 'dirichlet_categorical.py')
     """
     entries = _entries(path)
+    if not isinstance(name, str):  # a list is no dict key: refused here, not by the lookup
+        raise TypeError(
+            f"model must be the name of one model, one of {sorted(entries)!r} "
+            f"(ambppl.list_models()), but got {type(name).__name__} {name!r}"
+        )
     if name not in entries:
         raise ValueError(
             f"model must be one of {sorted(entries)!r} (ambppl.list_models()), but got {name!r}"

@@ -12,7 +12,9 @@ the functions of the routes it lists; ``fit`` dispatches on the method:
 - ``empirical_bayes``: the hyperparameters at the maximum of the marginal likelihood, then
   exact draws; ``empirical_bayes`` and ``concentration``.
 - ``laplace``: the posterior mode of the full PyMC program and independent draws of the
-  Laplace approximation around it (:mod:`ambppl.inference.laplace`); ``model``.
+  Laplace approximation around it (:mod:`ambppl.inference.laplace`); ``model``. Where the
+  model file offers ``posterior_mode``, L-BFGS starts from its mode, so that ``laplace``
+  centres on the local mode ``map`` returns.
 - ``map``: the posterior mode alone, one chain of one draw marked as a point (no posterior
   uncertainty); the model file's ``posterior_mode(data, **params)`` where it offers one (a
   fast mode without a PyMC program), else ``model``'s (:func:`ambppl.inference.laplace.mode_point`).
@@ -31,9 +33,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import importlib.util
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -173,16 +177,23 @@ def fit(
         items x 8 bytes per measure and K times that for ``q``. Hyperparameters are always
         stored.
     progressbar : bool, default False
-        Show a progress bar.
+        Show a progress bar (True or False; numpy's bools too).
     sample_kwargs : dict, optional
-        Further arguments for ``pymc.sample`` (e.g. ``tune``, ``target_accept``; those the
-        model's info record sets in ``nuts_defaults`` apply unless given here). A model's
+        Further arguments for ``pymc.sample`` (e.g. ``tune``, ``cores``, ``target_accept``;
+        those the model's info record sets in ``nuts_defaults`` apply unless given here, at
+        the top level or in ``nuts={...}``). Keys are checked against the installed PyMC:
+        ``pymc.sample``'s parameters, ``nuts`` (a dict of the NUTS step's settings) and the
+        settings of PyMC's NUTS step (``target_accept``, ``max_treedepth``, ...); with
+        ``sampler="pymc"`` the keys of ``nuts`` must be such settings, and with nutpie,
+        numpyro or blackjax the step's settings go in ``nuts`` (``target_accept`` may stay
+        at the top level). The dict and its ``nuts`` are copied, not changed. A model's
         ``nuts_defaults`` may also choose nutpie's mass-matrix ``adaptation`` (e.g.
         ``dawid_skene`` on designs of few answers per item with a busy rater); it is passed as
         ``nuts={"adaptation": ...}`` where the sampler is nutpie, unless
         ``sample_kwargs["nuts"]`` sets its own.
     log_likelihood : bool, default True
-        Store the ``log_likelihood`` group (draws x chains x items x 8 bytes).
+        Store the ``log_likelihood`` group (draws x chains x items x 8 bytes). True or
+        False (numpy's bools too).
     **kwargs
         The model's parameters (e.g. ``prior=0.5`` for ``dirichlet_categorical``; see
         ``ambppl.get_model(model).info["parameters"]``), checked by
@@ -202,8 +213,14 @@ def fit(
         NUTS the root also has ``convergence``: a JSON record of the worst R-hat, the
         smallest bulk and tail ESS and the divergences, checked against :data:`CONVERGENCE`.
         Where the fit raised warnings, the root keeps them in ``fit_warnings`` (a JSON list
-        of ``{"category", "message"}``, each once; they are raised as well), for the report's
-        first section. Every attribute is one netCDF can store (None-valued ones are left out), so
+        of ``{"category", "message"}``, each once; they are raised as well, and those the
+        caller's warning filters ignore are neither raised nor kept), for the report's first
+        section. The optimizing routes (``laplace``, ``map``) add the optimizer's
+        record (``approximation``, ``mode_logp``, ``optimizer_converged``, ...):
+        ``mode_logp`` is PyMC's log density of the program at the mode, constants included,
+        except where ``map`` uses the model file's ``posterior_mode``, whose value may omit
+        the program's constant (``dawid_skene``'s does), so compare it only within a route.
+        Every attribute is one netCDF can store (None-valued ones are left out), so
         ``result.to_netcdf(path)`` saves the fit and ``xarray.open_datatree(path)`` reloads
         it for :func:`ambppl.summarize` and the report.
 
@@ -212,13 +229,19 @@ def fit(
     TypeError
         For a path (the message names the reader to call first: :func:`ambppl.read_annotations`,
         or :func:`ambppl.data.read_long` for a model of answers), for reader options among
-        ``kwargs`` (the message shows the call that reads the data with them), and for counts
-        given to a model of answers.
+        ``kwargs`` (the message shows the call that reads the data with them), for counts
+        given to a model of answers, for a model name that is not a string, draws or chains
+        that are not integers (for ``map`` too), ``progressbar`` or ``log_likelihood`` that
+        is not a bool, and ``sample_kwargs`` that is not a dict (whatever the method).
     ValueError
         For an unknown model, method or sampler, a method the model does not list, a
         parameter of another model, any other keyword that is not a parameter of the model
         (the message lists the model's parameters), bad parameter values (e.g. a prior that
-        is not positive), non-positive draws/chains, unknown var_names, or bad data; and up
+        is not positive), non-positive draws/chains, unknown var_names, a frame the reader
+        cannot read with its defaults (the message shows the reader's call that names the
+        column), ``sample_kwargs`` keys that the installed PyMC does not take (the message
+        names a close key: "did you mean 'cores'?") or that fit sets itself, a
+        ``target_accept`` given both at the top level and in ``nuts``, or bad data; and up
         front,
         before any sampling, when the fit's peak memory (:func:`memory_needed`: the draws to
         store, ``8 x chains x draws x items x`` the values per item of ``var_names``, the
@@ -303,11 +326,7 @@ def fit(
     refuse_read_options(kwargs, "fit", reader)  # before the data: the message shows the read
     # the fit's warnings, raised as ever and kept in the result for the report
     with collecting_warnings() as raised:
-        answers = None
-        if long:
-            answers, counts = as_answers(data)
-        else:
-            counts = as_counts(data)
+        answers, counts = _read_data(data, long, reader)
         params = model_parameters(entry, kwargs, "fit")
         method = choose_method(entry, method, sampler, sample_kwargs)
         own = (
@@ -320,20 +339,23 @@ def fit(
             draws = chains = 1
         draws = check_positive_int(own.get("draws", 1000) if draws is None else draws, "draws")
         chains = check_positive_int(own.get("chains", 4) if chains is None else chains, "chains")
-        if not isinstance(log_likelihood, bool):
-            raise TypeError(f"log_likelihood must be True or False, but got {log_likelihood!r}")
+        log_likelihood = _check_switch(log_likelihood, "log_likelihood")
+        progressbar = _check_switch(progressbar, "progressbar")
         if method in NUTS_METHODS:
             sampler = _check_sampler(sampler) or _default_sampler(entry, method)
-            sample_kwargs = _check_sample_kwargs(sample_kwargs)
-            # the model's own tune / target_accept (info record nuts_defaults) unless given
-            for key in ("tune", "target_accept"):
-                if key in own:
-                    sample_kwargs.setdefault(key, own[key])
+            used = sampler or (COLLAPSED_SAMPLER if method == "collapsed" else None)
+            sample_kwargs = _check_sample_kwargs(sample_kwargs, used)
+            # pymc.sample's nuts={...}, or the caller's deprecated nuts_sampler_kwargs (PyMC
+            # refuses both; _check_sample_kwargs copied it, as PyMC writes into it)
+            key = "nuts_sampler_kwargs" if "nuts_sampler_kwargs" in sample_kwargs else "nuts"
+            nested = sample_kwargs.get(key) or {}
+            # the model's own tune / target_accept (info record nuts_defaults) unless given, at
+            # the top level or in nuts= (PyMC refuses a target_accept given in both)
+            for name in ("tune", "target_accept"):
+                if name in own and name not in nested:
+                    sample_kwargs.setdefault(name, own[name])
             if "adaptation" in own and sampler == "nutpie":  # a nutpie option (mass matrix)
-                # pymc.sample's nuts={...} (or the caller's deprecated nuts_sampler_kwargs: PyMC
-                # refuses both), copied: PyMC moves target_accept into it
-                key = "nuts_sampler_kwargs" if "nuts_sampler_kwargs" in sample_kwargs else "nuts"
-                nutpie_kwargs = dict(sample_kwargs.get(key) or {})
+                nutpie_kwargs = dict(nested)
                 nutpie_kwargs.setdefault("adaptation", own["adaptation"])
                 sample_kwargs[key] = nutpie_kwargs
         else:
@@ -469,6 +491,7 @@ def _refuse_nuts_options(method: str, sampler: Any, sample_kwargs: Any) -> None:
             f"{list(NUTS_METHODS)} only, but got sampler={sampler!r} with method={method!r}; "
             "drop sampler="
         )
+    _sample_kwargs_dict(sample_kwargs)  # a dict or None, whatever the method
     if sample_kwargs:
         raise ValueError(
             f"sample_kwargs are passed to pymc.sample and apply to the methods "
@@ -477,6 +500,9 @@ def _refuse_nuts_options(method: str, sampler: Any, sample_kwargs: Any) -> None:
 
 
 def _refuse_draws(method: str, draws: Any, chains: Any) -> None:
+    for name, value in (("draws", draws), ("chains", chains)):
+        if value is not None:  # a positive int, as for the other methods (not 1.0, not True)
+            check_positive_int(value, name)
     given = [
         say(f"{k}={v!r}", f"--{k} {v}")
         for k, v in (("draws", draws), ("chains", chains))
@@ -491,19 +517,183 @@ def _refuse_draws(method: str, draws: Any, chains: Any) -> None:
         )
 
 
-def _check_sample_kwargs(sample_kwargs: Any) -> dict[str, Any]:
+def _check_switch(value: Any, name: str) -> bool:
+    """``value`` as a bool: True or False (numpy's bools too), else a TypeError."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be True or False, but got {value!r}")
+    return bool(value)
+
+
+def _read_data(data: Any, long: bool, reader: str) -> tuple[Any, xr.DataArray]:
+    """The answers (None for a model of counts) and the counts of ``data``
+    (:func:`ambppl.data.as_answers`, :func:`ambppl.data.as_counts`).
+
+    A frame the reader cannot read with its defaults is refused by the reader, whose
+    message asks for one of its options (``pass item=<one of them>``); ``fit`` takes no
+    reader options (:func:`ambppl.data.refuse_read_options`), so in Python the message shows
+    the call that reads the frame first, ``fit(ambppl.read_annotations(data, item=...), ...)``
+    (on the command line it keeps the option, ``--item``)."""
+    try:
+        if long:
+            return as_answers(data)
+        return None, as_counts(data)
+    except ValueError as err:
+        import pandas as pd
+
+        text = str(err)
+        option = _READER_FIX.search(text)
+        if option is None or on_command_line() or not isinstance(data, pd.DataFrame):
+            raise
+        name = option.group(1)
+        counts = "" if long else " (and format='counts' where the frame holds counts)"
+        fix = (
+            f"read the frame first, naming the column, and give fit what the reader returns: "
+            f"fit({reader}(data, {name}=<one of them>), ...){counts}"
+        )
+        raise ValueError(text[: option.start()] + fix + text[option.end() :]) from None
+
+
+#: A reader's request for one of its options (:mod:`ambppl.data.tables`).
+_READER_FIX = re.compile(r"pass (\w+)=<one of them>")
+
+
+@functools.cache
+def _step_settings() -> frozenset[str]:
+    """The keywords of PyMC's NUTS step (``pymc.NUTS`` and the classes it builds on), less
+    those ``pymc.sample``'s NUTS initialization sets itself: the settings ``pymc.sample``
+    passes on to the step from ``nuts={...}`` or its own ``**kwargs`` (``target_accept``,
+    ``max_treedepth``, ``step_scale``, ...)."""
+    import pymc as pm
+
+    names: set[str] = set()
+    for cls in pm.NUTS.__mro__:
+        if cls is not object and "__init__" in cls.__dict__:
+            names |= _named_parameters(cls.__init__)
+    return frozenset(names - _SET_BY_INIT_NUTS)
+
+
+#: Keywords of the NUTS step's classes that are no user settings: ``pymc.sample``'s
+#: initialization (``init_nuts``) passes them itself, or they are internal.
+_SET_BY_INIT_NUTS = frozenset(
+    {"self", "shared", "potential", "model", "rng", "initial_point", "logp_dlogp_func"}
+)
+
+
+@functools.cache
+def _sample_keywords() -> frozenset[str]:
+    """The keys ``sample_kwargs`` may hold at the top level: the named parameters of the
+    installed ``pymc.sample`` (less :data:`_RESERVED_SAMPLE_KWARGS`), ``nuts`` (the step's
+    settings, for every NUTS sampler), the settings of PyMC's NUTS step (its ``**kwargs``
+    go to the step: :func:`_step_settings`) and the names of PyMC's step methods (with
+    ``step=``, ``**kwargs`` are per step method: ``{"metropolis": {...}}``). ``pymc.sample``
+    passes nothing else on: other keys reach PyMC's own NUTS unused (PyMC 6.4 gives it a
+    compiled log density, so it reads no compile options) or an external sampler, which
+    refuses them."""
+    from pymc.step_methods import STEP_METHODS
+
+    names = _sample_parameters() | {"nuts"} | _step_settings()
+    names |= {str(method.name) for method in STEP_METHODS}
+    return frozenset(names - set(_RESERVED_SAMPLE_KWARGS))
+
+
+@functools.cache
+def _sample_parameters() -> frozenset[str]:
+    """The named parameters of the installed ``pymc.sample`` (read where PyMC defines it)."""
+    from pymc.sampling.mcmc import sample
+
+    return frozenset(_named_parameters(sample))
+
+
+def _named_parameters(function: Callable[..., Any]) -> set[str]:
+    import inspect
+
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {p.name for p in inspect.signature(function).parameters.values() if p.kind in kinds}
+
+
+def _sample_kwargs_dict(sample_kwargs: Any) -> dict[str, Any]:
+    """``sample_kwargs`` as a new dict (None: empty), refused unless a dict."""
     if sample_kwargs is not None and not isinstance(sample_kwargs, Mapping):
         raise TypeError(
             "sample_kwargs must be a dict of pymc.sample keywords (e.g. {'tune': 2000}), but "
             f"got {type(sample_kwargs).__name__} {sample_kwargs!r}"
         )
-    kwargs = dict(sample_kwargs or {})
+    return dict(sample_kwargs or {})
+
+
+def _unknown(keys: Sequence[str], known: frozenset[str]) -> str:
+    """``'key' (did you mean 'close'?)`` for each of ``keys``, the suggestion where one of
+    ``known`` is close (:func:`difflib.get_close_matches`)."""
+    import difflib
+
+    words = []
+    for key in keys:
+        close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.75)
+        words.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return ", ".join(words)
+
+
+def _check_sample_kwargs(sample_kwargs: Any, sampler: str | None = None) -> dict[str, Any]:
+    """``sample_kwargs`` checked against the installed ``pymc.sample`` (:func:`_sample_keywords`)
+    and copied, with their ``nuts`` (or ``nuts_sampler_kwargs``) dict: PyMC writes into it.
+
+    ``sampler`` is the NUTS implementation where known (None: PyMC's choice): with
+    ``"pymc"`` the keys of ``nuts={...}`` must be settings of PyMC's NUTS step (it drops
+    others unread); with nutpie, numpyro or blackjax the step's settings go in ``nuts={...}``
+    (PyMC refuses them at the top level, ``target_accept`` apart).
+    """
+    kwargs = _sample_kwargs_dict(sample_kwargs)
     clash = sorted(set(kwargs) & set(_RESERVED_SAMPLE_KWARGS))
     if clash:
         raise ValueError(
             f"sample_kwargs must not contain {clash}: fit sets them itself (use fit's own "
             "arguments draws=, chains=, random_seed=, progressbar=, var_names=, sampler=)"
         )
+    known = _sample_keywords()
+    unknown = [key for key in kwargs if key not in known]
+    if unknown:
+        raise ValueError(
+            "sample_kwargs must hold keywords of pymc.sample or settings of its NUTS step "
+            "(e.g. tune, cores, target_accept, max_treedepth; nutpie's own settings go in "
+            f"nuts={{...}}), but got {_unknown(unknown, known)}"
+        )
+    if "nuts" in kwargs and "nuts_sampler_kwargs" in kwargs:
+        raise ValueError(
+            "sample_kwargs must give the NUTS settings once, in nuts={...} (PyMC's "
+            "nuts_sampler_kwargs is its deprecated name), but got both"
+        )
+    key = "nuts_sampler_kwargs" if "nuts_sampler_kwargs" in kwargs else "nuts"
+    if kwargs.get(key) is not None:
+        if not isinstance(kwargs[key], Mapping):
+            raise TypeError(
+                f"sample_kwargs[{key!r}] must be a dict of NUTS settings (e.g. "
+                f"{{'target_accept': 0.95}}), but got {kwargs[key]!r}"
+            )
+        kwargs[key] = dict(kwargs[key])  # PyMC moves a top-level target_accept into it
+        nested = kwargs[key]
+        if "target_accept" in kwargs and "target_accept" in nested:
+            raise ValueError(
+                f"sample_kwargs must set target_accept once, at the top level or in "
+                f"{key}={{...}}, but got both ({kwargs['target_accept']!r} and "
+                f"{nested['target_accept']!r})"
+            )
+        step = _step_settings()
+        if sampler == "pymc" and any(name not in step for name in nested):
+            wrong = [name for name in nested if name not in step]
+            raise ValueError(
+                f"sample_kwargs[{key!r}] must hold settings of PyMC's NUTS step with "
+                f"sampler 'pymc' (e.g. target_accept, max_treedepth, step_scale), but got "
+                f"{_unknown(wrong, step)}"
+            )
+    if sampler in THREADED_SAMPLERS:
+        sample = _sample_parameters()
+        misplaced = [k for k in kwargs if k not in sample and k not in ("nuts", "target_accept")]
+        if misplaced:
+            raise ValueError(
+                f"sample_kwargs must give the {sampler} sampler's settings in nuts={{...}} "
+                f"(target_accept may stay at the top level), but got {misplaced} at the top "
+                f"level: sample_kwargs={{'nuts': {{{misplaced[0]!r}: ...}}}}"
+            )
     return kwargs
 
 
@@ -659,12 +849,46 @@ def _route_nuts(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
 
 def _route_laplace(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
     """The mode of the full program and Laplace draws around it (the same variables and
-    groups as ``nuts``, without ``sample_stats``); the approximation is named in attrs."""
-    pm_model = job.entry.build(job.counts if job.answers is None else job.answers, **job.params)
+    groups as ``nuts``, without ``sample_stats``); the approximation is named in attrs.
+
+    L-BFGS starts from the mode ``map`` returns where the model file offers
+    ``posterior_mode`` (:func:`_mode_start`), so that the two routes find the same local
+    mode of a multimodal posterior; else from the program's initial point."""
+    data = job.counts if job.answers is None else job.answers
+    pm_model = job.entry.build(data, **job.params)
+    free = [rv.name for rv in pm_model.free_RVs]
     post, constant, info = laplace_draws(
-        pm_model, draws=job.draws, chains=job.chains, rng=job.rng, names=_wanted(job)
+        pm_model,
+        draws=job.draws,
+        chains=job.chains,
+        rng=job.rng,
+        names=_wanted(job),
+        start=_mode_start(job, data, free),
     )
-    return _optimizer_tree(job, post, constant, info, [rv.name for rv in pm_model.free_RVs])
+    return _optimizer_tree(job, post, constant, info, free)
+
+
+def _mode_start(job: _Job, data: Any, free: list[str]) -> dict[str, np.ndarray] | None:
+    """The free variables at the model file's ``posterior_mode`` (the ``map`` route's
+    mode), for the ``laplace`` route to start from; None where the file has none, or where
+    it refuses the fit's parameters (``dawid_skene``'s ``centred=True``: its mode is that of
+    the non-centred coordinates) or gives none of ``free``.
+
+    Its warnings are not raised: the program the ``laplace`` route builds raises its own.
+    """
+    import warnings
+
+    own = getattr(job.module, "posterior_mode", None)
+    if not callable(own):
+        return None
+    with one_blas_thread(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            post = own(data, **job.params)[0]
+        except ValueError:  # parameters whose mode the file does not compute
+            return None
+    start = {name: post[name].values[0, 0] for name in free if name in post.data_vars}
+    return start or None
 
 
 def _route_map(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:

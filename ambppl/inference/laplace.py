@@ -7,7 +7,10 @@ log posterior ``log p(x | y)`` includes the transforms' Jacobians, so it is a de
 ``x``), the route
 
 1. finds the mode ``x*`` by L-BFGS (``scipy.optimize.minimize``) with PyMC's exact gradient,
-   from the model's initial point (for ``dawid_skene``: the diagonal-favouring prior mean);
+   from a given point (``start``: :func:`ambppl.fit` passes the mode of the model file's
+   ``posterior_mode`` where it has one, so that ``laplace`` centres on the mode ``map``
+   returns) or else from the model's initial point. A multimodal posterior (``dawid_skene``'s)
+   has several local modes, and the one L-BFGS finds depends on where it starts;
 2. computes the Hessian ``H`` of ``-log p(x | y)`` at ``x*`` by central differences of the
    exact gradient (``2 n`` gradient evaluations, step ``1e-5 max(1, |x_j|)``), symmetrized;
    eigenvalues below :data:`MIN_CURVATURE` times the largest (a flat or non-convex
@@ -52,6 +55,7 @@ def laplace_draws(
     rng: np.random.Generator,
     names: list[str] | None = None,
     maxiter: int = 10_000,
+    start: dict[str, Any] | None = None,
 ) -> tuple[Any, Any, dict[str, Any]]:
     """Mode, Hessian and Laplace draws of a PyMC model (module docstring).
 
@@ -67,6 +71,9 @@ def laplace_draws(
         Deterministics to compute (default: all); free variables are always kept.
     maxiter : int, default 10000
         L-BFGS iterations at most.
+    start : dict, optional
+        Where L-BFGS starts: values of free variables by name, on their own (constrained)
+        scale; the others, and all of them by default, from the model's initial point.
 
     Returns
     -------
@@ -75,9 +82,10 @@ def laplace_draws(
     constant_data : xarray.Dataset
         The model's ``pm.Data`` nodes.
     info : dict
-        ``approximation`` (a sentence), ``mode_logp``, ``optimizer_converged``,
-        ``optimizer_iterations``, ``optimizer_message``, ``n_parameters``,
-        ``hessian_clipped``.
+        ``approximation`` (a sentence), ``mode_logp`` (PyMC's log density of the program
+        at the mode, normalizing constants and the transforms' Jacobians included),
+        ``optimizer_converged``, ``optimizer_iterations``, ``optimizer_message``,
+        ``n_parameters``, ``hessian_clipped``.
 
     Examples
     --------
@@ -91,7 +99,7 @@ def laplace_draws(
     >>> bool(np.allclose(post["y"], 2 * post["x"])), info["optimizer_converged"]
     (True, True)
     """
-    found, negative, start = _find_mode(pm_model, maxiter)
+    found, negative, start = _find_mode(pm_model, maxiter, start)
     mode = found.x
     n = mode.size
     hess = np.empty((n, n))
@@ -123,13 +131,21 @@ def laplace_draws(
     return posterior, constant_data, info
 
 
-def _find_mode(pm_model: Any, maxiter: int) -> tuple[Any, Any, dict[str, Any]]:
-    """L-BFGS from the model's initial point: the optimizer's result, the negative log
-    posterior with its gradient (of the raveled value variables) and the initial point."""
+def _find_mode(
+    pm_model: Any, maxiter: int, given: dict[str, Any] | None = None
+) -> tuple[Any, Any, dict[str, Any]]:
+    """L-BFGS from ``given`` (values of free variables by name, constrained; the rest from
+    the model's initial point): the optimizer's result, the negative log posterior with its
+    gradient (of the raveled value variables) and the starting point (value variables)."""
     from pymc.blocking import DictToArrayBijection
+    from pymc.initial_point import make_initial_point_fn
     from scipy.optimize import minimize
 
-    start = pm_model.initial_point()
+    if given:
+        # the constrained values through the program's own transforms (PyMC's initvals)
+        start = make_initial_point_fn(model=pm_model, overrides=dict(given), jitter_rvs=set())(0)
+    else:
+        start = pm_model.initial_point()
     x0 = DictToArrayBijection.map({v.name: start[v.name] for v in pm_model.value_vars})
     func = pm_model.logp_dlogp_function(ravel_inputs=True)
     func.set_extra_values({})
@@ -239,8 +255,9 @@ def mode_point(
         One chain of one draw.
     constant_data : xarray.Dataset
     info : dict
-        ``approximation`` (a sentence), ``mode_logp``, ``optimizer_converged``,
-        ``optimizer_iterations``, ``optimizer_message``, ``n_parameters``.
+        ``approximation`` (a sentence), ``mode_logp`` (PyMC's log density of the program at
+        the mode, constants included), ``optimizer_converged``, ``optimizer_iterations``,
+        ``optimizer_message``, ``n_parameters``.
 
     Examples
     --------

@@ -61,10 +61,12 @@ from ambppl.internal.checks import (
     parameter_name,
 )
 from ambppl.internal.labels import is_dataarray
+from ambppl.internal.messages import on_command_line
 from ambppl.maths import measures
 from ambppl.maths.measures import VARIABLES, measures_for
 
 __all__ = [
+    "MAX_QMC_NODES",
     "CountStatistics",
     "add_annotation_data",
     "add_measures",
@@ -857,13 +859,23 @@ def answer_codes(answers: Any, model: str) -> dict[str, Any]:
     }
 
 
+#: Most quasi-Monte Carlo nodes :func:`qmc_normal_nodes` draws (``n_nodes``): 256 times the
+#: catalog models' default of 256, whose largest error of any ``q_ik`` is already 0.01 at
+#: most (``sigma_rater`` near 2; ``rater_effects``' docstring). A bound up front: the nodes'
+#: arrays grow with it (for ``rater_effects`` items x nodes x categories per log density),
+#: and 10^9 nodes ran out of memory inside scipy instead of being refused.
+MAX_QMC_NODES = 2**16
+
+
 def qmc_normal_nodes(n_nodes: int, dim: int, seed: int) -> np.ndarray:
     """Quasi-Monte Carlo standard normal nodes: ``Phi^-1`` of scrambled Sobol points.
 
     Parameters
     ----------
     n_nodes : int
-        Number of nodes ``S`` (a power of two keeps the Sobol sequence balanced).
+        Number of nodes ``S`` (a power of two keeps the Sobol sequence balanced), at most
+        :data:`MAX_QMC_NODES`. On the ambppl command line, whose ``--param`` reads numbers
+        as floats, a whole number (512.0) is taken too.
     dim : int
         Dimension of each node.
     seed : int
@@ -877,8 +889,12 @@ def qmc_normal_nodes(n_nodes: int, dim: int, seed: int) -> np.ndarray:
 
     Raises
     ------
+    TypeError
+        If ``n_nodes`` is not an integer (2.5, True).
     ValueError
-        If ``n_nodes`` is not a positive integer.
+        If ``n_nodes`` is not positive, or more than :data:`MAX_QMC_NODES`. The messages
+        name the model parameter in the caller's words (``--param n_nodes=...`` on the
+        ambppl command line).
 
     Examples
     --------
@@ -887,8 +903,17 @@ def qmc_normal_nodes(n_nodes: int, dim: int, seed: int) -> np.ndarray:
     """
     from scipy.stats import norm, qmc
 
-    if isinstance(n_nodes, bool) or not isinstance(n_nodes, int | np.integer) or n_nodes < 1:
-        raise ValueError(f"n_nodes must be a positive integer, but got {n_nodes!r}")
+    name = parameter_name("n_nodes")
+    wanted = f"a positive integer of at most {MAX_QMC_NODES}"
+    if on_command_line() and isinstance(n_nodes, float) and n_nodes.is_integer():
+        n_nodes = int(n_nodes)  # --param reads every number as a float: 512 is 512.0
+    if isinstance(n_nodes, bool) or not isinstance(n_nodes, int | np.integer):
+        raise TypeError(f"{name} must be {wanted}, but got {n_nodes!r}")
+    if not 1 <= n_nodes <= MAX_QMC_NODES:
+        raise ValueError(
+            f"{name} must be {wanted} (the default, 256, keeps the error of q at 0.01 or "
+            f"less), but got {n_nodes!r}"
+        )
     sobol = qmc.Sobol(d=dim, scramble=True, rng=np.random.default_rng(seed))
     m = int(np.ceil(np.log2(n_nodes)))
     return norm.ppf(sobol.random_base2(m)[:n_nodes])

@@ -120,6 +120,17 @@ def test_unknown_name_lists_available(toy_catalog):
         get_model("nope", toy_catalog)
 
 
+def test_a_name_that_is_no_string_is_refused(toy_catalog):
+    """A list reached the dict lookup and ended in "unhashable type: 'list'"."""
+    for name, shown in ((["toy"], r"list \['toy'\]"), (None, "NoneType None"), (3, "int 3")):
+        with pytest.raises(
+            TypeError,
+            match=rf"^model must be the name of one model, one of \['other', 'toy'\] "
+            rf"\(ambppl.list_models\(\)\), but got {shown}$",
+        ):
+            get_model(name, toy_catalog)
+
+
 def test_a_file_is_no_catalog_folder(tmp_path):
     (tmp_path / "models.txt").write_text("")
     with pytest.raises(ValueError, match=r"path must be a folder of models .* is a file"):
@@ -234,6 +245,31 @@ def test_real_catalog_lists_dirichlet_categorical():
     entry = ambppl.get_model("dirichlet_categorical")
     assert set(INFO_KEYS) <= set(entry.info)
     assert entry.info["data"] == "counts"
+
+
+def test_dirichlet_categorical_prior_follows_the_counts_category_order():
+    """A prior vector applies in the counts' own category order, which the info record
+    says (it said "can't-solve last"): counts made by hand with can't-solve first give it
+    the first entry."""
+    import xarray as xr
+
+    text = ambppl.get_model("dirichlet_categorical").info["parameters"]["prior"]["description"]
+    assert "in the counts' category order" in text and "(can't-solve last)" not in text
+    counts = xr.DataArray(
+        np.array([[1, 3, 0], [0, 2, 2]]),
+        dims=("item", "category"),
+        coords={"item": ["a", "b"], "category": ["cs", "x", "y"]},
+        attrs={"cant_solve": "cs"},
+    )
+    result = ambppl.fit(counts, prior=[0.5, 1.0, 1.0], draws=4000, chains=1, random_seed=11)
+    assert result.attrs["prior"] == [0.5, 1.0, 1.0]
+    q = result.posterior["q"].sel(item="a").values.reshape(-1, 3)
+    # item a: Dirichlet(0.5 + 1, 1 + 3, 1 + 0), mean (1.5, 4, 1) / 6.5; 5 Monte Carlo
+    # standard errors (sd / sqrt(4000), sd of the Dirichlet's components) either side
+    alpha = np.array([1.5, 4.0, 1.0])
+    mean = alpha / alpha.sum()
+    sd = np.sqrt(mean * (1 - mean) / (alpha.sum() + 1))
+    assert np.all(np.abs(q.mean(axis=0) - mean) < 5 * sd / np.sqrt(len(q)))
 
 
 @pytest.mark.slow
