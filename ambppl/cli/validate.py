@@ -81,11 +81,34 @@ def _reading_options_given(args: argparse.Namespace) -> list[str]:
 
 
 def _run_validate(args: argparse.Namespace) -> int:
-    import pandas as pd
-
     start = time.perf_counter()
     if args.annotations is not None:
         return _validate_file(args, start)
+    _refuse_file_options(args)
+    # the method and --tune/--target-accept checked as for a file: NUTS options with a
+    # method that runs no NUTS are refused, not ignored
+    method, _ = _model_settings(args)
+    _progress(args, "fitting the reference cases")
+    given = {k: v for k, v in (("draws", args.draws), ("chains", args.chains)) if v is not None}
+    with command_line_messages(), _warnings_as_lines():
+        cases = validation.run_reference_cases(
+            method=method,
+            **given,  # else the reference cases' own defaults
+            random_seed=args.seed,
+            alpha=args.alpha,
+            sample_kwargs=_nuts_options(args) or None,
+        )
+    decided = _print_reference_table(cases.table, args.alpha)
+    word = "all checks passed" if cases.passed else "a check FAILED"
+    print(
+        f"{word} (family-wise level {args.alpha:g} over the {decided} rows that decide; "
+        f"{time.perf_counter() - start:.1f} s)"
+    )
+    return 0 if cases.passed else 1
+
+
+def _refuse_file_options(args: argparse.Namespace) -> None:
+    """Refuse, for the reference cases (no file), the options that apply to a file."""
     if args.compare:
         raise UsageError(
             "--compare fits other models to an annotations file: give the file, or leave "
@@ -104,20 +127,12 @@ def _run_validate(args: argparse.Namespace) -> int:
             "the reference cases carry their own model and prior: give an annotations "
             "file to validate --model/--param/--prior, or leave them out"
         )
-    # the method and --tune/--target-accept checked as for a file: NUTS options with a
-    # method that runs no NUTS are refused, not ignored
-    method, _ = _model_settings(args)
-    _progress(args, "fitting the reference cases")
-    given = {k: v for k, v in (("draws", args.draws), ("chains", args.chains)) if v is not None}
-    with command_line_messages(), _warnings_as_lines():
-        cases = validation.run_reference_cases(
-            method=method,
-            **given,  # else the reference cases' own defaults
-            random_seed=args.seed,
-            alpha=args.alpha,
-            sample_kwargs=_nuts_options(args) or None,
-        )
-    rows = cases.table
+
+
+def _print_reference_table(rows: Any, alpha: float) -> int:
+    """Print the reference cases' table and its legend; return the rows that decide."""
+    import pandas as pd
+
     # the verdict of each row is the family-wise decision (Holm across the rows that decide),
     # so that the column agrees with the last line; a row outside the decision shows its
     # check's own verdict, marked *
@@ -137,7 +152,6 @@ def _run_validate(args: argparse.Namespace) -> int:
             "rows_flagged": rows["n_flagged"],
         }
     )
-    passed = cases.passed
     with pd.option_context("display.max_rows", None, "display.width", 200):
         shown = verdict.astype(object).map(
             lambda x: f"{x:.3g}" if isinstance(x, float) and x == x else "" if x != x else x
@@ -146,20 +160,15 @@ def _run_validate(args: argparse.Namespace) -> int:
     decided = int(rows["in_decision"].sum())
     print(
         "p_value: the check's own (Holm over its rows); p_holm: Holm across the "
-        f"{decided} rows that decide, a row fails when p_holm <= {args.alpha:g}; rows_flagged: "
+        f"{decided} rows that decide, a row fails when p_holm <= {alpha:g}; rows_flagged: "
         "rows of the check's own table flagged at its own level"
     )
     print(
         "* not part of the verdict (its check's own verdict at level "
-        f"{args.alpha:g}): the predictive check tests whether the model fits the data, and "
+        f"{alpha:g}): the predictive check tests whether the model fits the data, and "
         "the reference cases are edge cases chosen to be unlike it"
     )
-    word = "all checks passed" if passed else "a check FAILED"
-    print(
-        f"{word} (family-wise level {args.alpha:g} over the {decided} rows that decide; "
-        f"{time.perf_counter() - start:.1f} s)"
-    )
-    return 0 if passed else 1
+    return decided
 
 
 def _row_verdict(own: Any, flagged: Any, decided: Any) -> str:
