@@ -46,10 +46,12 @@ def _start(record: Callable[..., None]) -> None:
             saved = warnings.catch_warnings()
             saved.__enter__()
             _STATE.update(saved=saved, show=warnings.showwarning)
-            # the caller's "ignore" stays; every other action (default, once, error, ...)
-            # records
+            # the caller's "ignore" and "error" stay (an error at once, as without a
+            # collector: CPython itself swallows some, e.g. os.fork's DeprecationWarning in
+            # a multi-threaded process); every other action (default, once, ...) records
             warnings.filters[:] = [
-                ("ignore" if f[0] == "ignore" else "always", *f[1:]) for f in warnings.filters
+                (f[0] if f[0] in ("ignore", "error") else "always", *f[1:])
+                for f in warnings.filters
             ]
             warnings.simplefilter("always", append=True)  # and what no filter names
             warnings.showwarning = _dispatch
@@ -72,16 +74,17 @@ def collecting_warnings() -> Iterator[list[warnings.WarningMessage]]:
     """Record the warnings raised inside (a fit's, a report's first section); raise each
     again, once, when the block ends.
 
-    Inside the block every warning that the caller's filters do not ignore is recorded once
-    per distinct text (not once per place, not as an error: a warning raised in a per-item
-    loop is kept once), so that the page lists it however the filters are set and however
-    often a report is built. When the block ends, each is raised again
-    (:func:`warnings.warn_explicit`, at its own source line and module, with that module's
-    registry, so that the ``"default"`` action shows it once per place as before) under the
-    caller's filters: the command line prints it as one ``warning:`` line, ``-W error``
-    makes it an exception, ``pytest.warns`` sees it. Where the block stops on an exception
-    (a failure after a long fit, Ctrl-C) they are raised again before it, so none is lost;
-    an error that a filter makes of one of them then gives way to the block's own exception.
+    Inside the block every warning that the caller's filters show is recorded once per
+    distinct text (not once per place: a warning raised in a per-item loop is kept once;
+    and whether or not ``"default"`` or ``"once"`` showed it before), so that the result or
+    the page keeps it however often a fit or a report is made. When the block ends, each is
+    raised again (:func:`warnings.warn_explicit`, at its own source line and module, with
+    that module's registry, so that the ``"default"`` action shows it once per place as
+    before) under the caller's filters: the command line prints it as one ``warning:`` line,
+    ``pytest.warns`` sees it. A warning the caller's filters make an error (``-W error``) is
+    one at once, inside the block, as without it; one they ignore is neither recorded nor
+    shown. Where the block stops on an exception (a failure after a long fit, Ctrl-C) the
+    recorded ones are raised again before it, so none is lost.
 
     Blocks nest and run in several threads at once (fits in a thread pool): each records the
     warnings raised in its own thread. The warning filters are the process's, so while any
@@ -116,6 +119,7 @@ def collecting_warnings() -> Iterator[list[warnings.WarningMessage]]:
             warnings.warn_explicit(*again, **where)
         else:
             with contextlib.suppress(Exception):  # the block's own exception comes first
+                # (a filter made an error since the block began)
                 warnings.warn_explicit(*again, **where)
     if stopped is not None:
         raise stopped
