@@ -213,9 +213,9 @@ def fit(
         NUTS the root also has ``convergence``: a JSON record of the worst R-hat, the
         smallest bulk and tail ESS and the divergences, checked against :data:`CONVERGENCE`.
         Where the fit raised warnings, the root keeps them in ``fit_warnings`` (a JSON list
-        of ``{"category", "message"}``, each once; they are raised as well, and those the
-        caller's warning filters ignore are neither raised nor kept), for the report's first
-        section. The optimizing routes (``laplace``, ``map``) add the optimizer's
+        of ``{"category", "message"}``, each once; they are raised as well, those the
+        caller's warning filters ignore are neither raised nor kept, and one they make an
+        error stops the fit), for the report's first section. The optimizing routes (``laplace``, ``map``) add the optimizer's
         record (``approximation``, ``mode_logp``, ``optimizer_converged``, ...):
         ``mode_logp`` is PyMC's log density of the program at the mode, constants included,
         except where ``map`` uses the model file's ``posterior_mode``, whose value may omit
