@@ -22,7 +22,7 @@ from ambppl.data.labels import (
     _show,
 )
 from ambppl.internal.checks import MAX_COUNT, check_counts
-from ambppl.internal.messages import say
+from ambppl.internal.messages import reader_option, say
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -143,7 +143,7 @@ def _from_counts(
         elif item != DEFAULT_ITEM:
             raise ValueError(
                 f"item column {item!r} is not in the counts; the columns present are "
-                f"{list(obj.columns)!r}: pass {say('item=<one of them>', '--item <one of them>')} "
+                f"{list(obj.columns)!r}: {reader_option('item')} "
                 "or leave it out (the index, or a first column headed 'id', 'item' or '', holds "
                 "the item ids)"
             )

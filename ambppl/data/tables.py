@@ -28,7 +28,7 @@ from ambppl.data.labels import (
     _show,
 )
 from ambppl.data.matrices import ID_HEADERS
-from ambppl.internal.messages import say
+from ambppl.internal.messages import reader_option, say
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -73,10 +73,9 @@ class _Parsed:
 
 def _check_column(df: pd.DataFrame, name: Any, arg: str, hint: str = "") -> None:
     if name not in df.columns:
-        fix = say(f"{arg}=<one of them>", f"--{arg} <one of them>")
         raise ValueError(
             f"{arg} column {name!r} is not in the data; the columns present are "
-            f"{list(df.columns)!r}: pass {fix}{hint}{_first_line_hint(df)}"
+            f"{list(df.columns)!r}: {reader_option(arg)}{hint}{_first_line_hint(df)}"
         )
     copies = df.attrs.get(_READ_NOTE, {}).get("duplicates", {}).get(name)
     copies = copies or int(np.sum(np.asarray(df.columns == name)))

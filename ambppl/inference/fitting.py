@@ -37,7 +37,6 @@ import functools
 import importlib.util
 import json
 import os
-import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -67,7 +66,7 @@ from ambppl.internal.checks import (
 )
 from ambppl.internal.limits import MEMORY_FRACTION, on_command_line, size
 from ambppl.internal.limits import available_memory as available
-from ambppl.internal.messages import say
+from ambppl.internal.messages import reading_for, say
 from ambppl.internal.threads import one_blas_thread
 from ambppl.internal.warned import FIT_WARNINGS, collecting_warnings, warnings_attr
 from ambppl.maths.draws import dirichlet_draws
@@ -215,11 +214,12 @@ def fit(
         Where the fit raised warnings, the root keeps them in ``fit_warnings`` (a JSON list
         of ``{"category", "message"}``, each once; they are raised as well, those the
         caller's warning filters ignore are neither raised nor kept, and one they make an
-        error stops the fit), for the report's first section. The optimizing routes (``laplace``, ``map``) add the optimizer's
-        record (``approximation``, ``mode_logp``, ``optimizer_converged``, ...):
-        ``mode_logp`` is PyMC's log density of the program at the mode, constants included,
-        except where ``map`` uses the model file's ``posterior_mode``, whose value may omit
-        the program's constant (``dawid_skene``'s does), so compare it only within a route.
+        error stops the fit), for the report's first section. The optimizing routes
+        (``laplace``, ``map``) add the optimizer's record (``approximation``,
+        ``mode_logp``, ``optimizer_converged``, ...): ``mode_logp`` is PyMC's log density of
+        the program at the mode, constants included, except where ``map`` uses the model
+        file's ``posterior_mode``, whose value may omit the program's constant
+        (``dawid_skene``'s does), so compare it only within a route.
         Every attribute is one netCDF can store (None-valued ones are left out), so
         ``result.to_netcdf(path)`` saves the fit and ``xarray.open_datatree(path)`` reloads
         it for :func:`ambppl.summarize` and the report.
@@ -529,32 +529,16 @@ def _read_data(data: Any, long: bool, reader: str) -> tuple[Any, xr.DataArray]:
     (:func:`ambppl.data.as_answers`, :func:`ambppl.data.as_counts`).
 
     A frame the reader cannot read with its defaults is refused by the reader, whose
-    message asks for one of its options (``pass item=<one of them>``); ``fit`` takes no
-    reader options (:func:`ambppl.data.refuse_read_options`), so in Python the message shows
-    the call that reads the frame first, ``fit(ambppl.read_annotations(data, item=...), ...)``
-    (on the command line it keeps the option, ``--item``)."""
-    try:
+    message asks for one of its options; ``fit`` takes no reader options
+    (:func:`ambppl.data.refuse_read_options`), so in Python the message shows the call that
+    reads the frame first, ``fit(ambppl.read_annotations(data, item=...), ...)``
+    (:func:`ambppl.internal.messages.reading_for`; on the command line it keeps the option,
+    ``--item``)."""
+    note = "" if long else " (and format='counts' where the frame holds counts)"
+    with reading_for("fit", reader, note):
         if long:
             return as_answers(data)
         return None, as_counts(data)
-    except ValueError as err:
-        import pandas as pd
-
-        text = str(err)
-        option = _READER_FIX.search(text)
-        if option is None or on_command_line() or not isinstance(data, pd.DataFrame):
-            raise
-        name = option.group(1)
-        counts = "" if long else " (and format='counts' where the frame holds counts)"
-        fix = (
-            f"read the frame first, naming the column, and give fit what the reader returns: "
-            f"fit({reader}(data, {name}=<one of them>), ...){counts}"
-        )
-        raise ValueError(text[: option.start()] + fix + text[option.end() :]) from None
-
-
-#: A reader's request for one of its options (:mod:`ambppl.data.tables`).
-_READER_FIX = re.compile(r"pass (\w+)=<one of them>")
 
 
 @functools.cache

@@ -55,3 +55,36 @@ def say(python: str, command_line: str) -> str:
 def on_command_line() -> bool:
     """Whether messages should name command-line options (see :func:`say`)."""
     return bool(COMMAND_LINE.get())
+
+
+#: ``(caller, reader, note)`` while an estimator reads its data with the readers' defaults
+#: (:func:`reading_for`), else None.
+READ_FOR: ContextVar[tuple[str, str, str] | None] = ContextVar("ambppl_read_for", default=None)
+
+
+@contextlib.contextmanager
+def reading_for(caller: str, reader: str, note: str = "") -> Iterator[None]:
+    """Within the block, a reader that asks for one of its options (:func:`reader_option`)
+    shows the reader's call to make first: ``caller`` (``"fit"``) takes no reader options,
+    only what ``reader`` (``"ambppl.read_annotations"``) returns; ``note`` is added to it.
+    On the command line the option is named as ever."""
+    token = READ_FOR.set((caller, reader, note))
+    try:
+        yield
+    finally:
+        READ_FOR.reset(token)
+
+
+def reader_option(arg: str) -> str:
+    """The fix where a reader needs its option ``arg``: ``pass item=<one of them>``, on the
+    command line ``pass --item <one of them>``, and inside :func:`reading_for` the reader's
+    call that names it, e.g. ``fit(ambppl.read_annotations(data, item=<one of them>), ...)``.
+    """
+    called = READ_FOR.get()
+    if COMMAND_LINE.get() or called is None:
+        return "pass " + say(f"{arg}=<one of them>", f"--{arg} <one of them>")
+    caller, reader, note = called
+    return (
+        f"read the frame first, naming the column, and give {caller} what the reader "
+        f"returns: {caller}({reader}(data, {arg}=<one of them>), ...){note}"
+    )
