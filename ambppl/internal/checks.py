@@ -7,7 +7,6 @@ Every function returns the (possibly converted) value or raises one ``ValueError
 from __future__ import annotations
 
 import numbers
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -124,12 +123,12 @@ def check_n_proper(n_proper: int, minimum: int, what: str, measure: str | None =
     """Raise if there are fewer than ``minimum`` proper categories.
 
     ``what`` names the request in Python's words (``"measure='modified'"``); on the command
-    line (:func:`ambppl.internal.messages.say`) the message names ``--measure NAME`` instead,
-    ``NAME`` being ``measure`` or else the measure quoted in ``what``, and ``--cant-solve``.
+    line (:func:`ambppl.internal.messages.say`) the message names ``--measure NAME``
+    instead, ``NAME`` being ``measure`` (where the request is for a measure), and
+    ``--cant-solve``.
     """
     if n_proper < minimum:
-        found = re.search(r"""(?:measure=|\()(['"])(\w+)\1""", what)
-        name = measure or (found.group(2) if found else None)
+        name = measure
         needs = (
             f"needs at least {minimum} proper categories (besides can't-solve), but got {n_proper}"
         )

@@ -385,7 +385,9 @@ def dirichlet_moments(
     check_alpha(arr)
     k = arr.shape[-1]
     idx = check_cant_solve(resolve_cant_solve(alpha, cant_solve, name="alpha"), k)
-    check_n_proper(k - (idx is not None), min_proper(measure), f"dirichlet_moments({measure!r})")
+    check_n_proper(
+        k - (idx is not None), min_proper(measure), f"dirichlet_moments({measure!r})", measure
+    )
     batch = arr.shape[:-1]
     flat = arr.reshape(-1, k)
     n = flat.shape[0]

@@ -252,7 +252,9 @@ def estimate(
     arr = check_counts(counts)
     k = arr.shape[-1]
     idx = check_cant_solve(resolve_cant_solve(counts, cant_solve, name="counts"), k)
-    check_n_proper(k - (idx is not None), min_proper(measure), f"estimate(measure={measure!r})")
+    check_n_proper(
+        k - (idx is not None), min_proper(measure), f"estimate(measure={measure!r})", measure
+    )
     checked_prior = _check_prior(prior, k)  # checked by every method, used by one
     if method == "posterior_mean":
         alpha = arr + checked_prior
@@ -279,7 +281,7 @@ def _bias_parts(
     arr = check_probabilities(q, -1)
     k = arr.shape[-1]
     idx = check_cant_solve(resolve_cant_solve(q, cant_solve, name="q"), k)
-    check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}")
+    check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}", measure)
     nn = _check_sample_size(n)
     proper, u = _split_last(arr, idx)
     b = proper.sum(axis=-1)

@@ -273,7 +273,7 @@ def _apply(measure: str, q: Any, cant_solve: int | str | None, axis: int, dim: s
                 "build it with a known shape (e.g. pm.Dirichlet with a shape or dims)"
             )
         idx = check_cant_solve(cant_solve, n)
-        check_n_proper(n - (idx is not None), min_proper, fname)
+        check_n_proper(n - (idx is not None), min_proper, fname, measure)
         return kernel(ops.pt.moveaxis(q, ax, -1), idx, ops, n)
     return measure_numpy(measure, q, cant_solve, axis, check=True)
 
@@ -284,7 +284,7 @@ def measure_numpy(measure: str, q: Any, cant_solve: int | None, axis: int, *, ch
     ax = check_axis(axis, arr.ndim)
     n = arr.shape[ax]
     idx = check_cant_solve(cant_solve, n)
-    check_n_proper(n - (idx is not None), min_proper, fname)
+    check_n_proper(n - (idx is not None), min_proper, fname, measure)
     out = kernel(np.moveaxis(arr, ax, -1), idx, _NumpyOps, n)
     return out[()] if out.ndim == 0 else out
 
@@ -299,7 +299,7 @@ def _apply_xarray(measure: str, q: Any, cant_solve: int | str | None, dim: str |
         raise ValueError(f"{fname}: dim must be one of {list(q.dims)}, but got {dim!r}")
     n = q.sizes[dim]
     idx = check_cant_solve(resolve_cant_solve(q, cant_solve, dim=dim, name="q"), n)
-    check_n_proper(n - (idx is not None), _KERNELS[measure][1], fname)
+    check_n_proper(n - (idx is not None), _KERNELS[measure][1], fname, measure)
     if not q.chunks:  # eager data is checked once here; dask chunks are checked as computed
         check_probabilities(q.values, q.dims.index(dim))
 

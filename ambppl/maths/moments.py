@@ -325,7 +325,9 @@ def _evaluate(
         check_alpha(arr)  # raises: too few categories
     k = arr.shape[-1]
     idx = check_cant_solve(resolve_cant_solve(alpha, cant_solve, name="alpha"), k)
-    check_n_proper(k - (idx is not None), min_proper(measure), f"dirichlet_{what}({measure!r})")
+    check_n_proper(
+        k - (idx is not None), min_proper(measure), f"dirichlet_{what}({measure!r})", measure
+    )
     batch = arr.shape[:-1]
     flat = arr.reshape(-1, k)
     n = flat.shape[0]
