@@ -503,8 +503,10 @@ from ambppl.inference.modeling import (
     answer_codes,
     is_unanimous,
     measure_values,
+    parameter_name,
     positive_parameter,
     qmc_normal_nodes,
+    say,
     warn_if_unanimous,
 )
 
@@ -1251,8 +1253,12 @@ def posterior_mode(
     )
     if centred not in (None, False):
         raise ValueError(
-            f"centred must be None or False for the posterior mode, but got {centred!r}: the "
-            "mode is found in the non-centred coordinates (centred=True chooses NUTS's)"
+            f"{parameter_name('centred')} must be "
+            f"{say('None or False', 'false or null')} for the posterior mode, but got "
+            f"{say(repr(centred), str(centred).lower())}: the mode is found in the "
+            "non-centred coordinates (centred="
+            f"{say('True', 'true')} chooses NUTS's coordinates; drop it, or use "
+            f"{say('method=', '--method ')}nuts with it)"
         )
     codes = _codes(answers)
     _warn_if_unanimous(_item_counts(codes), mode=True)  # the mode's accuracies are the prior's

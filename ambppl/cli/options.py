@@ -17,13 +17,29 @@ from ambppl.inference.fitting import METHODS, VARIABLES
 SEED_MAX = 2**32 - 1
 
 
-def _numbers(text: str) -> float | list[float] | None:
-    """One finite number or a comma-separated list of them; None if ``text`` is neither."""
+def _number(text: str) -> int | float:
+    """``text`` as an int where it is an integer literal (``512``), else as a float."""
+    text = text.strip()
     try:
-        values = [float(p.strip()) for p in text.split(",")]
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def _numbers(text: str) -> int | float | list[int | float] | None:
+    """One finite number or a comma-separated list of them; None if ``text`` is neither.
+
+    Integer literals stay ints (``512``, not ``512.0``), so that a parameter which must be a
+    whole number, such as ``--param n_nodes=512``, gets one; other numbers are floats.
+    """
+    try:
+        values = [_number(p) for p in text.split(",")]
     except ValueError:
         return None
-    if not all(math.isfinite(v) for v in values):
+    try:
+        if not all(math.isfinite(v) for v in values):
+            return None
+    except OverflowError:  # an integer literal beyond the float range
         return None
     return values[0] if len(values) == 1 else values
 
@@ -32,7 +48,7 @@ def _numbers(text: str) -> float | list[float] | None:
 SWITCHES: dict[str, bool | None] = {"true": True, "false": False, "null": None, "none": None}
 
 
-def _param(text: str) -> tuple[str, bool | float | list[float] | None]:
+def _param(text: str) -> tuple[str, bool | int | float | list[int | float] | None]:
     """Parse ``--param NAME=VALUE``: VALUE is a number, a comma-separated list of numbers,
     or a switch (``true``, ``false``, ``null``: True, False, None)."""
     name, sep, value = text.partition("=")

@@ -16,6 +16,9 @@ from a plain ``pymc.sample`` can be summarized as one from :func:`ambppl.fit`.
 - :func:`answer_codes` and :func:`qmc_normal_nodes`: for models of individual answers
   (``rater_effects``, ``dawid_skene``), the answers table as integer codes (checked), and
   the scrambled-Sobol normal nodes of an expectation over the rater population.
+- :func:`parameter_name` and :func:`say`: a model's messages in the caller's words, a
+  parameter as ``kappa_scale`` in Python and ``--param kappa_scale=...`` on the ambppl
+  command line.
 
 The log likelihood (one meaning in every model)
 -----------------------------------------------
@@ -61,7 +64,7 @@ from ambppl.internal.checks import (
     parameter_name,
 )
 from ambppl.internal.labels import is_dataarray
-from ambppl.internal.messages import on_command_line
+from ambppl.internal.messages import say
 from ambppl.maths import measures
 from ambppl.maths.measures import VARIABLES, measures_for
 
@@ -79,9 +82,11 @@ __all__ = [
     "log_pochhammer_excess",
     "measure_values",
     "model_coords",
+    "parameter_name",
     "positive_parameter",
     "prior_concentration",
     "qmc_normal_nodes",
+    "say",
     "warn_if_unanimous",
 ]
 
@@ -905,8 +910,6 @@ def qmc_normal_nodes(n_nodes: int, dim: int, seed: int) -> np.ndarray:
 
     name = parameter_name("n_nodes")
     wanted = f"a positive integer of at most {MAX_QMC_NODES}"
-    if on_command_line() and isinstance(n_nodes, float) and n_nodes.is_integer():
-        n_nodes = int(n_nodes)  # --param reads every number as a float: 512 is 512.0
     if isinstance(n_nodes, bool) or not isinstance(n_nodes, int | np.integer):
         raise TypeError(f"{name} must be {wanted}, but got {n_nodes!r}")
     if not 1 <= n_nodes <= MAX_QMC_NODES:

@@ -375,6 +375,38 @@ def test_param_takes_switches(
     assert call["model"] == "rater_effects" and call["centred"] is value
 
 
+def test_param_keeps_whole_numbers_whole(
+    answers_csv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--param n_nodes=512 reaches the model as the int 512 (it was 512.0, which a parameter
+    that must be a whole number refuses); 0.5 and 1e3 stay floats."""
+    import ambppl.cli.score
+
+    calls: list[dict] = []
+
+    def record(data, model, **kwargs):
+        calls.append(kwargs)
+        raise KeyboardInterrupt  # stop before the fit: only what reaches it matters here
+
+    monkeypatch.setattr(ambppl.cli.score, "score", record)
+    argv = ["score", str(answers_csv), "--rater", "worker", "--cant-solve", "skip", "-o", "-"]
+    argv += ["--model", "dawid_skene", "--param", "n_nodes=512", "--param", "pi_prior=0.5,2,1e3"]
+    assert main(argv) != 0
+    (call,) = calls
+    assert call["n_nodes"] == 512 and type(call["n_nodes"]) is int
+    assert call["pi_prior"] == [0.5, 2, 1000.0]
+    assert [type(v) for v in call["pi_prior"]] == [float, int, float]
+
+
+def test_param_refuses_an_integer_beyond_floats(
+    answers_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["score", str(answers_csv), "--cant-solve", "skip", "-o", "-"]
+    assert main([*argv, "--param", "prior=" + "9" * 400]) == 2
+    err = capsys.readouterr().err
+    assert "argument --param: must be NAME=VALUE" in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [
@@ -1298,11 +1330,11 @@ def test_score_help_has_one_summary_group_with_mcse(capsys: pytest.CaptureFixtur
         ),
         (  # it said "(Dirichlet concentrations)", and for 1,2 "a vector of 1 positive numbers"
             ["--model", "hierarchical_dirichlet", "--param", "kappa_scale=-1"],
-            "--param kappa_scale=... must be a positive finite number, but got -1.0",
+            "--param kappa_scale=... must be a positive finite number, but got -1",
         ),
         (
             "--model dawid_skene --rater worker --method laplace --param rater_scale=0".split(),
-            "--param rater_scale=... must be a positive finite number, but got 0.0",
+            "--param rater_scale=... must be a positive finite number, but got 0",
         ),
     ],
 )
@@ -1316,6 +1348,21 @@ def test_model_parameter_mistakes_name_the_option(
     line = _error_line(capsys)
     assert line.startswith(f"ambppl: error: {named}"), line
     assert "shape" not in line
+
+
+def test_map_refuses_centred_in_command_line_words(
+    answers_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said "centred must be None or False ..., but got True" (Python's words)."""
+    argv = ["score", str(answers_csv), "--rater", "worker", "--cant-solve", "skip", "-o", "-"]
+    argv += ["--model", "dawid_skene", "--method", "map", "--param", "centred=true", "-q"]
+    assert main(argv) == 2
+    line = _error_line(capsys)
+    assert line == (
+        "ambppl: error: --param centred=... must be false or null for the posterior mode, but "
+        "got true: the mode is found in the non-centred coordinates (centred=true chooses "
+        "NUTS's coordinates; drop it, or use --method nuts with it)"
+    ), line
 
 
 def test_validate_map_fit_gives_command_line_advice(
