@@ -240,7 +240,12 @@ def compare(results: dict[str, Any], **kwargs: Any) -> Any:
         Named results of :func:`ambppl.fit` on the same data (any catalog models; a model of
         answers beside a model of the counts of the same answers).
     **kwargs
-        Passed to :func:`arviz.compare` (``method``, ``reference``, ...).
+        Passed to :func:`arviz.compare` (``method``, ``reference``, ...). ``round_to``
+        defaults to ``"none"``: the numbers unrounded (``elpd`` equal to
+        ``float(ambppl.loo(result).elpd)``), where :func:`arviz.compare` rounds by default
+        (``"auto"``: ``elpd`` and ``elpd_diff`` to the digits their standard errors leave,
+        -5009.78 shown as -5000.0); pass ``round_to="auto"`` or a number of decimals for a
+        table to print.
 
     Returns
     -------
@@ -299,6 +304,7 @@ def compare(results: dict[str, Any], **kwargs: Any) -> Any:
         _log_likelihood(result, f"results[{name!r}]")
     _check_same_data(results)
     _check_footing(results)
+    kwargs.setdefault("round_to", "none")  # arviz's "auto" rounds elpd_diff to the tens
     return az.compare({name: loo(result) for name, result in results.items()}, **kwargs)
 
 

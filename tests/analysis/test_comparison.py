@@ -237,3 +237,17 @@ def test_items_beside_a_constant_one_get_arviz_psis():
     theirs = az.loo(answered, pointwise=True)
     np.testing.assert_allclose(ours.elpd_i.values[1:], theirs.elpd_i.values, rtol=1e-12)
     np.testing.assert_allclose(ours.pareto_k.values[1:], theirs.pareto_k.values, rtol=1e-12)
+
+
+def test_compare_gives_unrounded_numbers_by_default(flat_fits):
+    """arviz.compare rounds by default ("auto": elpd -5009.78 shown as -5000.0); ambppl's
+    table is the unrounded one, each elpd equal to ambppl.loo's, unless round_to is given."""
+    table = ambppl.compare(flat_fits)
+    for name, result in flat_fits.items():
+        assert table.loc[name, "elpd"] == float(ambppl.loo(result).elpd)
+    best, other = table.index
+    assert table.loc[other, "elpd_diff"] == pytest.approx(
+        table.loc[other, "elpd"] - table.loc[best, "elpd"], rel=1e-12
+    )
+    rounded = ambppl.compare(flat_fits, round_to=0)
+    assert (rounded["elpd"] == rounded["elpd"].round(0)).all()
