@@ -7,15 +7,17 @@
     .venv/bin/python benchmarks/mutation.py --report --sample 60 --survivors  # untriaged
     .venv/bin/python benchmarks/mutation.py --confirm  # each triaged kill, re-checked
 
-The configuration is ``[tool.mutmut]`` in pyproject.toml: the nine modules mutated
-(``measures``, ``moments``, ``estimators``, ``_exact_kernels``, ``_exact_route``, ``exact``,
-``data``, ``summary``, ``fit``) and the tests of their mirrored test files (``test_data`` and
-``test_data_formats``, ``test_fit`` and ``test_fit_netcdf``, ``test_models`` for the catalog
-routes of ``fit``, ...): NUTS tests included (mutmut runs only the tests that reach the
-mutated function, fastest first), slow-marked tests left out except those also marked
-``mutation``. mutmut 3 works in ``mutants/`` (git-ignored) and re-runs only the mutants whose
-function changed since the last run; delete ``mutants/`` for a fresh run. A full run (about
-7900 mutants) at one worker takes several hours on 2 cores; ``--sample 60`` about an hour.
+The configuration is ``[tool.mutmut]`` in pyproject.toml: the modules mutated (its
+``only_mutate``: the maths, ``measures``, ``moments``, ``estimators``, ``_exact_kernels``,
+``_exact_route``, ``exact``; the readers, ``readers``, ``files``, ``labels``, ``tables``,
+``matrices``; ``summary`` and ``fitting``) and the tests of their mirrored test files
+(``test_data`` and ``test_data_formats``, ``test_fit`` and ``test_fit_netcdf``,
+``test_models`` for the catalog routes of ``fit``, ...): NUTS tests included (mutmut runs
+only the tests that reach the mutated function, fastest first), slow-marked tests left out
+except those also marked ``mutation``. mutmut 3 works in ``mutants/`` (git-ignored) and
+re-runs only the mutants whose function changed since the last run; delete ``mutants/`` for a
+fresh run. A full run (about 7900 mutants) at one worker takes several hours on 2 cores;
+``--sample 60`` about an hour.
 
 The score of a module is (killed + timeout) / (killed + timeout + survived), survivors triaged
 as equivalent left out and mutants no selected test reaches counted as survived. Every
@@ -45,7 +47,7 @@ MATHS = tuple(
 )
 OTHERS = (
     "maths/exact",
-    *(f"data/{m}" for m in ("readers", "formats", "files", "labels", "tables", "matrices")),
+    *(f"data/{m}" for m in ("readers", "files", "labels", "tables", "matrices")),
     "analysis/summary",
     "inference/fitting",
 )

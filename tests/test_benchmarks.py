@@ -63,11 +63,19 @@ def test_bench_import_prints_each_statement_against_its_baseline(monkeypatch, ca
     assert lines[1].endswith(("met", "missed"))  # `import ambppl` against its 0.5 s target
 
 
-#: A path inside the repository, as the benchmarks' docstrings and the pages name files.
+#: A path inside the repository, as the benchmarks' docstrings, the pages and pyproject.toml's
+#: comments and mutmut settings name files.
 REPO_PATH = re.compile(
-    r"\b(?:ambppl|benchmarks|tests|docs|models|notebooks)/[\w./-]+\.(?:py|json|md|ipynb)\b"
+    r"\b(?:ambppl|benchmarks|tests|docs|models|notebooks)/[\w./-]+\.(?:py|json|md|ipynb|sh)\b"
 )
-NAMING = sorted([*ROOT.glob("benchmarks/*.py"), *ROOT.glob("docs/*.md"), *ROOT.glob("docs/*/*.md")])
+NAMING = sorted(
+    [
+        *ROOT.glob("benchmarks/*.py"),
+        *ROOT.glob("docs/*.md"),
+        *ROOT.glob("docs/*/*.md"),
+        ROOT / "pyproject.toml",  # named benchmarks/mutation.sh and ambppl/data/formats.py
+    ]
+)
 
 
 @pytest.mark.parametrize("path", NAMING, ids=[str(p.relative_to(ROOT)) for p in NAMING])

@@ -19,6 +19,7 @@ from ambppl.analysis.planning import (
 from ambppl.analysis.scoring import (
     MCSE_TARGET,
     SCORE_COLUMNS,
+    LazyScore,
     score,
 )
 from ambppl.analysis.sensitivity import (
@@ -40,6 +41,7 @@ __all__ = [
     "MCSE_TARGET",
     "PSENSE_THRESHOLD",
     "SCORE_COLUMNS",
+    "LazyScore",
     "answers_needed",
     "compare",
     "expected_posterior_sd",

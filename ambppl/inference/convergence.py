@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import xarray as xr
 
 from ambppl.inference.catalog import get_model
 from ambppl.inference.diagnostics import diagnose
@@ -554,6 +555,11 @@ def stored_record(result: Any) -> dict[str, Any] | None:
         be read is returned as failed: ``{"passed": False, "failed": ["unreadable"],
         "reason": ...}``.
 
+    Raises
+    ------
+    TypeError
+        If ``result`` is not an ``xarray.DataTree`` (give the result of :func:`ambppl.fit`).
+
     Examples
     --------
     >>> import xarray as xr
@@ -562,7 +568,14 @@ def stored_record(result: Any) -> dict[str, Any] | None:
     >>> stored_record(tree)
     {'passed': True, 'r_hat': 1.002}
     """
-    raw = result.attrs.get("convergence", result["posterior"].attrs.get("convergence"))
+    if not isinstance(result, xr.DataTree):
+        raise TypeError(
+            "result must be an xarray.DataTree (the result of ambppl.fit), but got "
+            f"{type(result).__name__}"
+        )
+    posterior = result.children.get("posterior")
+    inner = None if posterior is None else posterior.attrs.get("convergence")
+    raw = result.attrs.get("convergence", inner)
     if raw is None:
         return None
     try:

@@ -131,6 +131,13 @@ def rhat(ary: np.ndarray) -> np.ndarray:
     numpy.ndarray, shape ``ary.shape[2:]``
         ``max(bulk R-hat, folded R-hat)``; NaN with fewer than 2 chains, 4 draws or any NaN.
 
+    Raises
+    ------
+    TypeError
+        If ``ary`` is not numeric (e.g. text).
+    ValueError
+        If ``ary`` has fewer than 2 dimensions (chain, draw).
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -154,6 +161,13 @@ def ess_bulk(ary: np.ndarray) -> np.ndarray:
     -------
     numpy.ndarray, shape ``ary.shape[2:]``
         The ESS of the rank-normalized split chains; NaN with fewer than 4 draws or any NaN.
+
+    Raises
+    ------
+    TypeError
+        If ``ary`` is not numeric (e.g. text).
+    ValueError
+        If ``ary`` has fewer than 2 dimensions (chain, draw).
 
     Examples
     --------
@@ -214,6 +228,13 @@ def ess_mean(ary: np.ndarray) -> np.ndarray:
     numpy.ndarray, shape ``ary.shape[2:]``
         The ESS of the split chains of the draws (not rank-normalized); NaN with fewer than
         4 draws or any NaN.
+
+    Raises
+    ------
+    TypeError
+        If ``ary`` is not numeric (e.g. text).
+    ValueError
+        If ``ary`` has fewer than 2 dimensions (chain, draw).
 
     Examples
     --------

@@ -402,7 +402,11 @@ def amb_modified[T](
     ------
     ValueError
         If there are fewer than 2 proper categories (the normalization C/(C-1) is
-        undefined), or ``q`` is not a probability vector.
+        undefined), ``q`` is not a probability vector along ``axis``, ``axis``/``cant_solve``
+        is out of range, or ``cant_solve`` is a string other than ``"auto"`` or contradicts
+        ``q.attrs["cant_solve"]``.
+    TypeError
+        If ``q`` is not numeric.
 
     Notes
     -----
@@ -448,7 +452,11 @@ def amb_old[T](
     Raises
     ------
     ValueError
-        If there are fewer than 2 proper categories, or ``q`` is not a probability vector.
+        If there are fewer than 2 proper categories, ``q`` is not a probability vector along
+        ``axis``, ``axis``/``cant_solve`` is out of range, or ``cant_solve`` is a string other
+        than ``"auto"`` or contradicts ``q.attrs["cant_solve"]``.
+    TypeError
+        If ``q`` is not numeric.
 
     Notes
     -----
@@ -492,6 +500,15 @@ def normalized_entropy[T](
     -------
     same kind as ``q``
         :math:`\tilde H(q) = -\sum_k q_k \log q_k / \log K` in [0, 1] (``0 log 0 = 0``).
+
+    Raises
+    ------
+    ValueError
+        If ``q`` has fewer than 2 entries along ``axis`` or is not a probability vector
+        there, ``axis``/``cant_solve`` is out of range, or ``cant_solve`` is a string other
+        than ``"auto"`` or contradicts ``q.attrs["cant_solve"]``.
+    TypeError
+        If ``q`` is not numeric.
 
     Notes
     -----

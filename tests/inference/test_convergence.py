@@ -22,6 +22,7 @@ from ambppl.inference.convergence import (
     check_convergence,
     convergence_advice,
     convergence_message,
+    stored_record,
     worst_parameters,
 )
 from ambppl.inference.diagnostics import diagnose
@@ -359,3 +360,15 @@ def test_a_record_without_extremes_still_reads() -> None:
     text = convergence_message(record)
     assert "worst parameter mu[0] (R-hat 1.010, bulk ESS 150), the furthest from" in text
     assert "is kappa's" not in text and "largest R-hat (" not in text
+
+
+@pytest.mark.parametrize("result", [5, {"posterior": {}}, "fit.nc"])
+def test_stored_record_refuses_what_is_not_a_tree(result) -> None:
+    # stored_record(5) raised a bare AttributeError ('int' object has no attribute 'attrs')
+    with pytest.raises(TypeError, match=r"result must be an xarray.DataTree .*but got"):
+        stored_record(result)
+
+
+def test_stored_record_of_a_tree_without_a_posterior_is_none() -> None:
+    # no posterior group (e.g. a tree of observed data only): no NUTS ran, not a KeyError
+    assert stored_record(xr.DataTree.from_dict({"observed_data": xr.Dataset()})) is None
