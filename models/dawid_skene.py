@@ -501,6 +501,7 @@ from ambppl.inference.modeling import (
     add_annotation_data,
     add_measures,
     answer_codes,
+    flag_parameter,
     is_unanimous,
     measure_values,
     parameter_name,
@@ -957,8 +958,7 @@ def model(
         else:
             off = pt.zeros((k, 1))
         sigma = pm.HalfNormal("sigma_rater", sigma=rater_scale, dims="class")
-        if centred is not None and not isinstance(centred, bool):
-            raise ValueError(f"centred must be True, False or None, but got {centred!r}")
+        centred = flag_parameter(centred, "centred")
         if n_raters > 1 and centred:  # the deviations sigma_k e_rk themselves
             dev = pm.ZeroSumNormal(
                 "rater_dev",

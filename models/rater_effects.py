@@ -278,6 +278,7 @@ from ambppl.inference.modeling import (
     add_annotation_data,
     add_measures,
     answer_codes,
+    flag_parameter,
     positive_parameter,
     qmc_normal_nodes,
     warn_if_unanimous,
@@ -787,9 +788,8 @@ def model(
     import xarray as xr
     from pytensor.gradient import disconnected_grad
 
-    for name, flag in (("centred", centred), ("centred_raters", centred_raters)):
-        if flag is not None and not isinstance(flag, bool):
-            raise ValueError(f"{name} must be True, False or None (automatic), but got {flag!r}")
+    centred = flag_parameter(centred, "centred")
+    centred_raters = flag_parameter(centred_raters, "centred_raters")
     for name, value in (("mu_sd", mu_sd), ("item_scale", item_scale), ("rater_scale", rater_scale)):
         positive_parameter(value, name)
     codes = _codes(answers)

@@ -30,7 +30,13 @@ SUBCOMMAND_MODULES = (score, report, plan, validate, models)
 
 
 class _Parser(argparse.ArgumentParser):
-    """ArgumentParser whose errors are one line: ``ambppl: error: ...`` (exit status 2)."""
+    """ArgumentParser whose errors are one line: ``ambppl: error: ...`` (exit status 2).
+
+    An option that no parser knows is reported by the subcommand's parser (``see 'ambppl
+    validate --help'``; :func:`main`), not by the top-level one that argparse leaves it to."""
+
+    #: The subcommands' parsers by name (set by :func:`build_parser` on the top-level one).
+    commands: dict[str, argparse.ArgumentParser] | None = None
 
     def error(self, message: str) -> NoReturn:
         hint = f"see '{self.prog} --help'"
@@ -82,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     ordered = [name for name in HELP_ORDER if name in registry]
     for name in ordered + [name for name in registry if name not in ordered]:
         registry[name](subparsers)
+    parser.commands = dict(subparsers.choices)
     return parser
 
 
@@ -129,7 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:  # the subcommand's parser says so, pointing to its own --help
+            command = (parser.commands or {}).get(getattr(args, "command", None), parser)
+            command.error(f"unrecognized arguments: {' '.join(extras)}")
     except SystemExit as done:  # --help, --version (0) or a usage error (2, message printed)
         return int(done.code or 0)
     args.command_line = shlex.join([PROG, *argv])

@@ -49,7 +49,12 @@ def _check_output(
             "does not allow this)"
         )
     if path.is_dir() and not folder:
-        raise UsageError(f"output '{path}' is a folder; give a file name, e.g. -o {path}/out")
+        # a file inside it keeps the suffix that told the format (d.csv/out.csv); every
+        # command refuses an output without a suffix of its format before this check
+        inside = path / f"out{path.suffix}"
+        raise UsageError(
+            f"output '{path}' is a folder; give a file name inside it, e.g. -o {inside}"
+        )
     if path.exists() and not force:
         raise UsageError(
             f"output file '{path}' exists already; pass --force to replace it or choose "

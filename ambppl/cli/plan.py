@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from ambppl.analysis.planning import plan
-from ambppl.cli.common import _reporter, subcommand
+from ambppl.cli.common import UsageError, _reporter, subcommand
 from ambppl.cli.inputs import _read
 from ambppl.cli.options import (
     _add_input_options,
@@ -56,8 +56,9 @@ def _add_plan(subparsers: Any) -> argparse.ArgumentParser:
     group.add_argument(
         "--threshold",
         type=_open_prob,
-        default=0.4,
-        help="the t of 'measure > t' for --objective decision (default: %(default)s)",
+        default=None,
+        help="the t of 'measure > t' for --objective decision, refused with the variance "
+        "objective, which has no threshold (default: 0.4)",
     )
     group.add_argument(
         "--measure",
@@ -85,17 +86,24 @@ def _add_plan(subparsers: Any) -> argparse.ArgumentParser:
 def _run_plan(args: argparse.Namespace) -> int:
     """Check the input and the output, read the counts, call :func:`ambppl.analysis.plan`
     once, write."""
+    if args.threshold is not None and args.objective != "decision":
+        raise UsageError(
+            f"--threshold applies to --objective decision, but got --objective "
+            f"{args.objective}, which has no threshold: drop --threshold, or add "
+            "--objective decision"
+        )
     check_input_path(args.annotations)
     output, write = _table_output(args, args.annotations)  # before any work
     counts = _read(args)
+    given = {} if args.threshold is None else {"threshold": args.threshold}  # else plan's
     with command_line_messages():  # refusals name --budget
         table = plan(
             counts,
             args.budget,
             objective=args.objective,
-            threshold=args.threshold,
             measure=args.measure,
             prior=args.prior,
             progress=_reporter(args),
+            **given,
         )
     return _emit(args, output, write, table)

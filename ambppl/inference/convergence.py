@@ -655,7 +655,12 @@ def convergence_message(
     furthest from the standard by its largest ratio to a limit; over all parameters ...
     3 divergent transitions: ... raise target_accept (--target-accept 0.95) ...
     """
-    shown = {k: v for k, v in record.items() if k not in ("variables", "worst", "extremes_at")}
+    shown = {
+        # valid JSON: a number that could not be computed (R-hat of one chain, NaN) is null
+        k: None if isinstance(v, float) and not math.isfinite(v) else v
+        for k, v in record.items()
+        if k not in ("variables", "worst", "extremes_at")
+    }
     named = _named_worst(record)
     named = f"{named}; over all parameters " if named else ""
     advice = convergence_advice(record, command_line=command_line, model=model)

@@ -18,7 +18,8 @@ from a plain ``pymc.sample`` can be summarized as one from :func:`ambppl.fit`.
   the scrambled-Sobol normal nodes of an expectation over the rater population.
 - :func:`parameter_name` and :func:`say`: a model's messages in the caller's words, a
   parameter as ``kappa_scale`` in Python and ``--param kappa_scale=...`` on the ambppl
-  command line.
+  command line; :func:`positive_parameter` and :func:`flag_parameter` check a scale and a
+  switch (``centred``) so.
 
 The log likelihood (one meaning in every model)
 -----------------------------------------------
@@ -58,6 +59,7 @@ from ambppl.internal.checks import (
     as_float_array,
     cant_solve_position,
     check_counts,
+    check_flag,
     check_positive_int,
     check_positive_scalar,
     check_prior,
@@ -77,6 +79,7 @@ __all__ = [
     "count_statistics",
     "count_values",
     "dirichlet_multinomial_logp",
+    "flag_parameter",
     "is_unanimous",
     "log_likelihood",
     "log_pochhammer_excess",
@@ -246,6 +249,42 @@ def positive_parameter(value: Any, name: str) -> float:
     if isinstance(value, np.ndarray) and value.ndim == 0:  # a numpy scalar array
         value = value.item()
     return check_positive_scalar(value, parameter_name(name))
+
+
+def flag_parameter(value: Any, name: str, automatic: bool = True) -> bool | None:
+    """A model parameter that is a switch (``centred``): True, False or, where ``automatic``,
+    None (the model chooses), checked.
+
+    Parameters
+    ----------
+    value : bool or None
+        The parameter as given.
+    name : str
+        Its keyword; messages name it in the caller's words (``--param NAME=...`` on the
+        ambppl command line, where the values are spelled ``true``, ``false``, ``null``).
+    automatic : bool, default True
+        Whether None (the model's automatic choice) is allowed.
+
+    Returns
+    -------
+    bool or None
+        ``value`` (a numpy bool as a bool).
+
+    Raises
+    ------
+    ValueError
+        For anything else (a number, a text).
+
+    Examples
+    --------
+    >>> flag_parameter(True, "centred"), flag_parameter(None, "centred")
+    (True, None)
+    >>> flag_parameter(3, "centred")
+    Traceback (most recent call last):
+    ...
+    ValueError: centred must be True, False or None (automatic), but got 3
+    """
+    return check_flag(value, parameter_name(name), automatic)
 
 
 def add_measures(q: Any, *, cant_solve: int | None, dims: str | tuple[str, ...] = "item") -> dict:

@@ -292,13 +292,34 @@ def check_counts(
     return arr.astype(np.int64)
 
 
+def given_value(x: Any) -> str:
+    """``x`` as the caller wrote it, for messages (:func:`ambppl.internal.messages.say`):
+    its ``repr`` in Python; on the command line, where ``--param`` values are JSON-like
+    literals, ``null``, ``true`` and ``false`` for None, True and False."""
+    if x is None or isinstance(x, bool):
+        return say(repr(x), {None: "null", True: "true", False: "false"}[x])
+    return repr(x)
+
+
 def check_positive_scalar(x: Any, name: str) -> float:
     """Return ``x`` as a positive finite float."""
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name} must be a positive number, but got {x!r}")
+        raise TypeError(f"{name} must be a positive number, but got {given_value(x)}")
     if not np.isfinite(x) or x <= 0:
         raise ValueError(f"{name} must be a positive finite number, but got {x!r}")
     return float(x)
+
+
+def check_flag(x: Any, name: str, automatic: bool = True) -> bool | None:
+    """Return ``x``, a bool (or None, where ``automatic``: the model chooses), refusing
+    anything else in the caller's words (``--param centred=...`` must be ``true``, ...)."""
+    if isinstance(x, bool | np.bool_) or (automatic and x is None):
+        return None if x is None else bool(x)
+    choices = say(
+        "True, False or None (automatic)" if automatic else "True or False",
+        "true, false or null (automatic)" if automatic else "true or false",
+    )
+    raise ValueError(f"{name} must be {choices}, but got {given_value(x)}")
 
 
 def check_positive_int(x: Any, name: str) -> int:
@@ -366,10 +387,9 @@ def check_prior(prior: Any, n_categories: int, name: str = "prior") -> np.ndarra
     """Return a symmetric (scalar) or full Dirichlet prior as a vector of ``n_categories``.
     Messages name ``name`` in the caller's words (:func:`parameter_name`)."""
     name = parameter_name(name)
-    if np.asarray(prior).dtype == np.bool_:  # True is no concentration (--param prior=true)
-        raise TypeError(
-            f"{name} must be a positive number or one per category, but got {_describe(prior)}"
-        )
+    if prior is None or np.asarray(prior).dtype == np.bool_:  # --param prior=null, =true
+        got = given_value(prior) if prior is None else _describe(prior)
+        raise TypeError(f"{name} must be a positive number or one per category, but got {got}")
     arr = as_float_array(prior, name)
     if arr.ndim == 0:
         arr = np.full(n_categories, float(arr))

@@ -20,6 +20,7 @@ import xarray as xr
 from _cli_helpers import error_line as _error_line
 from conftest import REPORT_SECTIONS, write_long_model
 
+import ambppl
 import ambppl.cli as cli
 from ambppl.analysis.scoring import SCORE_COLUMNS
 from ambppl.analysis.summary import COLUMNS
@@ -1536,3 +1537,54 @@ def test_score_dataset_folder_takes_the_umask(tmp_path: Path, capsys) -> None:
         os.umask(old)
     assert len(pd.read_parquet(out)) == len(pd.read_parquet(a_file)) == 500
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["validate", "x.csv", "--measure", "amb"], "validate"),
+        (["score", "x.csv", "--bogus"], "score"),
+        (["plan", "x.csv", "--budget", "5", "--seed", "3"], "plan"),
+    ],
+)
+def test_an_unknown_option_points_to_its_commands_help(argv, command, capsys) -> None:
+    # argparse leaves an option that no parser knows to the top-level parser, whose message
+    # sent users to 'ambppl --help', which lists no option of the subcommand
+    assert main(argv) == 2
+    line = _error_line(capsys)
+    assert "unrecognized arguments: " in line
+    assert line.endswith(f"(see 'ambppl {command} --help')")
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (
+            ["--model", "rater_effects", "--param", "centred=3"],
+            "--param centred=... must be true, false or null (automatic), but got 3",
+        ),
+        (
+            ["--model", "rater_effects", "--param", "centred_raters=1"],
+            "--param centred_raters=... must be true, false or null (automatic), but got 1",
+        ),
+        (
+            ["--model", "dawid_skene", "--param", "centred=2"],
+            "--param centred=... must be true, false or null (automatic), but got 2",
+        ),
+        (
+            ["--param", "prior=null"],
+            "--prior must be a positive number or one per category, but got null",
+        ),
+        (
+            ["--model", "rater_effects", "--param", "mu_sd=null"],
+            "--param mu_sd=... must be a positive number, but got null",
+        ),
+    ],
+)
+def test_param_refusals_use_command_line_words(extra, expected, tmp_path, capsys) -> None:
+    # they said "centred must be True, False or None (automatic)", "--prior must be
+    # array-like of numbers, but got dtype object (None)" and "... but got None" for `null`
+    example = Path(ambppl.__file__).parent / "examples" / "weather_sentiment.csv"
+    argv = ["score", str(example), "--cant-solve", "I can't tell", "--method", "nuts"]
+    assert main([*argv, "--draws", "20", "--chains", "1", *extra, "-q", "-o", "-"]) == 2
+    assert _error_line(capsys) == f"ambppl: error: {expected}"

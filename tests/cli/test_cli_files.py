@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -127,6 +128,26 @@ def test_output_under_a_file_is_refused_before_any_work(
         assert main(_argv(command, answers_csv, output)) == 2
         assert "is not a folder (a file is in the way)" in _error_line(capsys)
     assert blocker.read_text() == "a file"
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_output_that_is_a_folder_suggests_a_name_that_works(
+    command: str, answers_csv: Path, tmp_path: Path, capsys
+) -> None:
+    """``-o d.csv`` where d.csv is a folder suggested ``-o d.csv/out``, which then failed as
+    a name without a table format: the suggestion keeps the suffix (d.csv/out.csv)."""
+    folder = tmp_path / OUTPUT[command]
+    folder.mkdir()
+    assert main(_argv(command, answers_csv, folder)) == 2
+    line = _error_line(capsys)
+    suggested = folder / f"out{folder.suffix}"
+    assert f"is a folder; give a file name inside it, e.g. -o {suggested}" in line
+    assert main(_argv(command, answers_csv, suggested)) == 0  # the suggestion works
+    assert suggested.is_file()
+    bare = tmp_path / "results"  # a folder without a suffix: the format is asked for first
+    bare.mkdir()
+    assert main(_argv(command, answers_csv, bare)) == 2
+    assert re.search(r"end the (output )?name in", _error_line(capsys))
 
 
 def test_failed_write_is_one_line_and_leaves_nothing(

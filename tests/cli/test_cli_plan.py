@@ -66,3 +66,42 @@ def test_the_weather_example_with_the_decision_objective_is_refused_as_documente
     assert "about 15 us each on the Beta route)" in line and "60 us" not in line
     assert "(estimated; the limit is 60 s); pass a smaller --budget" in line
     assert not out.exists()
+
+
+def test_threshold_without_the_decision_objective_is_refused(
+    two: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --threshold was silently ignored under the default --objective variance
+    argv = ["plan", str(two), "--budget", "5", "--threshold", "0.3", "-q", "-o", "-"]
+    assert main(argv) == 2
+    line = error_line(capsys)
+    assert line == (
+        "ambppl: error: --threshold applies to --objective decision, but got --objective "
+        "variance, which has no threshold: drop --threshold, or add --objective decision"
+    )
+    assert main([*argv, "--objective", "decision"]) == 0
+
+
+def test_threshold_default_in_the_help_is_plans() -> None:
+    import inspect
+
+    from ambppl.cli.app import build_parser
+
+    default = inspect.signature(ambppl.analysis.plan).parameters["threshold"].default
+    help_text = build_parser().commands["plan"].format_help()
+    assert f"(default: {default})" in " ".join(help_text.split())
+
+
+def test_decision_without_threshold_uses_plans_default(
+    two: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import inspect
+
+    default = inspect.signature(ambppl.analysis.plan).parameters["threshold"].default
+    argv = ["plan", str(two), "--budget", "5", "--objective", "decision", "-q", "-o", "-"]
+    assert main(argv) == 0
+    left_out = capsys.readouterr().out
+    assert main([*argv, "--threshold", str(default)]) == 0
+    assert capsys.readouterr().out == left_out
+    assert main([*argv, "--threshold", "0.2"]) == 0
+    assert capsys.readouterr().out != left_out  # the threshold matters to this plan

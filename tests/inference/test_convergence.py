@@ -372,3 +372,24 @@ def test_stored_record_refuses_what_is_not_a_tree(result) -> None:
 def test_stored_record_of_a_tree_without_a_posterior_is_none() -> None:
     # no posterior group (e.g. a tree of observed data only): no NUTS ran, not a KeyError
     assert stored_record(xr.DataTree.from_dict({"observed_data": xr.Dataset()})) is None
+
+
+def test_message_numbers_are_valid_json_with_one_chain() -> None:
+    # one chain has no R-hat (NaN), and the message printed `"r_hat": NaN`, not JSON
+    record = {
+        "passed": False,
+        "failed": ["r_hat"],
+        "chains": 1,
+        "r_hat": float("nan"),
+        "ess_bulk": 150.0,
+        "ess_tail": float("inf"),
+        "divergences": 0,
+    }
+    message = convergence_message(record)
+    numbers = message.split("): ", 1)[1]  # the JSON, then "; " and the advice
+    strict = json.JSONDecoder(parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+    assert strict.raw_decode(numbers)[0] == {
+        **record,
+        "r_hat": None,
+        "ess_tail": None,
+    }
