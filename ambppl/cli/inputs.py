@@ -12,6 +12,7 @@ from ambppl.cli.common import UsageError, _one_line, _reporter
 from ambppl.cli.signals import _warnings_as_lines
 from ambppl.data import check_input_path, command_line_messages, holds_counts, read_input
 from ambppl.inference.catalog import get_model
+from ambppl.internal.warned import collecting_warnings
 
 
 def _columns(args: argparse.Namespace) -> dict[str, Any]:
@@ -73,6 +74,7 @@ def _read(
     answers: bool = False,
     lazy: int | None = None,
     chunk_items: int | None = None,
+    collect: list[Any] | None = None,
 ) -> Any:
     """Read the annotations named on the command line (:func:`ambppl.data.read_input`): the
     counts, for a model of answers (``answers``, e.g. ``rater_effects``) one row per answer
@@ -83,7 +85,8 @@ def _read(
     Mistakes are reported with the option that fixes them (``--format tsv``, ``--no-header``,
     ``--comment '#'``), never with a Python keyword: the reading runs inside
     :func:`ambppl.data.command_line_messages`. Warnings of the reader are printed as one
-    line.
+    line each; with ``collect`` (a list) they are also appended to it (as
+    :func:`ambppl.internal.warned.collecting_warnings` records them), for a report's page.
     """
 
     path = check_input_path(args.annotations)
@@ -96,16 +99,20 @@ def _read(
     columns = {**_columns(args), "cant_solve": args.cant_solve}
     try:
         with command_line_messages(), _warnings_as_lines():
-            data = read_input(
-                path,
-                answers=answers,
-                lazy=lazy,
-                chunk_items=chunk_items,
-                format=fmt,
-                progress=_reporter(args),
-                **columns,
-                **_text_options(args),
-            )
+            # raised again when the inner block ends: printed by _warnings_as_lines, once each
+            with collecting_warnings() as raised:
+                data = read_input(
+                    path,
+                    answers=answers,
+                    lazy=lazy,
+                    chunk_items=chunk_items,
+                    format=fmt,
+                    progress=_reporter(args),
+                    **columns,
+                    **_text_options(args),
+                )
+            if collect is not None:
+                collect.extend(raised)
     except ImportError as err:  # e.g. zarr or dask not installed
         raise UsageError(_one_line(str(err))) from err
     if answers and data["rater"].isna().all():

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ambppl.analysis.scoring import MCSE_TARGET
 from ambppl.cli.common import UsageError, _progress, _reporter, subcommand
 from ambppl.cli.inputs import _read, _reads_answers
 from ambppl.cli.options import (
@@ -16,7 +17,7 @@ from ambppl.cli.options import (
     _add_model_options,
     _add_output_options,
     _add_summary_options,
-    _open_prob,
+    _mcse,
     _positive_int,
 )
 from ambppl.cli.output import _check_output, atomic_output
@@ -35,9 +36,10 @@ def _add_report(subparsers: Any) -> argparse.ArgumentParser:
         "access needed) that opens, before any table, with whether the draws can be trusted "
         "(exact draws; for a fit that runs NUTS whether it met the convergence standard, and "
         "if not the worst parameters, their rank plots and what to do) and, one line each, "
-        "every warning of the fit and of the report and every finding that limits trust in "
-        "the numbers (a hyperparameter its prior decides, draws that disagree with the "
-        "closed forms), then the data overview, the model and prior, convergence "
+        "every warning of reading the data, of the fit and of the report and every finding "
+        "that limits trust in the numbers (a hyperparameter its prior decides or whose prior "
+        "the data pull against, draws that disagree with the closed forms or could not be "
+        "checked against them), then the data overview, the model and prior, convergence "
         "diagnostics, the check of the draws against the closed-form moments, the "
         "distribution of item ambiguity, a sortable ranked item table, the most ambiguous "
         "items with their answer counts and the sensitivity to the prior; for a learned "
@@ -68,12 +70,13 @@ def _add_report(subparsers: Any) -> argparse.ArgumentParser:
     )
     group.add_argument(
         "--mcse",
-        type=_open_prob,
-        default=0.005,
+        type=_mcse,
+        default=None,
         help="dirichlet_categorical with exact draws: the item table comes from draws made "
         "once per distinct count vector, enough to bound the Monte Carlo standard error of "
         "P(measure > threshold) by this; --draws and --chains then apply to the items whose "
-        "draws are checked against the closed forms (default: %(default)s)",
+        "draws are checked against the closed forms (refused with another model or method; "
+        f"default: {MCSE_TARGET})",
     )
     _add_output_options(parser, "the HTML file to write (default: %(default)s)", "report.html")
     parser.set_defaults(handler=_run_report)
@@ -81,15 +84,26 @@ def _add_report(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    """Check the command line and the output, read the input, call
-    :func:`ambppl.report.build_report` once (it picks the route), write."""
+    """Check the command line and the output, read the input (its warnings go to the page's
+    first section too), call :func:`ambppl.report.build_report` once (it picks the route),
+    write."""
     check_input_path(args.annotations)
     output = Path(args.output)
     if output.suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"the report is HTML: end the output name in .html, but got '{output}'")
     _check_output(output, args.force, source=args.annotations)
     method, params = _model_settings(args)
-    data = _read(args, answers=_reads_answers(args))
+    if args.mcse is not None and (args.model, method or "exact") != (
+        "dirichlet_categorical",
+        "exact",
+    ):
+        raise UsageError(
+            "--mcse bounds the draws per distinct count vector of dirichlet_categorical's "
+            f"exact route, but --model {args.model} with --method {method or 'its default'} "
+            "fits draws: drop --mcse (--draws sets how many)"
+        )
+    read_warnings: list[Any] = []  # also on the page's first section
+    data = _read(args, answers=_reads_answers(args), collect=read_warnings)
     with command_line_messages(), _warnings_as_lines():
         html = build_report(
             data,
@@ -99,7 +113,7 @@ def _run_report(args: argparse.Namespace) -> int:
             hdi_prob=args.hdi_prob,
             threshold=args.threshold,
             top=args.top,
-            mcse=args.mcse,
+            **({} if args.mcse is None else {"mcse": args.mcse}),
             draws=args.draws,
             chains=args.chains,
             sample_kwargs=_nuts_options(args) or None,
@@ -109,6 +123,7 @@ def _run_report(args: argparse.Namespace) -> int:
             source=str(args.annotations),
             progressbar=not args.quiet and sys.stderr.isatty(),
             progress=_reporter(args),
+            read_warnings=read_warnings,
             **params,
         )
     with atomic_output(output, force=args.force) as tmp:

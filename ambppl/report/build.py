@@ -9,7 +9,7 @@ report`` writes what :func:`build_report` returns.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ambppl.data.contract import describe
@@ -18,7 +18,7 @@ from ambppl.inference.fitting import fit_with_progress
 from ambppl.internal.warned import collecting_warnings
 from ambppl.report.scored import MODEL as SCORE_REPORT_MODEL
 from ambppl.report.scored import score_report
-from ambppl.report.writer import render_report
+from ambppl.report.writer import _check_fit_warnings, render_report
 
 __all__ = ["build_report"]
 
@@ -41,6 +41,7 @@ def build_report(
     source: str | None = None,
     progressbar: bool = False,
     progress: Callable[[str], None] | None = None,
+    read_warnings: Sequence[Any] | None = None,
     **params: Any,
 ) -> str:
     """Render the HTML diagnostics report of annotations already read, choosing the route.
@@ -89,6 +90,12 @@ def build_report(
     progress : callable, optional
         Called with one line of text as each long step starts and ends (the command line
         prints them on stderr).
+    read_warnings : sequence, optional
+        The warnings raised while ``data`` was read (the list that
+        ``warnings.catch_warnings(record=True)`` records around
+        :func:`ambppl.read_annotations`, or :class:`Warning` objects or their texts): the
+        page's first section lists them before the others. ``ambppl report`` passes those
+        of reading its file. They are not raised again (the caller saw them).
     **params
         The model's parameters (e.g. ``prior``; :func:`ambppl.list_models`).
 
@@ -96,8 +103,8 @@ def build_report(
     -------
     str
         One self-contained HTML document. Its first section, "Read this first", lists every
-        warning of the fit and of the report's computations, each once (see
-        :func:`ambppl.report.render_report`).
+        warning of reading the data (``read_warnings``), of taking the counts, of the fit and
+        of the report's computations, each once (see :func:`ambppl.report.render_report`).
 
     Raises
     ------
@@ -106,7 +113,8 @@ def build_report(
         bad data or settings (as :func:`ambppl.fit`, :func:`ambppl.report.score_report`
         and :func:`ambppl.report.render_report`).
     TypeError
-        For a path or reader options instead of data already read.
+        For a path or reader options instead of data already read, or ``read_warnings``
+        that is not a list of warnings or texts.
 
     Warns
     -----
@@ -126,6 +134,7 @@ def build_report(
     (True, True)
     """
     say = progress or (lambda message: None)
+    read = _check_fit_warnings(read_warnings, "read_warnings", "ambppl.read_annotations")
     method = method or next(iter(get_model(model).info["methods"]))
     settings: dict[str, Any] = {
         "measure": measure,
@@ -149,10 +158,19 @@ def build_report(
             f"on {describe(data)}, checking {chains} x {draws} exact draws of the distinct "
             "vectors"
         )
-        page = score_report(data, mcse=mcse, draws=draws, chains=chains, **settings, **params)
+        page = score_report(
+            data,
+            mcse=mcse,
+            draws=draws,
+            chains=chains,
+            read_warnings=read,
+            **settings,
+            **params,
+        )
         say(f"scored, checked and drawn in {time.perf_counter() - start:.1f} s")
         return page
-    # the warnings of reading the data and of the fit go to the page's first section
+    # the warnings of reading the data (given), of taking its counts and of the fit go to
+    # the page's first section
     with collecting_warnings() as raised:
         result = fit_with_progress(
             data,
@@ -173,7 +191,7 @@ def build_report(
             say(f"report: {message} ({time.perf_counter() - start:.0f} s)")
 
         page = render_report(
-            result, source=source, progress=step, fit_warnings=list(raised), **settings
+            result, source=source, progress=step, fit_warnings=[*read, *raised], **settings
         )
     say(f"report drawn in {time.perf_counter() - start:.1f} s")
     return page

@@ -80,6 +80,33 @@ _ORANGE = "#d9822b"
 _GREY = "#777777"
 
 
+def visible(text: Any) -> str:
+    """Return ``text`` with every control character written as its escape.
+
+    Parameters
+    ----------
+    text : object
+        A label, an id or a line of text; converted with :class:`str`.
+
+    Returns
+    -------
+    str
+        The text with each control character (Unicode category ``Cc``: a tab, a newline,
+        ``\\x01``, ``\\x7f``) written as Python writes it in a string literal (``\\t``,
+        ``\\n``, ``\\x01``), every other character as it is. The figures (:func:`plain`)
+        and the report's HTML (where a raw control character is a parse error) show labels
+        so.
+
+    Examples
+    --------
+    >>> visible("a\\tb\\x01c")
+    'a\\\\tb\\\\x01c'
+    >>> visible("ja: 是")
+    'ja: 是'
+    """
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c for c in str(text))
+
+
 def plain(text: Any, limit: int = 40) -> str:
     """Return ``text`` as a string that matplotlib draws literally (no mathtext), shortened.
 
@@ -114,7 +141,7 @@ def plain(text: Any, limit: int = 40) -> str:
     >>> plain("a\\tb\\x01")
     'a\\\\tb\\\\x01'
     """
-    s = "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c for c in str(text))
+    s = visible(text)
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     return s.replace("$", r"\$")

@@ -21,7 +21,7 @@ from ambppl.inference.fitting import VARIABLES, fit
 from ambppl.internal.checks import check_positive_int
 from ambppl.internal.warned import collecting_warnings
 from ambppl.maths.measures import measure_name
-from ambppl.report.writer import TABLE_ROWS, _render
+from ambppl.report.writer import TABLE_ROWS, _check_fit_warnings, _render
 
 #: Distinct count vectors (one item each) whose exact draws the report checks against the
 #: closed forms and the two-class density; beyond it a seeded random sample of them.
@@ -65,6 +65,7 @@ def score_report(
     random_seed: Any = None,
     command: str | None = None,
     title: str | None = None,
+    read_warnings: Sequence[Any] | None = None,
     **kwargs: Any,
 ) -> str:
     """Render the HTML report of ``dirichlet_categorical`` without per-item draws.
@@ -104,6 +105,12 @@ def score_report(
         time stamp).
     command, title : str, optional
         As for :func:`ambppl.report.render_report`.
+    read_warnings : sequence, optional
+        The warnings raised while ``data`` was read (the list that
+        ``warnings.catch_warnings(record=True)`` records around
+        :func:`ambppl.read_annotations`, or :class:`Warning` objects or their texts): the
+        page's first section lists them before its own (``ambppl report`` passes those of
+        reading its file). They are not raised again.
     **kwargs
         The model's parameter ``prior`` (reader options raise a TypeError that shows the
         call of :func:`ambppl.read_annotations` that takes them).
@@ -112,7 +119,8 @@ def score_report(
     -------
     str
         One self-contained HTML document. Its first section says that the draws are exact
-        and lists the warnings raised while scoring and drawing, each once (as
+        and lists ``read_warnings`` and the warnings raised while taking the counts, scoring
+        and drawing, each once (as
         :func:`ambppl.report.render_report`; they are raised again after the page is drawn).
 
     Raises
@@ -122,7 +130,8 @@ def score_report(
         :func:`ambppl.report.render_report`), or non-positive ``draws``, ``chains``,
         ``check_vectors`` or ``max_rows``.
     TypeError
-        For a ``random_seed`` that is no int, Generator or None, a path or reader options.
+        For a ``random_seed`` that is no int, Generator or None, a path or reader options,
+        or ``read_warnings`` that is not a list of warnings or texts.
 
     Notes
     -----
@@ -158,9 +167,11 @@ def score_report(
     measure = measure_name(measure)
     seed_table, seed_sample, seed_fit = seed_sequence(random_seed).spawn(3)
     params = model_parameters(get_model(MODEL), kwargs, "score_report")
-    counts = as_counts(data)
-    # warnings of the scoring and the fit go to the page's first section
+    read = _check_fit_warnings(read_warnings, "read_warnings", "ambppl.read_annotations")
+    # warnings of taking the counts, of the scoring and of the fit go to the page's first
+    # section, after those of reading the data
     with collecting_warnings() as raised:
+        counts = as_counts(data)
         table = score(
             counts,
             MODEL,
@@ -206,7 +217,7 @@ def score_report(
             result,
             ranked,
             counts,
-            warned=(raised,),
+            warned=(read, raised),
             measure=measure,
             hdi_prob=hdi_prob,
             threshold=threshold,

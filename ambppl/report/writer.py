@@ -34,6 +34,7 @@ from ambppl.inference.convergence import (
     CONVERGENCE,
     ConvergenceWarning,
     convergence_advice,
+    convergence_message,
     convergence_severity,
     stored_record,
     worst_parameters,
@@ -120,6 +121,25 @@ def _sort_key(value: Any) -> str:
     return format(x, ".7g") if math.isfinite(x) else ""
 
 
+def _given(value: Any) -> str:
+    """A number as it was given: the shortest text that reads back as the same float
+    (``repr``: 0.25, 1.0, 0.1234567), not rounded to a fixed number of digits."""
+    return repr(float(value))
+
+
+def _shown(value: Any) -> Any:
+    """Jinja2's ``finalize``: every text the page prints (item ids, labels, file names,
+    warnings that quote them) with its control characters written as escapes, as the
+    figures draw them (:func:`ambppl.report.figures.visible`: a raw control character is an
+    HTML parse error, and a tab or newline would vanish into the layout); the template's own
+    markup (``Markup``) and other values as they are."""
+    import markupsafe
+
+    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
+        return figures.visible(value)
+    return value
+
+
 def _environment() -> Any:
     import jinja2
 
@@ -129,8 +149,10 @@ def _environment() -> Any:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown,
     )
     env.filters["fmt"] = _fmt
+    env.filters["given"] = _given
     env.filters["pct"] = lambda x, d=1: "–" if x is None or not np.isfinite(x) else f"{x:.{d}%}"
     env.filters["sortkey"] = _sort_key
     return env
@@ -190,45 +212,77 @@ def _standard(result: Any) -> dict[str, Any] | None:
     }
 
 
-def _check_fit_warnings(fit_warnings: Any) -> list[Any]:
-    """``fit_warnings`` of :func:`render_report` as a list: warnings (as
-    :func:`warnings.catch_warnings` records them, or :class:`Warning` objects) or texts."""
+def _check_fit_warnings(
+    fit_warnings: Any, name: str = "fit_warnings", around: str = "ambppl.fit"
+) -> list[Any]:
+    """``fit_warnings`` of :func:`render_report` (or another list of warnings, ``name``,
+    recorded around ``around``) as a list: warnings (as :func:`warnings.catch_warnings`
+    records them, or :class:`Warning` objects) or texts."""
     kinds = (str, Warning, warnings.WarningMessage)
     if fit_warnings is None:
         return []
     if isinstance(fit_warnings, str | Warning) or not isinstance(fit_warnings, Iterable):
         raise TypeError(
-            "fit_warnings must be a list of the fit's warnings (e.g. the list that "
-            "warnings.catch_warnings(record=True) records around ambppl.fit) or of their "
+            f"{name} must be a list of warnings (e.g. the list that "
+            f"warnings.catch_warnings(record=True) records around {around}) or of their "
             f"texts, but got {type(fit_warnings).__name__}; wrap one warning in a list"
         )
     items = list(fit_warnings)
     for item in items:
         if not isinstance(item, kinds):
             raise TypeError(
-                "fit_warnings must hold warnings (warnings.WarningMessage or Warning) or "
+                f"{name} must hold warnings (warnings.WarningMessage or Warning) or "
                 f"texts (str), but holds a {type(item).__name__}"
             )
     return items
 
 
+def _is_verdict(text: str, record: dict[str, Any] | None, model: str | None) -> bool:
+    """Whether the kept warning ``text`` is the one :func:`ambppl.fit` raised for a missed
+    convergence standard (:func:`ambppl.inference.convergence.check_convergence`): the
+    record missed it and the text is that record's message
+    (:func:`ambppl.inference.convergence.convergence_message`, its ``what`` the text before
+    " missed the convergence standard", the model the result's or none). Other
+    :class:`ConvergenceWarning` s (e.g. a model's design warning before sampling) are not."""
+    if record is None or record.get("passed", False):
+        return False
+    what, marker, _ = text.partition(" missed the convergence standard (")
+    if not marker:
+        return False
+    try:
+        return any(
+            text == convergence_message(record, what=what, model=name)
+            for name in dict.fromkeys((model, None))
+        )
+    except (TypeError, ValueError, KeyError):  # a record this version cannot word
+        return False
+
+
 def _kept(result: Any) -> list[Any]:
-    """The warnings the fit kept in ``result.attrs["fit_warnings"]``, as warnings: a
-    :class:`ConvergenceWarning` carries the result's convergence record, as when it was
-    raised (the page's convergence section says the same, so its line is left out)."""
+    """The warnings the fit kept in ``result.attrs["fit_warnings"]``, as warnings: the
+    :class:`ConvergenceWarning` that is the fit's convergence verdict (:func:`_is_verdict`)
+    carries the result's convergence record, as when it was raised (the page's first section
+    says the same, so its line is left out); every other warning, a
+    :class:`ConvergenceWarning` about the design included, is kept as its text (listed)."""
+    record = stored_record(result)
+    model = result.attrs.get("model", result["posterior"].attrs.get("model"))
     kept: list[Any] = []
     for category, text in stored_warnings(result.attrs):
-        if category == ConvergenceWarning.__name__:
-            kept.append(ConvergenceWarning(text, record=stored_record(result)))
+        if category == ConvergenceWarning.__name__ and _is_verdict(
+            text, record, None if model is None else str(model)
+        ):
+            kept.append(ConvergenceWarning(text, record=record))
         else:
             kept.append(text)
     return kept
 
 
 def _warning_lines(raised: Iterable[Any], *, record: bool) -> list[str]:
-    """The text of each warning in ``raised`` once, on one line, in order. A
-    :class:`ambppl.ConvergenceWarning` about a missed standard is left out where the page
-    shows the fit's convergence record (``record``): its first section says the same."""
+    """The text of each warning in ``raised`` once, on one line, in order. The
+    :class:`ambppl.ConvergenceWarning` about a missed standard (the one that carries a
+    convergence record) is left out where the page shows the fit's convergence record
+    (``record``): its first section says the same. A :class:`ambppl.ConvergenceWarning`
+    without a record (a design warning) is listed."""
     lines: list[str] = []
     for item in raised:
         message = item.message if isinstance(item, warnings.WarningMessage) else item
@@ -243,13 +297,39 @@ def _warning_lines(raised: Iterable[Any], *, record: bool) -> list[str]:
 def _hyperprior(table: Any) -> dict[str, Any] | None:
     """The hyperprior sensitivity that :func:`ambppl.summarize` computed for a fit with a
     ``log_prior`` group (``attrs["hyperprior_sensitivity"]`` of its table, from
-    :func:`ambppl.hyperprior_sensitivity`), with ``flagged``: the hyperparameters the data do
-    not pin down. None where it was not computed."""
+    :func:`ambppl.hyperprior_sensitivity`), with the hyperparameters whose posterior moves
+    with their prior (``flagged``: prior sensitivity at or above the threshold) split as
+    :func:`ambppl.hyperprior_sensitivity` diagnoses them: ``weak`` (the likelihood's
+    sensitivity below the threshold: the data say too little, the prior decides),
+    ``conflict`` (both at or above it: prior-data conflict, the data pull against the prior)
+    and ``unknown`` (no likelihood sensitivity: the fit stored no ``log_likelihood``). None
+    where it was not computed."""
     sensitivity = table.attrs.get("hyperprior_sensitivity")
     if sensitivity is None:
         return None
+    threshold = float(sensitivity["threshold"])
+    groups: dict[str, list[str]] = {"weak": [], "conflict": [], "unknown": []}
+    for row in sensitivity["rows"]:
+        if row["pinned_down"]:
+            continue
+        likelihood = row.get("likelihood")
+        likelihood = math.nan if likelihood is None else float(likelihood)
+        if math.isnan(likelihood):
+            groups["unknown"].append(row["parameter"])
+        elif likelihood >= threshold:
+            groups["conflict"].append(row["parameter"])
+        else:
+            groups["weak"].append(row["parameter"])
     flagged = [r["parameter"] for r in sensitivity["rows"] if not r["pinned_down"]]
-    return {**sensitivity, "flagged": flagged}
+    return {**sensitivity, "flagged": flagged, **groups}
+
+
+def _named(names: Sequence[str]) -> str:
+    """The first :data:`MAX_NAMED` of ``names``, joined, with "and N more" for the rest."""
+    shown = ", ".join(names[:MAX_NAMED])
+    if len(names) > MAX_NAMED:
+        shown += f" and {len(names) - MAX_NAMED} more"
+    return shown
 
 
 def _findings(
@@ -257,29 +337,55 @@ def _findings(
     learned: bool,
     agreement: dict[str, Any],
     measure: str,
+    *,
+    point: bool = False,
 ) -> list[dict[str, str]]:
     """What the report's own computations found that limits trust in the numbers, one line
     each for the page's first section, with the section that has the details (``href``,
-    ``section``): the hyperparameters the data do not pin down (their posterior follows
-    their prior) and a check of the draws against the closed forms that failed or stopped."""
+    ``section``): the hyperparameters whose posterior moves with their prior, as
+    :func:`ambppl.hyperprior_sensitivity` diagnoses them (:func:`_hyperprior`: the data do not
+    pin them down; the data pull against their prior; or which of the two is unknown), and a
+    check of the draws against the closed forms that failed, stopped or could not run on
+    these draws (but for one point, ``point``: the page's first line says that it has no
+    draws to check)."""
     out: list[dict[str, str]] = []
-    if hyper and hyper["flagged"]:
-        names = hyper["flagged"]
-        shown = ", ".join(names[:MAX_NAMED])
-        if len(names) > MAX_NAMED:
-            shown += f" and {len(names) - MAX_NAMED} more"
-        one = len(names) == 1
-        its = "its" if one else "their"
-        beta = " and the implied symmetric beta" if learned and "kappa" in names else ""
-        out.append(
-            {
-                "text": f"The data do not pin down {shown}: {its} posterior follows {its} own "
-                f"prior (power-scaling prior sensitivity ≥ {hyper['threshold']:.2f}); read "
-                f"{'it' if one else 'them'}{beta} as the prior's choice, not a measurement",
-                "href": "#learned-prior" if learned else "#model",
-                "section": "Learned prior" if learned else "Model and prior",
-            }
-        )
+    if hyper:
+        where = {
+            "href": "#learned-prior" if learned else "#model",
+            "section": "Learned prior" if learned else "Model and prior",
+        }
+        limit = f"{hyper['threshold']:.2f}"
+        for kind in ("weak", "conflict", "unknown"):
+            names = hyper.get(kind) or []
+            if not names:
+                continue
+            shown = _named(names)
+            one = len(names) == 1
+            its, it = ("its", "it") if one else ("their", "them")
+            beta = " and the implied symmetric beta" if learned and "kappa" in names else ""
+            if kind == "weak":
+                text = (
+                    f"The data do not pin down {shown}: {its} posterior follows {its} own "
+                    f"prior (power-scaling prior sensitivity ≥ {limit}, likelihood "
+                    f"sensitivity below it); read {it}{beta} as the prior's choice, not a "
+                    "measurement"
+                )
+            elif kind == "conflict":
+                text = (
+                    f"The data pull against the prior of {shown} (prior-data conflict: "
+                    f"power-scaling sensitivity ≥ {limit} to both the prior and the "
+                    f"likelihood): {its} posterior is a compromise between the two that "
+                    f"another prior would move; check that the prior (or the model) suits "
+                    f"these data before reading {it}{beta} as a measurement"
+                )
+            else:
+                text = (
+                    f"The posterior of {shown} moves with {its} prior (power-scaling prior "
+                    f"sensitivity ≥ {limit}); the fit stored no log-likelihood, so whether "
+                    "the data say too little or pull against the prior is not known: do not "
+                    f"read {it}{beta} as a measurement"
+                )
+            out.append({"text": text, **where})
     link = {"href": "#agreement", "section": "Closed-form check"}
     if agreement.get("available"):
         if not agreement["ok"]:
@@ -308,6 +414,14 @@ def _findings(
             {
                 "text": "The check of the draws against the closed-form posterior moments "
                 f"stopped on these draws: {agreement['error']}",
+                **link,
+            }
+        )
+    elif agreement.get("reason") and not point:
+        out.append(
+            {
+                "text": "The draws were not checked against the closed-form posterior "
+                f"moments: {agreement['reason'].rstrip('.')}",
                 **link,
             }
         )
@@ -906,9 +1020,9 @@ def _sensitivity(
         chains=REFIT_CHAINS,
         random_seed=random_seed,
     )
-    # one decimal as in "prior 1.0", every digit where one would round (0.25, 0.2 apart)
-    labels = [f"prior {b:.1f}" if float(f"{b:.1f}") == b else f"prior {b:g}" for b in priors]
-    legend = [f"prior {b:g}" for b in priors]
+    # each prior as given (0.25, 1.0, 0.1234567: never rounded, so 0.25 and 0.2 stay apart)
+    labels = [f"prior {_given(b)}" for b in priors]
+    legend = list(labels)
     if learned:
         own = table.loc[ids, ["mean", "hdi_lower", "hdi_upper", "p_above"]]
         refits = pd.concat(
@@ -917,7 +1031,7 @@ def _sensitivity(
             names=refits.columns.names,
         )
         labels.insert(0, "learned prior")
-        legend = ["learned prior", *(f"β = {b:g}" for b in priors)]
+        legend = ["learned prior", *(f"β = {_given(b)}" for b in priors)]
     refits = refits.loc[ids]
     columns = list(refits.columns.unique(0))
     means = np.column_stack([refits[(c, "mean")].to_numpy(dtype=float) for c in columns])
@@ -1105,12 +1219,17 @@ def render_report(
     approximation; one point, the posterior mode; or, after NUTS, the verdict below), then
     one line each for what limits trust in the numbers: every warning of the fit
     (``fit_warnings``) and of the report's own computations, each once in its own words
-    (a :class:`ambppl.ConvergenceWarning` about a missed standard is the verdict itself and
-    is not repeated), the hyperparameters whose posterior follows their own prior
-    (:func:`ambppl.hyperprior_sensitivity`, for a fit with a ``log_prior`` group) and a
-    check of the draws against the closed forms that failed or stopped, each with a link to
-    the section that has the details. Where one of them applies, the first line does not
-    read as a plain success ("The fit met the convergence standard ..., but:").
+    (the :class:`ambppl.ConvergenceWarning` about a missed standard is the verdict itself
+    and is not repeated; any other, e.g. a model's design warning, is listed, whether or not
+    the fit converged), the hyperparameters whose posterior moves with their prior as
+    :func:`ambppl.hyperprior_sensitivity` diagnoses them (for a fit with a ``log_prior``
+    group: the data do not pin them down, "weak likelihood"; the data pull against their
+    prior, "prior-data conflict"; or, without a likelihood sensitivity, which of the two is
+    not known) and a check of the draws against the closed forms that failed, stopped or
+    could not run on these draws (but for one point, whose first line says it has none),
+    each with a link to the section that has the details. Where one of them applies, the
+    first line does not read as a plain success ("The fit met the convergence standard
+    ..., but:").
 
     A NUTS fit first gets its verdict, before any estimate: whether it met the convergence
     standard :data:`ambppl.inference.convergence.CONVERGENCE` on every diagnosed variable
@@ -1145,7 +1264,9 @@ def render_report(
     symmetric priors 0.5 and 1; and the shrinkage plot of every item's posterior mean under
     ``beta = 1`` (closed form, :func:`ambppl.dirichlet_mean`) against the learned prior. Its prior
     sensitivity compares the learned prior with exact refits under ``beta`` = 0.5 and 1.
-    Every value that comes from the data is escaped by Jinja2's autoescaping. Characters of
+    Every value that comes from the data is escaped by Jinja2's autoescaping, and its
+    control characters are written as escapes (``\\t``, ``\\x01``), as in the figures
+    (:func:`ambppl.report.figures.visible`). Characters of
     labels or ids that the figure font lacks (CJK, emoji) are drawn as empty boxes and
     named in one ``UserWarning`` for the page (matplotlib would warn per figure and
     character); control characters are drawn as their escapes. Every figure is drawn by a
@@ -1365,6 +1486,11 @@ def _render_page(
         "version": __version__,
         "created": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "command": command,
+        # the page's advice names the command's options (--method nuts) where it comes from
+        # the command line, Python's keywords (method="nuts") otherwise, as the verdict's
+        "command_line": command is not None,
+        # one point (method="map"): estimates at the posterior mode, without intervals
+        "point_estimate": convergence["exact"] and convergence.get("kind") == "map",
         "measure": measure,
         "variable": variable,
         "threshold": threshold,
@@ -1413,7 +1539,13 @@ def _render_page(
         "hyper": hyper,
         "read_first": {
             "kind": convergence["kind"] if convergence["exact"] else "nuts",
-            "findings": _findings(hyper, learned is not None, agreement, measure),
+            "findings": _findings(
+                hyper,
+                learned is not None,
+                agreement,
+                measure,
+                point=convergence["exact"] and convergence.get("kind") == "map",
+            ),
         },
     }
     return context
