@@ -473,8 +473,8 @@ def _score_by_fit(
 
     lazy = _lazy_counts(data)
     if lazy is not None:  # the fit holds every item in memory anyway
-        lazy, cs, kwargs = _lazy_options(lazy, kwargs)
-        data = _computed(lazy, cs)
+        lazy, _, kwargs = _lazy_options(lazy, kwargs)
+        data = lazy.compute()
     long = entry.info.get("data", "counts") == "long"
     reader = "ambppl.data.read_long" if long else "ambppl.read_annotations"
     refuse_read_options(kwargs, "score", reader)
@@ -526,22 +526,6 @@ def _lazy_options(
         )
     cs = None if lazy.cant_solve is None else lazy.categories.index(lazy.cant_solve)
     return lazy, cs, params
-
-
-def _computed(lazy: LazyCounts, cs: int | None) -> xr.DataArray:
-    """Counts read in chunks, computed into memory (each chunk checked as it is read)."""
-    import dask
-
-    values, items = dask.compute(lazy.values, lazy.items)
-    values = np.asarray(values)
-    items = np.arange(values.shape[0]) if items is None else np.asarray(items)
-    return xr.DataArray(
-        values,
-        dims=("item", "category"),
-        coords={"item": items, "category": list(lazy.categories)},
-        name="counts",
-        attrs={"cant_solve": None if cs is None else lazy.categories[cs]},
-    )
 
 
 def _score_lazy(

@@ -93,6 +93,21 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _mcse(text: str) -> float:
+    """Parse an MCSE bound of a probability: a number in (0, 0.5), a probability's largest
+    standard deviation being 0.5."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 0.5:
+        raise argparse.ArgumentTypeError(
+            "must be a number in the open interval (0, 0.5) (a probability's standard "
+            f"deviation is at most 0.5), e.g. 0.005, but got {text!r}"
+        )
+    return value
+
+
 def _open_prob(text: str) -> float:
     """Parse a probability in the open interval (0, 1)."""
     try:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ambppl.analysis.scoring import LazyScore, is_conjugate_route, score
+from ambppl.analysis.scoring import MCSE_TARGET, LazyScore, is_conjugate_route, score
 from ambppl.analysis.summary import rank
 from ambppl.cli.common import UsageError, _one_line, _progress, _reporter, subcommand
 from ambppl.cli.inputs import _format, _read, _reads_answers
@@ -20,7 +20,7 @@ from ambppl.cli.options import (
     _add_model_options,
     _add_output_options,
     _add_summary_options,
-    _open_prob,
+    _mcse,
     _positive_int,
 )
 from ambppl.cli.output import (
@@ -33,7 +33,7 @@ from ambppl.cli.output import (
 from ambppl.cli.scheduler import _scheduler
 from ambppl.cli.settings import _model_settings, _nuts_options
 from ambppl.cli.signals import _warnings_as_lines
-from ambppl.data import check_input_path, command_line_messages, opens_in_chunks
+from ambppl.data import LazyCounts, check_input_path, command_line_messages, opens_in_chunks
 from ambppl.inference.catalog import get_model
 
 #: Items per chunk when ``ambppl score`` reads counts from zarr or Parquet in chunks.
@@ -63,12 +63,13 @@ def _add_score(subparsers: Any) -> argparse.ArgumentParser:
     summary = _add_summary_options(parser)
     summary.add_argument(
         "--mcse",
-        type=_open_prob,
-        default=0.005,
+        type=_mcse,
+        default=None,
         help="conjugate models (dirichlet_categorical; hierarchical_dirichlet with --method "
         "empirical_bayes): bound on the Monte Carlo standard error of P(measure > threshold); "
         "each distinct count vector gets the exact draws it needs and no per-item draws are "
-        "stored (--draws and --chains then do not apply; default: %(default)s)",
+        "stored (--draws and --chains then do not apply; refused with a method that fits "
+        f"draws; default: {MCSE_TARGET})",
     )
     _add_scale_options(parser)
     _add_output_options(
@@ -88,11 +89,16 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
         "--chunk-items",
         type=_positive_int,
         default=None,
-        help="counts in a zarr store or a Parquet file are read and scored in chunks of about "
+        help="counts in a zarr store or a Parquet file of counts (--layout counts, or without "
+        "--layout integer columns none headed like the rater or label column of answers, "
+        "worker, annotator, label, answer, ...: other Parquet files hold answers, read as by "
+        "ambppl plan) are read and scored in chunks of about "
         "this many items with dask, written part by part (-o x.parquet: a Parquet dataset "
-        "folder; .csv/.tsv: one file; items in the data's order, no rank column; default "
-        f"{CHUNK_ITEMS}); a long answers file (CSV, TSV or Parquet; long is the default "
-        "layout) too large for memory is counted with dask block by block (default: read "
+        "folder; .csv/.tsv: one file; items in the data's order, no rank column); without "
+        f"it, such counts of more than {CHUNK_ITEMS} items are scored in chunks of that many "
+        "and smaller ones are read into memory (ranked; every method); a long answers "
+        "file (CSV, TSV or Parquet; long is the default layout) too large for memory is "
+        "counted with dask block by block (default: read "
         "into memory); --layout wide and counts in a text or .npy file are read into memory",
     )
     scale.add_argument(
@@ -111,13 +117,13 @@ def _run_score(args: argparse.Namespace) -> int:
     path = check_input_path(args.annotations)
     method, params = _model_settings(args)
     answers = _reads_answers(args)
-    # fail before the expensive part; a Parquet output of counts read in chunks is a folder
-    dataset = (
-        not answers
-        and Path(args.output or "").suffix.lower() in PARQUET_SUFFIXES
-        and opens_in_chunks(path, _format(args), item=args.item, label=args.label)
-    )
-    output, write = _table_output(args, path, folder=dataset)
+    # fail before the expensive part: the output is checked before the input is read, but
+    # for counts that open in chunks (opening reads only metadata), which tell whether the
+    # output is a Parquet dataset folder (scored in chunks) or a file (read into memory)
+    chunked = not answers and opens_in_chunks(path, _format(args), item=args.item, label=args.label)
+    if not chunked:
+        output, write = _table_output(args, path)
+    _refuse_unused_mcse(args, method)
     _say_unused_sampling(args, method)
     with _scheduler(args):
         data = _read(
@@ -126,6 +132,16 @@ def _run_score(args: argparse.Namespace) -> int:
             lazy=args.chunk_items or CHUNK_ITEMS,
             chunk_items=args.chunk_items,
         )
+        # without --chunk-items, counts that one chunk would hold are read into memory:
+        # ranked, and every method takes them (their number from the source's metadata)
+        if args.chunk_items is None and isinstance(data, LazyCounts):
+            n_items = data.n_items
+            if n_items is not None and n_items <= CHUNK_ITEMS:
+                data = data.compute()
+        if chunked:
+            suffix = Path(args.output or "").suffix.lower()
+            dataset = isinstance(data, LazyCounts) and suffix in PARQUET_SUFFIXES
+            output, write = _table_output(args, path, folder=dataset)
         try:
             with command_line_messages(), _warnings_as_lines():
                 table = score(data, args.model, **_score_keywords(args, method), **params)
@@ -134,6 +150,17 @@ def _run_score(args: argparse.Namespace) -> int:
         if isinstance(table, LazyScore):
             return _write_lazy(args, output, table)
         return _emit(args, output, write, rank(table))
+
+
+def _refuse_unused_mcse(args: argparse.Namespace, method: str) -> None:
+    """Refuse --mcse where the route fits draws (it bounds the exact draws per distinct
+    count vector of the conjugate route only), as ``ambppl.score`` refuses ``mcse=``."""
+    if args.mcse is not None and not is_conjugate_route(get_model(args.model), method):
+        raise UsageError(
+            f"--mcse bounds the exact draws of a conjugate model (dirichlet_categorical; "
+            f"hierarchical_dirichlet with --method empirical_bayes), but --model {args.model} "
+            f"with --method {method} fits draws: drop --mcse (--draws sets how many)"
+        )
 
 
 def _say_unused_sampling(args: argparse.Namespace, method: str) -> None:
@@ -169,7 +196,7 @@ def _score_keywords(args: argparse.Namespace, method: str) -> dict[str, Any]:
         "measure": args.measure,
         "threshold": args.threshold,
         "hdi_prob": args.hdi_prob,
-        "mcse": args.mcse,
+        "mcse": MCSE_TARGET if args.mcse is None else args.mcse,
         "draws": args.draws,
         "chains": args.chains,
         "sample_kwargs": _nuts_options(args) or None,

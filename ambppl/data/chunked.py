@@ -39,17 +39,26 @@ from ambppl.data.files import (
     is_zarr_store,
 )
 from ambppl.data.labels import (
+    _FROM_DATA,
     _check_categories,
+    _check_na_conflict,
     _check_na_values,
     _empty_items_error,
     _label_str,
+    _label_texts,
     _order,
     _plain_integer_ids,
     _show,
 )
 from ambppl.data.lazy import LazyCounts, checked_block
-from ambppl.data.matrices import PARQUET_INDEX, id_column
-from ambppl.data.tables import _check_column, _check_first_row_is_data
+from ambppl.data.matrices import PARQUET_INDEX, check_id_columns, count_dims, id_column
+from ambppl.data.tables import (
+    _check_column,
+    _check_first_row_is_data,
+    counts_hint,
+    declared_categories,
+    declared_labels,
+)
 from ambppl.internal.checks import check_positive_int
 from ambppl.internal.messages import say
 
@@ -109,21 +118,28 @@ def read_in_chunks(
         A zarr store or a Parquet file (or folder of part files) of counts
         (:func:`open_counts_in_chunks`), or a file of answers counted
         (:func:`count_long_in_chunks`): with ``format="long"`` a CSV, TSV or Parquet file,
-        and without a layout a Parquet file with the long layout's item and label columns
-        (``task`` and ``label`` unless ``item=``/``label=`` name others), as
-        :func:`ambppl.read_annotations` reads it.
+        and without a layout a Parquet file that holds answers, as
+        :func:`ambppl.read_annotations` reads it: one with the long layout's label column
+        (``label`` unless ``label=`` names another) or with a column, besides the item column,
+        headed like the rater or label column of a table of answers
+        (:data:`ambppl.data.files.ANSWER_HEADERS`: ``worker``, ``annotator``, ``answer``,
+        ...; case, ``_``, ``-`` and white space aside). Such a file without the item
+        column (``task`` unless ``item=`` names another) is refused as
+        :func:`ambppl.read_annotations` refuses it, never opened as counts;
+        ``format="counts"`` opens it as counts.
     chunk_items : int
         Items per chunk of a Parquet file of counts (a zarr store keeps its own chunks; a
         file of answers is counted in dask's blocks).
     format : str, optional
         As ``format=`` of :func:`ambppl.read_annotations`; the layout ``"long"`` counts a file
-        of answers, as does no layout for a Parquet file of answers (above); any other
-        layout, or none, reads counts.
+        of answers, as does no layout for a Parquet file of answers (above); the layout
+        ``"counts"``, or none for a zarr store and any other Parquet file, opens counts.
     **options
         The options of :data:`CHUNK_READ_OPTIONS`: for answers those of
         :func:`count_long_in_chunks` (``rater`` is not used: counts hold no rater ids); for
         counts ``item``, ``categories`` and ``cant_solve`` as :func:`open_counts_in_chunks`
-        takes them (``cant_solve=None``: none, even if the store names one).
+        takes them (``cant_solve=None``: none, even if the store names one; left out: the
+        store's own, if any).
 
     Returns
     -------
@@ -169,15 +185,14 @@ def read_in_chunks(
         if path.is_dir() or _file_type(path, ftype, text) in ("csv", "tsv", "parquet"):
             options.pop("rater", None)  # the count models do not use rater ids
             return count_long_in_chunks(path, chunk_items=chunk_items, format=format, **options)
-    given = "cant_solve" in options  # None: none, even if the store names one
-    lazy = _open_counts(
+    lazy = open_counts_in_chunks(
         path,
-        chunk_items,
-        format,
-        options.pop("item", None),
-        options.pop("categories", None),
-        options.pop("cant_solve", None),
-        given=given,
+        chunk_items=chunk_items,
+        format=format,
+        item=options.pop("item", None),
+        categories=options.pop("categories", None),
+        # None: none, even if the store names one; left out: the store's own, if any
+        cant_solve=options.pop("cant_solve", _FROM_DATA),
     )
     if options:
         raise ValueError(
@@ -194,7 +209,7 @@ def open_counts_in_chunks(
     format: str | None = None,
     item: Any = None,
     categories: Any = None,
-    cant_solve: Any = None,
+    cant_solve: Any = _FROM_DATA,
 ) -> LazyCounts:
     """Open the counts of a zarr store or a Parquet file lazily, in chunks of items.
 
@@ -214,22 +229,33 @@ def open_counts_in_chunks(
         default: from the suffix, or zarr for a folder with zarr metadata.
     item : column name, optional
         The item column of a Parquet file; default as :func:`ambppl.read_annotations` finds
-        it (:func:`ambppl.data.matrices.id_column`: a column ``task``, the index
-        ``to_parquet`` stored, or a column headed ``id``, ``item``, ``item_id``, ``index``),
-        else the items are numbered from 0.
+        it (:func:`ambppl.data.matrices.id_column`): a column ``task``, the index
+        ``to_parquet`` stored, or else the first column, in any position, headed like an id
+        column (case, ``_``, ``-`` and white space aside, a name of the one list of id
+        headers :data:`ambppl.data.matrices.ID_HEADERS`: ``id``, ``item_id``, ``task_id``,
+        ``question``, ``tweet_id``, ``Unnamed: 0``, ...); else the items are numbered from
+        0. Another column headed with a name of nothing but ids (``id``, ``item_id``, ...,
+        not a word such as ``question`` or ``text``) is refused, as in memory: counted as a
+        category it would add its ids to every item's answers. A zarr store's items are the
+        coordinate of its item dim, told by name as :func:`ambppl.read_annotations` tells
+        the dims of a DataArray (:func:`ambppl.data.matrices.count_dims`: a dim named
+        ``item`` or ``category`` in either position, else one named like item ids or like
+        categories, else items first).
     categories : list of labels, optional
         As :func:`ambppl.read_annotations` takes it for counts: where the counts have labels
-        (the Parquet column names, the store's ``category`` coordinate) and ``categories``
-        holds any of them, the category order wanted, holding every label (the columns are
-        reordered lazily; a label nobody gave gets zeros); for a bare zarr array (columns
-        ``"0"``, ``"1"``, ...), or labels none of which are the counts', the new labels of
-        the count columns in order (:meth:`ambppl.data.LazyCounts.relabel`). Default: the
-        counts' own labels.
-    cant_solve : label or int, optional
+        (the Parquet column names, the store's category coordinate), the category order
+        wanted, which must hold every one of them (the columns are reordered lazily; a label
+        nobody gave gets zeros). Labels of the counts missing from ``categories`` are
+        refused, as in memory ("labels ... occur in the data but are not in categories"):
+        labelled columns are never renamed. For a bare zarr array or a store without a
+        category coordinate (columns ``"0"``, ``"1"``, ...) the labels of the count columns
+        in order (:meth:`ambppl.data.LazyCounts.relabel`). Default: the counts' own labels.
+    cant_solve : label, int or None, optional
         The can't-solve category: a label, as :func:`ambppl.read_annotations` takes it (a
         number whose text is a label, such as ``1`` for the label ``"1"``, is that label);
-        else an integer position (``-1``: the last). Default the store's
-        ``attrs["cant_solve"]``, always a label (none for a Parquet file).
+        else an integer position (``-1``: the last). ``None``: no can't-solve category, even
+        if the store names one. Left out: the store's ``attrs["cant_solve"]``, always a
+        label (none for a Parquet file), as :func:`ambppl.read_annotations` takes it.
 
     Returns
     -------
@@ -245,13 +271,14 @@ def open_counts_in_chunks(
         For a ``source`` that is no path or does not exist; a file that is neither a zarr
         store nor a Parquet file, or a layout other than counts; a zarr store without one
         2-D array (or one named ``counts``), or whose ``attrs["cant_solve"]`` is not one of
-        its categories; a Parquet file without rows, with fewer than 2 count columns, or
-        without the ``item`` column named; part files with other columns than the first
-        (the file and the column named); ``categories`` as :func:`ambppl.read_annotations`
-        refuses them (repeated labels, labels of the counts left out) or new labels of
-        another number than the columns; a ``cant_solve`` that is neither a category nor a
-        position. When the chunks are computed: a count that is missing, fractional,
-        negative or too large (its row and column named).
+        its categories; a Parquet file without rows, with fewer than 2 count columns,
+        without the ``item`` column named, or with a second column headed like item ids;
+        part files with other columns than the first (the file and the column named);
+        ``categories`` as :func:`ambppl.read_annotations` refuses them (repeated labels,
+        labels of the counts left out) or labels of another number than the columns of a
+        bare array; a ``cant_solve`` that is neither a category nor a position. When the
+        chunks are computed: a count that is missing, fractional, negative or too large
+        (its row and column named), item labels repeated within a chunk.
     TypeError
         For a ``chunk_items`` that is not an integer, ``categories`` that are not a list of
         labels; when the chunks are computed, a Parquet column that does not hold
@@ -274,9 +301,8 @@ def open_counts_in_chunks(
     ...     lazy.categories, lazy.values.chunks, lazy.values.compute().tolist()
     (['yes', 'no'], ((2, 1), (2,)), [[3, 0], [1, 2], [0, 4]])
     """
-    return _open_counts(
-        source, chunk_items, format, item, categories, cant_solve, given=cant_solve is not None
-    )
+    given = cant_solve is not _FROM_DATA  # None: none, even if the store names one
+    return _open_counts(source, chunk_items, format, item, categories, cant_solve, given=given)
 
 
 def _open_counts(
@@ -341,7 +367,9 @@ def _open_zarr(path: Path, *, stored: bool = True) -> LazyCounts:
         return LazyCounts(values, None, names, named=False)
     group = node
     consolidated = getattr(group.metadata, "consolidated_metadata", None) is not None
-    store = xr.open_zarr(path, drop_variables=["item"], consolidated=consolidated)
+    # the dims' coordinates left unread: xarray would load an item coordinate whole
+    one_d = sorted(n for n, a in group.arrays() if a.ndim == 1 and _zarr_dims(a) == (n,))
+    store = xr.open_zarr(path, drop_variables=one_d, consolidated=consolidated)
     two_d = [n for n, v in store.data_vars.items() if v.ndim == 2]
     name = "counts" if "counts" in store.data_vars else (two_d[0] if len(two_d) == 1 else None)
     if name is None:
@@ -356,14 +384,18 @@ def _open_zarr(path: Path, *, stored: bool = True) -> LazyCounts:
             f"counts must be 2-D (item x category), but got dims {counts.dims} "
             f"of shape {counts.shape}"
         )
-    cat_dim = counts.dims[1]
-    named = cat_dim in counts.coords
-    categories = (
-        [str(c) for c in counts[cat_dim].values]
-        if named
-        else [str(k) for k in range(counts.sizes[cat_dim])]
-    )
-    items = _zarr_items(path)
+    # the dims by name, as read_annotations reads a DataArray (items first where neither is
+    # named so)
+    item_dim, cat_dim = count_dims(counts.dims)
+    counts = counts.transpose(item_dim, cat_dim)
+    named = cat_dim in one_d  # the category coordinate, read as read_annotations reads it
+    if named:
+        others = [n for n in one_d if n != cat_dim]
+        labels = xr.open_zarr(path, drop_variables=others, consolidated=consolidated)[cat_dim]
+        categories = [str(c) for c in labels.values]
+    else:
+        categories = [str(k) for k in range(counts.sizes[cat_dim])]
+    items = _zarr_items(path, item_dim) if item_dim in one_d else None
     cant_solve = counts.attrs.get("cant_solve", store.attrs.get("cant_solve"))
     if not stored:
         cant_solve = None
@@ -378,22 +410,29 @@ def _open_zarr(path: Path, *, stored: bool = True) -> LazyCounts:
     return LazyCounts(values, items, categories, cant_solve, named)
 
 
-def _zarr_items(path: Path) -> Any:
-    """The item labels of a zarr store (its ``item`` array) as a dask array, decoded as
-    :func:`xarray.open_zarr` decodes them for :func:`ambppl.read_annotations` (dates and
-    times from their CF units); None without one. Nothing is read but metadata."""
+def _zarr_dims(array: Any) -> tuple[Any, ...] | None:
+    """The dim names of a zarr array as xarray wrote them (zarr format 3: its
+    ``dimension_names``; format 2: its ``_ARRAY_DIMENSIONS`` attribute); None without."""
+    names = getattr(array.metadata, "dimension_names", None)
+    if names is None:
+        names = array.attrs.get("_ARRAY_DIMENSIONS")
+    return tuple(names) if names is not None else None
+
+
+def _zarr_items(path: Path, dim: str = "item") -> Any:
+    """The item labels of a zarr store (the array of its item dim ``dim``) as a dask array,
+    decoded as :func:`xarray.open_zarr` decodes them for :func:`ambppl.read_annotations`
+    (dates and times from their CF units). Nothing is read but metadata."""
     import dask.array as da
     import xarray as xr
     import zarr
 
-    if not (path / "item").exists():
-        return None
-    node = zarr.open_array(str(path / "item"), mode="r")
+    node = zarr.open_array(str(path / dim), mode="r")
     skip = ("_FillValue", "_ARRAY_DIMENSIONS")  # zarr's own; no id is a fill value
     attrs = {k: v for k, v in node.attrs.items() if k not in skip}
-    raw = xr.Variable(("item",), da.from_zarr(node), attrs)
+    raw = xr.Variable((dim,), da.from_zarr(node), attrs)
     decoded = xr.conventions.decode_cf_variable(
-        "item", raw, concat_characters=False, mask_and_scale=False, decode_timedelta=True
+        dim, raw, concat_characters=False, mask_and_scale=False, decode_timedelta=True
     )
     return decoded.data
 
@@ -432,6 +471,8 @@ def _open_parquet(path: Path, item: Any, chunk_items: int) -> LazyCounts:
             f"item column {item_column!r} is not in {path.name!r}; its columns are "
             f"{columns!r}: pass item=<one of them> (on the command line --item)"
         )
+    # a second column headed like item ids, refused as read_annotations refuses it
+    check_id_columns(columns, item_column, path.name)
     categories = [c for c in columns if c not in (item_column, PARQUET_INDEX)]
     item_dtype = np.dtype(object)
     if item_column is not None:
@@ -647,13 +688,14 @@ def count_long_in_chunks(
             f"{', '.join(k + '=' for k in _CHUNK_TEXT_OPTIONS)}"
         )
     _refuse_text_options(path, ftype, read_kwargs)  # as read_annotations: text files only
-    categories = _check_categories(categories)
+    categories = _check_categories(categories, strip=True)  # as the answers' labels
     import dask
     import dask.dataframe as dd
     import pandas as pd
     import xarray as xr
 
     na_values = _check_na_values(na_values)
+    _check_na_conflict(na_values, categories, cant_solve)
     options = dict(read_kwargs)
     if ftype == "parquet":
         import pyarrow.parquet as pq
@@ -673,8 +715,11 @@ def count_long_in_chunks(
         present = list(head.columns)
     # a column that is absent or written twice, as in memory (the same message)
     checked = head if head is not None else pd.DataFrame(columns=present)
-    _check_column(checked, item, "item")
-    _check_column(checked, label, "label")
+    hint = ""
+    if item not in present or label not in present:  # counts read as answers: as in memory
+        hint = counts_hint(head if head is not None else _parquet_head(path))
+    _check_column(checked, item, "item", hint)
+    _check_column(checked, label, "label", hint)
     if head is not None:
         # a header line read as an answer, as in memory
         if "header" in options and options["header"] is None:
@@ -711,13 +756,15 @@ def count_long_in_chunks(
     if sum(s.rows for s in stats) == 0:
         raise ValueError(f"{path.name!r} has no rows; give the file with the data")
     table = sizes.unstack(fill_value=0)
-    found = [_label_str(c) for c in table.columns]
+    found = [_label_str(c) for c in table.columns]  # texts without surrounding whitespace
     table.columns = found
     # labels given without an item id count for the categories, as in read_annotations
     found += sorted({lab for s in stats for lab in s.no_id_labels} - set(found))
     # blank labels and those na_values names are missing, as in read_annotations
-    found = [c for c in found if c.strip() != "" and c not in na_values]
-    order, cs = _order(found, categories, cant_solve, sort=True)
+    found = [c for c in found if c != "" and c not in na_values]
+    if categories is None:  # a categorical label column's, as in read_annotations
+        categories = declared_categories((c for s in stats for c in s.declared), na_values)
+    order, cs = _order(found, categories, cant_solve, sort=True, strip=True)
     _check_item_ids(stats, item)
     table = table.reindex(columns=order, fill_value=0)
     unanswered = pd.Index(all_items).difference(table.index)
@@ -754,6 +801,7 @@ class _BlockStats(NamedTuple):
     no_id: int  # answers (rows with a label) without an item id
     first_no_id: int  # the first of them, counted within the block (-1: none)
     no_id_labels: frozenset[str]  # the labels of those answers
+    declared: tuple[str, ...]  # the categories a categorical label column declares, as labels
 
 
 def _count_block(
@@ -769,20 +817,37 @@ def _count_block(
         extra = bool(block[block.columns[-1]].notna().any())
         block = block.reset_index().iloc[:, : len(names)]
         block.columns = names
-    ids, labels = block[item], block[label]
+    ids = block[item]
+    # every answer as its label, as read_annotations reads it: text without surrounding
+    # whitespace (" ?" and "?" are one label), numbers as their canonical text; code -1
+    # (a missing label) takes the NaN at the end
+    codes, uniques = pd.factorize(block[label], use_na_sentinel=True)
+    texts = np.array([*_label_texts(uniques, block[label].dtype), np.nan], dtype=object)
+    labels = pd.Series(texts[codes], index=block.index, dtype=object)
     no_id = ids.isna().to_numpy() & labels.notna().to_numpy()
     given: frozenset[str] = frozenset()
     if no_id.any():  # answers without an item id, unless their label is missing too
         strs = {v: _label_str(v) for v in pd.unique(labels[no_id])}
-        kept = {v for v, s in strs.items() if s.strip() != "" and s not in na_values}
+        kept = {v for v, s in strs.items() if s != "" and s not in na_values}
         no_id &= labels.isin(kept).to_numpy()
         given = frozenset(strs[v] for v in kept)
     first = int(np.argmax(no_id)) if no_id.any() else -1
-    stats = _BlockStats(len(block), shifted, extra, int(no_id.sum()), first, given)
-    answers = block[[item, label]].dropna()
-    answers.columns = ["item", "label"]
+    declared = declared_labels(block[label].dtype)
+    stats = _BlockStats(len(block), shifted, extra, int(no_id.sum()), first, given, declared)
+    answers = pd.DataFrame({"item": ids, "label": labels}).dropna()
     sizes = answers.groupby(["item", "label"]).size()
     return sizes, pd.unique(ids.dropna().to_numpy()), [stats]
+
+
+def _parquet_head(path: Path) -> pd.DataFrame:
+    """The first rows of a Parquet file (those :func:`ambppl.data.tables.counts_hint` looks
+    at), or an empty frame where it has none."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    batches = pq.ParquetFile(path).iter_batches(batch_size=1000)
+    first = next(batches, None)
+    return first.to_pandas() if first is not None else pd.DataFrame()
 
 
 def _add_blocks(

@@ -20,6 +20,7 @@ checks of the table readers.
 from __future__ import annotations
 
 import codecs
+import json
 import os
 import re
 import warnings
@@ -99,6 +100,17 @@ def _parse_format(format: Any) -> tuple[str | None, str | None]:
 
 
 def _file_type(path: Path, ftype: str | None, read_kwargs: dict[str, Any] | None = None) -> str:
+    """The file type of ``path`` (``ftype`` if given, else told by the suffix, a ``sep=`` or
+    zarr metadata); a zarr store's metadata is checked to be JSON
+    (:func:`_check_zarr_metadata`), so that every reader refuses a damaged store alike."""
+    told = _type_of(path, ftype, read_kwargs)
+    if told == "zarr" and path.is_dir():
+        _check_zarr_metadata(path)
+    return told
+
+
+def _type_of(path: Path, ftype: str | None, read_kwargs: dict[str, Any] | None = None) -> str:
+    """The file type of ``path`` as :func:`_file_type` tells it, without reading."""
     if ftype is not None:
         return ftype
     suffixes = [s.lower() for s in path.suffixes]
@@ -153,9 +165,12 @@ def _told_type(path: Path, format: Any) -> tuple[str | None, str | None]:
     neither ``format`` nor the suffix (nor zarr metadata) tells it."""
     layout, ftype = _parse_format(format)
     try:
-        return layout, _file_type(path, ftype)
+        told = _type_of(path, ftype)
     except ValueError:  # an unknown suffix: the reader's message says what to pass
         return layout, None
+    if told == "zarr" and path.is_dir():
+        _check_zarr_metadata(path)  # damaged: refused here as by every reader
+    return layout, told
 
 
 def holds_counts(path: str | os.PathLike[str], format: str | None = None) -> bool:
@@ -179,7 +194,8 @@ def holds_counts(path: str | os.PathLike[str], format: str | None = None) -> boo
     Raises
     ------
     ValueError, TypeError
-        For a ``format`` that is not a layout and/or a file type.
+        For a ``format`` that is not a layout and/or a file type; ValueError for a zarr
+        store whose metadata is not JSON (damaged), as every reader refuses it.
 
     Examples
     --------
@@ -201,10 +217,15 @@ def opens_in_chunks(
 ) -> bool:
     """Whether ``path`` holds counts that :func:`ambppl.data.open_counts_in_chunks` opens.
 
-    A Parquet file whose layout is not stated opens as counts only where it cannot be read
-    as the long layout (as :func:`ambppl.read_annotations` reads it without ``format``):
-    its schema must not hold both the long layout's item column and label column. For a
-    folder of ``*.parquet`` part files the schema is that of the first part file, as
+    A Parquet file whose layout is not stated is read as :func:`ambppl.read_annotations`
+    reads it, as a table of answers (the long layout), unless it cannot be one: it opens as
+    counts only where its schema holds neither the long layout's label column nor a column
+    headed like the rater or label column of a table of answers (:data:`ANSWER_HEADERS`:
+    ``worker``, ``annotator``, ``answer``, ...), and its columns besides the item column
+    are all integers. Any other such file is read as answers, and refused as
+    :func:`ambppl.read_annotations` refuses it where its columns are not those named;
+    ``format="counts"`` (``--layout counts``) reads it as counts. For a folder of
+    ``*.parquet`` part files the schema is that of the first part file, as
     :func:`ambppl.data.open_counts_in_chunks` lists them.
 
     Parameters
@@ -223,15 +244,15 @@ def opens_in_chunks(
     -------
     bool
         True for a zarr store, for a Parquet file (or folder of part files) with the layout
-        ``"counts"``, and for one without a stated layout whose schema lacks the long
-        layout's item or label column and whose columns besides the item column are all
-        integers (only its schema is read); False otherwise (a table of answers, a file that
+        ``"counts"``, and for one without a stated layout that cannot be a table of answers
+        (above; only its schema is read); False otherwise (a table of answers, a file that
         is not readable as Parquet, a folder without part files, an unknown file type).
 
     Raises
     ------
     ValueError, TypeError
-        For a ``format`` that is not a layout and/or a file type.
+        For a ``format`` that is not a layout and/or a file type; ValueError for a zarr
+        store whose metadata is not JSON (damaged), as every reader refuses it.
 
     Examples
     --------
@@ -243,7 +264,11 @@ def opens_in_chunks(
     ...     answers = Path(folder) / "a.parquet"
     ...     pd.DataFrame({"task": [1, 1], "worker": [7, 8], "label": [0, 1]}).to_parquet(answers)
     ...     opens_in_chunks(path), opens_in_chunks(path, "long"), opens_in_chunks(answers)
+    ...     renamed = Path(folder) / "r.parquet"
+    ...     pd.read_parquet(answers).rename(columns={"task": "task_id"}).to_parquet(renamed)
+    ...     opens_in_chunks(renamed), opens_in_chunks(renamed, "counts")
     (True, False, False)
+    (False, True)
     """
     path = Path(path)
     layout, ftype = _told_type(path, format)
@@ -256,8 +281,8 @@ def opens_in_chunks(
     import pyarrow as pa
 
     schema = _parquet_schema(path)
-    if schema is None or _long_columns(schema, item, label):
-        return False  # unreadable (the reader says why), or answers in the long layout
+    if schema is None or _holds_answers(schema, item, label):
+        return False  # unreadable (the reader says why), or a table of answers
     others = [f for f in schema if f.name not in (item, "item", "__index_level_0__")]
     return bool(others) and all(pa.types.is_integer(f.type) for f in others)
 
@@ -283,23 +308,48 @@ def _parquet_schema(path: Path) -> Any:
         return None  # not readable as Parquet: the reader's message says why
 
 
-def _long_columns(schema: Any, item: Any, label: Any) -> bool:
-    """Whether a Parquet schema holds the long layout's item column (None: its default
-    ``"task"``) and ``label`` column: answers, as :func:`ambppl.read_annotations` reads a
-    file without a layout."""
+def _header_key(header: Any) -> str:
+    """A column header as the name lists of the readers hold it: lower case, without ``_``,
+    ``-`` and white space (``"Worker_ID"`` is ``"workerid"``)."""
+    return re.sub(r"[\s_\-]", "", str(header).lower())
+
+
+#: Headers (as :func:`_header_key` gives them) of the rater and label columns of a table of
+#: answers. A Parquet file without a stated layout that has such a column is read as answers
+#: (:func:`opens_in_chunks`): the columns of counts are categories, not named so. Names that
+#: may well be categories (``user``, ``value``, ``y``) are not listed.
+ANSWER_HEADERS = frozenset(
+    "worker workerid workers rater raterid raters annotator annotatorid annotators userid "
+    "judge judgeid coder coderid labeler labelerid labeller labellerid participant "
+    "participantid label labels labelid answer answers response responses annotation "
+    "annotations judgment judgement judgments judgements rating ratings choice class "
+    "category emotion sentiment gold".split()
+)
+
+
+def _holds_answers(schema: Any, item: Any, label: Any) -> bool:
+    """Whether a Parquet schema is that of a table of answers rather than of counts: it has
+    the long layout's ``label`` column, or a column (besides the item column ``item``, or
+    ``"item"``, or the index ``to_parquet`` stored) headed as :data:`ANSWER_HEADERS` lists.
+    :func:`ambppl.read_annotations` reads such a file, without a layout, as answers."""
     names = list(schema.names)
-    return (DEFAULT_ITEM if item is None else item) in names and label in names
+    if label in names:
+        return True
+    ids = (item, "item", "__index_level_0__")
+    return any(_header_key(n) in ANSWER_HEADERS for n in names if n not in ids)
 
 
 def _parquet_answers(path: Path, format: Any, item: Any = None, label: Any = "label") -> bool:
     """Whether ``path``, read with ``format=`` stating no layout, is Parquet answers: a
-    Parquet file (or folder of part files) with the long layout's item and label columns
-    (:func:`_long_columns`)."""
+    Parquet file (or folder of part files) that is a table of answers
+    (:func:`_holds_answers`), which :func:`ambppl.read_annotations` reads as answers (and
+    refuses where its columns are not those named) and :func:`opens_in_chunks` does not
+    open as counts."""
     layout, ftype = _told_type(path, format)
     if layout is not None or ftype != "parquet":
         return False
     schema = _parquet_schema(path)
-    return schema is not None and _long_columns(schema, item, label)
+    return schema is not None and _holds_answers(schema, item, label)
 
 
 def _head_lines(path: Path, n_bytes: int = 8192) -> list[str]:
@@ -766,6 +816,45 @@ def _duplicate_header_cells(
         return {}
     cells = [str(c) for c in line.iloc[0].tolist() if isinstance(c, str)]
     return {c: n for c, n in Counter(cells).items() if n > 1}
+
+
+#: The metadata files of a zarr store (zarr format 3, then 2), each a JSON object.
+_ZARR_METADATA = ("zarr.json", ".zgroup", ".zarray", ".zattrs", ".zmetadata")
+
+
+def _check_zarr_metadata(path: Path) -> None:
+    """Refuse a zarr store whose metadata files (:data:`_ZARR_METADATA`, of the store and of
+    the groups and arrays in it; an array's chunk files are not looked at) are not JSON
+    objects: a damaged store (a write cut short, a hand edit), which zarr would refuse with a
+    bare JSON parser error naming neither the store nor the file. Only metadata is read."""
+    folders = [path]
+    while folders:
+        folder = folders.pop(0)
+        array = found = False
+        for name in _ZARR_METADATA:
+            file = folder / name
+            if not file.is_file():
+                continue
+            found = True
+            data = file.read_bytes()  # an unreadable file: the OSError names it
+            try:
+                meta = json.loads(data)
+            except ValueError as err:  # JSONDecodeError, UnicodeDecodeError
+                lines = str(err).strip().splitlines()
+                got = "an empty file" if not data.strip() else f"text that is not JSON ({lines[0]})"
+            else:
+                if isinstance(meta, dict):
+                    array = array or name == ".zarray" or meta.get("node_type") == "array"
+                    continue
+                got = f"a JSON {type(meta).__name__}"
+            inside = file.relative_to(path).as_posix()
+            raise ValueError(
+                f"could not read {path.name!r} as ZARR: its metadata file {inside!r} must hold "
+                f"a JSON object, but got {got}; the store is damaged (e.g. a write that was cut "
+                "short): write it again (e.g. counts.to_zarr(path) with xarray)"
+            )
+        if found and not array:  # a group: the folders of its arrays and groups
+            folders.extend(sorted(d for d in folder.iterdir() if d.is_dir()))
 
 
 def _read_zarr(path: Path, read_kwargs: dict[str, Any]) -> Any:

@@ -1,14 +1,16 @@
 """Cells as category labels and ids, and the order of the categories.
 
-How a cell of a table becomes a label (text exactly as written; numbers as their canonical
-text), when text ids are plain integers (given as int64), what ``na_values=`` and
-``categories=`` may hold, and the final category order (can't-solve last). Shared by the
-readers of :mod:`ambppl.data`, which also take from here ``_show``, the short lists of values
-that error messages show (:func:`ambppl.internal.checks.show_values`).
+How a cell of a table becomes a label (text as written, without surrounding whitespace;
+numbers as their canonical text), when text ids are plain integers (given as int64), what
+``na_values=`` and ``categories=`` may hold, the final category order (can't-solve last)
+and the default ``cant_solve=`` of labelled counts (:data:`_FROM_DATA`). Shared by the
+readers of :mod:`ambppl.data`, which also take from here ``_show``, the short lists of
+values that error messages show (:func:`ambppl.internal.checks.show_values`).
 """
 
 from __future__ import annotations
 
+import enum
 import numbers
 import re
 import shlex
@@ -29,18 +31,63 @@ _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE](?P<exp>[+-]?[0-9
 _PLAIN_INTEGER = re.compile(r"0|-?[1-9][0-9]*")
 
 
+class _FromData(enum.Enum):
+    """The type of :data:`_FROM_DATA` (an enum member: one object, kept by copies and
+    pickles)."""
+
+    FROM_DATA = "the data's own"
+
+    def __repr__(self) -> str:  # as a reader's signature shows the default
+        return "<the data's own>"
+
+
+#: The default ``cant_solve=`` of the readers of labelled counts (a DataArray, a zarr
+#: store): the can't-solve label the data carry (``attrs["cant_solve"]``), if any; an
+#: explicit None means no can't-solve category, whatever the data carry. A label cannot
+#: be this object, so no label is mistaken for "left out" (``"auto"`` could be a label).
+_FROM_DATA = _FromData.FROM_DATA
+
+
 def _quote(text: str) -> str:
     """``text`` as typed in a shell."""
     return shlex.quote(text)
 
 
 def _label_str(value: Any) -> str:
-    """The string form of one label: numpy scalars unwrapped, whole floats as ints."""
+    """The string form of one label: numpy scalars unwrapped, whole floats as ints, other
+    floats as the shortest text that reads back to the same value at their own precision
+    (``numpy.float32(0.1)`` is ``"0.1"``, not the ``"0.10000000149011612"`` of its float64
+    value)."""
+    if isinstance(value, np.floating) and not isinstance(value, float):  # float32, float16
+        if value.is_integer():
+            return str(int(value))
+        return str(value)  # numpy's shortest text at the scalar's own precision
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return str(value)
+
+
+def _label_text(value: Any) -> str:
+    """One answer of a table of answers as its label: :func:`_label_str` without surrounding
+    whitespace (``" ?"`` and ``"?"`` are one label; a blank cell becomes ``""``, a missing
+    label)."""
+    return _label_str(value).strip()
+
+
+def _label_texts(values: Any, dtype: Any = None) -> list[str]:
+    """:func:`_label_text` of each of ``values`` (distinct answers: an array, an Index) of a
+    column of ``dtype`` (default: their own); the floats of a float32 or float16 column at
+    its own precision (iterating an Index gives Python floats, whose text shows float64
+    digits, and pandas factorizes float16 as float32)."""
+    dtype = getattr(values, "dtype", None) if dtype is None else dtype
+    dtype = getattr(dtype, "categories", dtype)  # a categorical's: that of its categories
+    dtype = getattr(dtype, "dtype", dtype)
+    dtype = getattr(dtype, "numpy_dtype", dtype)  # pandas' nullable Float32
+    if isinstance(dtype, np.dtype) and dtype.kind == "f":
+        values = np.asarray(values, dtype=dtype)
+    return [_label_text(v) for v in values]
 
 
 def _as_number(label: str) -> Decimal | None:
@@ -82,7 +129,8 @@ def _text_id_column(values: Any) -> np.ndarray:
 
 
 def _check_na_values(na_values: Any) -> frozenset[str]:
-    """Validate ``na_values=``: label texts that mean "no answer" (besides empty cells)."""
+    """Validate ``na_values=``: label texts that mean "no answer" (besides empty cells), as
+    labels (:func:`_label_text`: without surrounding whitespace)."""
     if na_values is None:
         return frozenset()
     if isinstance(na_values, str | numbers.Real) and not isinstance(na_values, bool):
@@ -99,12 +147,40 @@ def _check_na_values(na_values: Any) -> frozenset[str]:
             raise TypeError(
                 f"{option} must list label texts such as 'N/A', but got {value!r} in {na_values!r}"
             )
-        out.append(_label_str(value))
+        out.append(_label_text(value))
     return frozenset(out)
 
 
-def _check_categories(categories: Any) -> list[str] | None:
-    """Validate ``categories=``: a list-like of at least 2 distinct labels, as strings."""
+def _check_na_conflict(
+    na_values: frozenset[str], categories: list[str] | None, cant_solve: Any
+) -> None:
+    """Refuse ``na_values=`` that names the can't-solve label or a label of ``categories=``
+    (both compared as :func:`_label_text` gives them): it would drop those answers as missing,
+    so the label the caller names could never be counted."""
+    if not na_values:
+        return
+    option = say("na_values", "--na-values")
+    if cant_solve is not None and _label_text(cant_solve) in na_values:
+        text = _label_text(cant_solve)
+        named = say(f"cant_solve={cant_solve!r}", f"--cant-solve {_quote(str(cant_solve))}")
+        raise ValueError(
+            f"{option} must not name the can't-solve label, but it names {text!r}, which "
+            f"{named} gives: {option} removes those answers as missing, so {text!r} could "
+            f"never be counted; drop {text!r} from {option}"
+        )
+    both = [c for c in categories or [] if c in na_values]
+    if both:
+        raise ValueError(
+            f"{option} must not name a label of categories=, but it names {_show(both)}: "
+            f"{option} removes those answers as missing, so that category would count none; "
+            f"drop {_show(both)} from {option}"
+        )
+
+
+def _check_categories(categories: Any, *, strip: bool = False) -> list[str] | None:
+    """Validate ``categories=``: a list-like of at least 2 distinct labels, as strings;
+    ``strip``: as the labels of a table of answers (:func:`_label_text`), without surrounding
+    whitespace."""
     if categories is None:
         return None
     if isinstance(categories, str | bytes) or not hasattr(categories, "__iter__"):
@@ -112,10 +188,11 @@ def _check_categories(categories: Any) -> list[str] | None:
             "categories must be a list of labels such as ['neg', 'pos', \"can't tell\"], "
             f"but got {categories!r}"
         )
-    cats = [_label_str(c) for c in categories]
+    cats = [(_label_text if strip else _label_str)(c) for c in categories]
     dupes = sorted(c for c, n in Counter(cats).items() if n > 1)
     if dupes:
-        raise ValueError(f"categories must be distinct labels, but {_show(dupes)} repeat")
+        spaces = " (surrounding whitespace aside, as the answers are read)" if strip else ""
+        raise ValueError(f"categories must be distinct labels{spaces}, but {_show(dupes)} repeat")
     if len(cats) < 2:
         raise ValueError(
             f"categories must list at least 2 labels (ambiguity needs a choice), but got {cats!r}"
@@ -129,11 +206,13 @@ def _order(
     cant_solve: Any,
     *,
     sort: bool,
+    strip: bool = False,
 ) -> tuple[list[str], str | None]:
     """Final category order (can't-solve last) and the can't-solve label as a string.
 
     ``sort``: labels sorted numerically when every one is a number as written (ties, such as
-    ``"2"`` and ``"2.0"``, by their text), else as text."""
+    ``"2"`` and ``"2.0"``, by their text), else as text. ``strip``: the can't-solve label is
+    matched as the labels of a table of answers are (:func:`_label_text`)."""
     if categories is not None:
         extra = [c for c in found if c not in categories]
         if extra:
@@ -152,7 +231,7 @@ def _order(
         order = list(found)
     cs = None
     if cant_solve is not None:
-        cs = _label_str(cant_solve)
+        cs = (_label_text if strip else _label_str)(cant_solve)
         if cs not in order:
             raise ValueError(cant_solve_absent(cant_solve, sorted(found)))
         order = [c for c in order if c != cs] + [cs]

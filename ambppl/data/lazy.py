@@ -18,12 +18,14 @@ from typing import Any
 import numpy as np
 
 from ambppl.data.labels import _check_categories, _label_str, _order
+from ambppl.data.matrices import check_distinct_ids, count_dims
 from ambppl.internal.checks import (
     MAX_COUNT,
     cant_solve_absent,
     cant_solve_position,
     check_counts,
 )
+from ambppl.internal.messages import say
 
 
 def checked_block(
@@ -48,7 +50,10 @@ class LazyCounts:
     values : dask.array.Array
         The counts, items x categories, chunked along items.
     items : dask.array.Array or None
-        The item labels in the same chunks; None: items are numbered from 0.
+        The item labels, one per row of ``values``; None: items are numbered from 0. Each
+        chunk of ``values``, when computed, refuses item labels repeated within it (as
+        :func:`ambppl.read_annotations` refuses repeated ids of counts; labels repeated in
+        two chunks are not looked for, which would take every label at once).
     categories : list of str
         The category labels, one per count column.
     cant_solve : str or None
@@ -56,13 +61,15 @@ class LazyCounts:
         None if there is none. :meth:`with_cant_solve` sets it from a label or a position.
     named : bool, default True
         Whether ``categories`` are the source's own labels (Parquet column names, a
-        ``category`` coordinate); False for columns named by position (``"0"``, ``"1"``,
-        ...), which ``categories=`` names in order (:meth:`relabel`).
+        ``category`` coordinate), which ``categories=`` must list, in the order wanted
+        (:meth:`relabel`); False for columns named by position (``"0"``, ``"1"``, ...),
+        which ``categories=`` names in order.
 
     Raises
     ------
     ValueError
-        For a ``cant_solve`` that is not one of ``categories``.
+        For a ``cant_solve`` that is not one of ``categories``, or ``items`` of another
+        length than the rows of ``values``.
     """
 
     values: Any
@@ -75,6 +82,61 @@ class LazyCounts:
         if self.cant_solve is not None:
             self.cant_solve = str(self.cant_solve)
             cant_solve_position(self.cant_solve, self.categories)  # one of them, else refused
+        if self.items is not None:
+            self.values = _checking_items(self.values, self.items)
+
+    @property
+    def n_items(self) -> int | None:
+        """The number of items where the source says it without reading the counts (a zarr
+        store's shape, a Parquet file's row count); None where it is not known yet."""
+        n = self.values.shape[0]
+        return None if n is None or (isinstance(n, float) and np.isnan(n)) else int(n)
+
+    def compute(self) -> Any:
+        """The counts in memory, as :func:`ambppl.read_annotations` returns them.
+
+        Returns
+        -------
+        xarray.DataArray
+            ``int64`` counts named ``counts`` with dims ``("item", "category")`` (items
+            numbered from 0 where ``items`` is None) and ``attrs["cant_solve"]``.
+
+        Raises
+        ------
+        ValueError
+            For a count that is not a non-negative whole number (each chunk is checked as
+            it is read), or item labels repeated anywhere (all of them are at hand here).
+
+        Examples
+        --------
+        >>> import dask.array as da
+        >>> lazy = LazyCounts(da.from_array(np.array([[3, 1], [0, 2]]), chunks=1), None,
+        ...                   ["yes", "?"], cant_solve="?")
+        >>> counts = lazy.compute()
+        >>> counts.values.tolist(), counts.attrs["cant_solve"], counts["item"].values.tolist()
+        ([[3, 1], [0, 2]], '?', [0, 1])
+        """
+        import dask
+        import xarray as xr
+
+        values, items = dask.compute(self.values, self.items)
+        values = np.asarray(values, dtype=np.int64)
+        if items is None:
+            items = np.arange(values.shape[0])
+        else:
+            items = np.asarray(items)
+            check_distinct_ids(
+                items,
+                "the item labels",
+                "before writing the counts, e.g. with pandas: frame.groupby('item').sum()",
+            )
+        return xr.DataArray(
+            values,
+            dims=("item", "category"),
+            coords={"item": items, "category": list(self.categories)},
+            name="counts",
+            attrs={"cant_solve": self.cant_solve},
+        )
 
     def blocks(self) -> tuple[list[Any], list[Any]]:
         """Delayed count blocks and their item labels, one pair per chunk of items."""
@@ -97,10 +159,10 @@ class LazyCounts:
         Parameters
         ----------
         categories : list of labels, optional
-            Where the counts have labels of their own (``named``) and ``categories``
-            holds any of them: the category order wanted, which must hold every label (the
-            columns are reordered, lazily; a label nobody gave gets a column of zeros).
-            Otherwise new labels for the count columns, one per column, in order. None
+            Where the counts have labels of their own (``named``): the category order
+            wanted, which must hold every one of them (the columns are reordered, lazily; a
+            label nobody gave gets a column of zeros). Otherwise (columns named by
+            position) new labels for the count columns, one per column, in order. None
             returns these counts unchanged.
 
         Returns
@@ -115,7 +177,9 @@ class LazyCounts:
             For ``categories`` that are not a list of labels.
         ValueError
             For repeated labels or fewer than 2; for labels of the counts missing from
-            ``categories``, or new labels of another number than the count columns.
+            ``categories`` (as :func:`ambppl.read_annotations` refuses them: the columns
+            are never renamed by position), or new labels of another number than the count
+            columns.
 
         Examples
         --------
@@ -124,13 +188,14 @@ class LazyCounts:
         >>> moved = lazy.relabel(["b", "c", "a"])
         >>> moved.categories, moved.values.compute().tolist()
         (['b', 'c', 'a'], [[1, 0, 3], [2, 0, 0]])
-        >>> lazy.relabel(["yes", "no"]).categories
+        >>> bare = LazyCounts(lazy.values, None, ["0", "1"], named=False)
+        >>> bare.relabel(["yes", "no"]).categories
         ['yes', 'no']
         """
         if categories is None:
             return self
         cats = _check_categories(categories) or []  # a list: categories is not None
-        if self.named and set(cats) & set(self.categories):
+        if self.named:
             # the counts' own labels: reordered by label, as read_annotations does
             _order(self.categories, cats, None, sort=False)  # every label must be there
             where = [self.categories.index(c) if c in self.categories else -1 for c in cats]
@@ -145,11 +210,10 @@ class LazyCounts:
                     dtype=values.dtype,
                 )
             return replace(self, values=values, categories=cats)
-        if len(cats) != len(self.categories):
-            own = f" (or list their labels {self.categories} in the order wanted)"
+        if len(cats) != len(self.categories):  # as read_annotations says it
             raise ValueError(
-                f"categories must name the {len(self.categories)} count columns"
-                f"{own if self.named else ''}, but got {len(cats)}: {categories!r}"
+                f"categories must name the {len(self.categories)} columns of the count matrix "
+                f"in order, but got {len(cats)} labels: {cats!r}"
             )
         cant_solve = self.cant_solve
         if cant_solve is not None:
@@ -214,6 +278,73 @@ def _cant_solve_label(cant_solve: Any, categories: list[str]) -> str | None:
     )
 
 
+#: The name of the dask layer that checks the item labels of each chunk of counts
+#: (:func:`_checking_items`), by which a graph that holds it is known.
+_CHECKED_ITEMS = "ambppl-distinct-items"
+
+
+def _checking_items(values: Any, items: Any) -> Any:
+    """``values``, the counts, as a dask array each of whose chunks, when computed, first
+    refuses item labels (``items``, in any chunks) repeated within the chunk
+    (:func:`_distinct_in_chunk`); unchanged where its graph checks them already (a copy made
+    by :meth:`LazyCounts.relabel`)."""
+    import dask.array as da
+    from dask.base import tokenize
+
+    if any(str(name).startswith(_CHECKED_ITEMS) for name in values.dask.layers):
+        return values
+    if values.numblocks[1] != 1:
+        values = values.rechunk({1: -1})
+    if not isinstance(items, da.Array):
+        items = da.from_array(np.asarray(items), chunks=(values.chunks[0],))
+    if items.shape != values.shape[:1]:
+        raise ValueError(
+            f"items must hold one label per row of the counts ({values.shape[0]}), but got "
+            f"{items.shape[0] if items.ndim == 1 else items.shape}"
+        )
+    labels = items.rechunk((values.chunks[0],))[:, None]  # one column: blocks pair up
+    # the caller's words, fixed here: dask computes the chunks outside the context of say
+    answers = say(
+        "format='long' with item=, rater= and label= naming its columns",
+        "--layout long with --item, --rater and --label naming its columns",
+    )
+    return da.map_blocks(
+        _distinct_in_chunk,
+        values,
+        labels,
+        answers,
+        dtype=values.dtype,
+        chunks=values.chunks,
+        name=f"{_CHECKED_ITEMS}-{tokenize(values, labels, answers)}",
+        meta=np.empty((0, 0), dtype=values.dtype),
+    )
+
+
+def _distinct_in_chunk(
+    block: np.ndarray,
+    items: np.ndarray,
+    answers: str,
+    block_info: dict[Any, Any] | None = None,
+) -> np.ndarray:
+    """``block``, the counts of one chunk of items, once its item labels ``items`` (a column)
+    are found distinct (:func:`ambppl.data.matrices.check_distinct_ids`, as
+    :func:`ambppl.read_annotations` refuses repeated ids of counts in memory; labels
+    repeated in two chunks are not looked for, which would take every label at once).
+    ``answers`` is how to read a file of answers instead, in the caller's words."""
+    rows = ""
+    if block_info is not None and 0 in block_info:
+        start, stop = block_info[0]["array-location"][0]
+        rows = f", rows {start} to {stop - 1}"
+    check_distinct_ids(
+        np.asarray(items).ravel(),
+        f"the item labels of the counts read in chunks{rows}",
+        "e.g. with pandas before the file is written: frame.groupby(<item column>).sum()",
+        f"; or, if the file holds answers (one row per answer) rather than counts, read it "
+        f"as answers: {answers}",
+    )
+    return block
+
+
 def _select_columns(block: np.ndarray, where: list[int]) -> np.ndarray:
     """The columns ``where`` of a block of counts, in that order (-1: a column of zeros)."""
     out = np.zeros((block.shape[0], len(where)), dtype=block.dtype)
@@ -229,9 +360,11 @@ def from_dataarray(counts: Any) -> LazyCounts:
     Parameters
     ----------
     counts : xarray.DataArray
-        Counts with dims ``("item", "category")`` backed by dask (e.g.
-        ``read_annotations(...).chunk({"item": 10**6})``); its ``item`` and ``category``
-        coordinates and ``attrs["cant_solve"]`` are used where present.
+        2-D counts backed by dask (e.g. ``read_annotations(...).chunk({"item": 10**6})``),
+        whose dims are told apart as :func:`ambppl.read_annotations` tells them
+        (:func:`ambppl.data.matrices.count_dims`: by name where one is named ``item`` or
+        ``category``, else items first); the coordinates of those dims and
+        ``attrs["cant_solve"]`` are used where present.
 
     Returns
     -------
@@ -242,9 +375,10 @@ def from_dataarray(counts: Any) -> LazyCounts:
     Raises
     ------
     TypeError
-        For anything but an xarray DataArray.
+        For anything but an xarray DataArray backed by dask.
     ValueError
-        For other dims.
+        For counts that are not 2-D, or item labels (the coordinate of the item dim) that
+        repeat, as :func:`ambppl.read_annotations` refuses them.
 
     Examples
     --------
@@ -254,6 +388,8 @@ def from_dataarray(counts: Any) -> LazyCounts:
     >>> lazy = from_dataarray(counts)
     >>> lazy.categories, lazy.values.chunks, lazy.items is None
     (['yes', 'no'], ((2, 1), (2,)), True)
+    >>> from_dataarray(counts.T).values.compute().tolist()  # dims by name
+    [[3, 1], [0, 4], [2, 2]]
     """
     import dask.array as da
     import xarray as xr
@@ -264,25 +400,38 @@ def from_dataarray(counts: Any) -> LazyCounts:
             "(e.g. ambppl.read_annotations(...).chunk({'item': 10**6})), but got "
             f"{type(counts).__name__}"
         )
-    if tuple(counts.dims) != ("item", "category"):
-        raise ValueError(
-            "data as a DataArray must be counts with dims ('item', 'category'), but got dims "
-            f"{tuple(counts.dims)}"
+    if counts.chunks is None:
+        raise TypeError(
+            "counts must be backed by dask, but got a DataArray in memory: chunk it along its "
+            "items (counts.chunk({'item': 10**6})), or pass it to ambppl.read_annotations"
         )
+    if counts.ndim != 2:  # as read_annotations says it
+        raise ValueError(
+            f"counts must be 2-D (item x category), but got dims {counts.dims} "
+            f"of shape {counts.shape}"
+        )
+    item_dim, category_dim = count_dims(counts.dims)
+    counts = counts.transpose(item_dim, category_dim)
     items = None
-    if "item" in counts.coords:
-        items = da.from_array(np.asarray(counts["item"].values), chunks=(counts.chunks[0],))
-    named = "category" in counts.coords
+    if item_dim in counts.coords:
+        ids = np.asarray(counts[item_dim].values)  # in memory: checked as read_annotations does
+        check_distinct_ids(
+            ids,
+            f"the coordinate {item_dim!r} of 'DataArray'",
+            f"with xarray: counts.groupby({item_dim!r}).sum()",
+        )
+        items = da.from_array(ids, chunks=(counts.chunks[0],))
+    named = category_dim in counts.coords
     categories = (
-        [str(c) for c in counts["category"].values]
+        [str(c) for c in counts[category_dim].values]
         if named
-        else [str(k) for k in range(counts.sizes["category"])]
+        else [str(k) for k in range(counts.sizes[category_dim])]
     )
     label = counts.attrs.get("cant_solve")
     if label is not None and str(label) not in categories:  # as the arrays in memory say it
         raise ValueError(
-            f"counts.attrs['cant_solve'] must be one of the labels of its 'category' dimension "
-            f"{categories} or None, but got {label!r}; set counts.attrs['cant_solve'] to the "
-            "can't-solve label (None if there is none)"
+            f"counts.attrs['cant_solve'] must be one of the labels of its {category_dim!r} "
+            f"dimension {categories} or None, but got {label!r}; set counts.attrs['cant_solve'] "
+            "to the can't-solve label (None if there is none)"
         )
     return LazyCounts(counts.data, items, categories, label, named)

@@ -3,7 +3,11 @@
 A numpy array, a DataArray (its coordinates and ``attrs`` kept), or a frame of counts (one
 row per item, one column per category; from a CSV/TSV file read as text, each cell checked to
 be a number) becomes int64 counts with ``item`` and ``category`` coordinates, the columns in
-their order (can't-solve last).
+their order (can't-solve last). A DataArray's dims are told apart by name (:func:`count_dims`);
+a frame's item ids are its ``item=`` column, else a column headed like item ids
+(:func:`id_column`, one list of id names: :data:`ID_HEADERS`). One row per item: repeated item
+ids, or ids of two types that print the same (``1`` and ``"1"``), are refused
+(:func:`check_distinct_ids`), never summed or kept as two items.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl.data.files import _READ_NOTE, DEFAULT_ITEM
+from ambppl.data.files import _READ_NOTE, DEFAULT_ITEM, _header_key
 from ambppl.data.labels import (
     _empty_items_error,
     _label_str,
@@ -28,12 +32,34 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import xarray as xr
 
-#: Headers (compared in lower case, stripped) of a first column that holds the item ids of a
-#: frame of counts whose ``item=`` column is absent: pandas' name for the empty header that
-#: ``DataFrame.to_csv`` writes over the index, the index's name after ``reset_index()``, and
-#: the usual names of an id column. Counted as a category, such a column would add its ids
-#: to every item's answers.
-ID_HEADERS = frozenset({"", "unnamed: 0", "index", "id", "item", "item_id", "items", "task_id"})
+#: Headers (as :func:`ambppl.data.files._header_key` gives them: lower case, without ``_``,
+#: ``-`` and white space) that name nothing but item ids: pandas' name for the empty header
+#: that ``DataFrame.to_csv`` writes over the index (``"Unnamed: 0"`` read back), the index's
+#: name after ``reset_index()``, and ``id``, ``item``, ``task`` and the ``...id`` names.
+_ID_ONLY = frozenset(
+    "task taskid item itemid items id index questionid exampleid sampleid imageid docid "
+    "textid tweetid unitid unnamed:0".split()
+) | {""}
+
+#: Headers (as :data:`_ID_ONLY` holds them) of an id column that are also words, which may
+#: head a category of counts all the same (``text`` beside ``image`` and ``audio``).
+_ID_WORDS = frozenset("question example sample image doc document text tweet unit".split())
+
+#: Headers (as :func:`ambppl.data.files._header_key` gives them: lower case, without ``_``,
+#: ``-`` and white space) of a column of item ids: :data:`_ID_ONLY` and :data:`_ID_WORDS`.
+#: The one list of id names of the readers: a frame of counts takes such a column for its
+#: item ids (:func:`id_column`), the wide reader (:mod:`ambppl.data.tables`) refuses such a
+#: column taken for a rater, and a count DataArray's dim so named holds the items
+#: (:func:`count_dims`). Counted as a category, such a column would add its ids to every
+#: item's answers.
+ID_HEADERS = _ID_ONLY | _ID_WORDS
+
+#: Names (as :func:`ambppl.data.files._header_key` gives them) of the category dim of a count
+#: DataArray besides ``category`` (:func:`count_dims`).
+CATEGORY_DIMS = frozenset(
+    "category categories label labels class classes answer answers response responses "
+    "choice choices".split()
+)
 
 #: The column where ``DataFrame.to_parquet`` stores an index without a name.
 PARQUET_INDEX = "__index_level_0__"
@@ -42,18 +68,167 @@ PARQUET_INDEX = "__index_level_0__"
 def id_column(columns: list[Any]) -> Any | None:
     """The column of a table of counts that holds the item ids when ``item=`` is left at its
     default: :data:`DEFAULT_ITEM` if present, else the index ``to_parquet`` stored
-    (:data:`PARQUET_INDEX`), else the first column headed as :data:`ID_HEADERS` lists;
-    None if there is none (the items are then the index or numbered from 0).
+    (:data:`PARQUET_INDEX`), else the first column (in any position) headed with a name of
+    nothing but ids (:data:`_ID_ONLY`: ``id``, ``tweet_id``, ``''``, ...), case, ``_``,
+    ``-`` and white space aside, else the first column if its header is an id's name that is
+    also a word (:data:`_ID_WORDS`: ``question``, ``text``, ...; in another position such a
+    header heads a category, as ``text`` beside ``image`` and ``audio``); None if there is
+    none (the items are then the index or numbered from 0).
 
     Examples
     --------
     >>> id_column(["Unnamed: 0", "yes", "no"]), id_column(["yes", "no"])
     ('Unnamed: 0', None)
+    >>> id_column(["Question", "pos", "neg"]), id_column(["pos", "neg", "Tweet_ID"])
+    ('Question', 'Tweet_ID')
+    >>> id_column(["text", "image", "id"]), id_column(["audio", "text", "image"])
+    ('id', None)
     """
     for wanted in (DEFAULT_ITEM, PARQUET_INDEX):
         if wanted in columns:
             return wanted
-    return next((c for c in columns if str(c).strip().lower() in ID_HEADERS), None)
+    found = next((c for c in columns if _header_key(c) in _ID_ONLY), None)
+    if found is None and columns and _header_key(columns[0]) in _ID_WORDS:
+        found = columns[0]  # a word: ids only where an id column usually is, first
+    return found
+
+
+def check_id_columns(columns: list[Any], ids: Any, source: str) -> None:
+    """Refuse a column of a frame of counts, besides ``ids`` (the column that holds the item
+    ids; None: the index), headed with a name of nothing but ids (:data:`_ID_ONLY`:
+    ``id``, ``item_id``, ``''``, ...): counted as a category it would add its ids to every
+    item's answers (a frame written with ``to_csv`` with its index, beside its id column).
+    A header that is also a word (``question``, ``text``) may head a category and is kept.
+
+    Examples
+    --------
+    >>> check_id_columns(["id", "text", "image"], "id", "c.csv")  # words: categories
+    >>> try:
+    ...     check_id_columns(["Unnamed: 0", "item_id", "pos"], "Unnamed: 0", "c.csv")
+    ... except ValueError as err:
+    ...     print(str(err).split(";")[0])
+    counts must have one column of item ids, but 'c.csv' has the column 'item_id', headed
+    like item ids, besides the column 'Unnamed: 0', which holds them
+    """
+    more = [c for c in columns if c != ids and c != PARQUET_INDEX and _header_key(c) in _ID_ONLY]
+    if not more:
+        return
+    held = "the index" if ids in (None, PARQUET_INDEX) else f"the column {ids!r}"
+    raise ValueError(
+        f"counts must have one column of item ids, but {source!r} has the column "
+        f"{more[0]!r}, headed like item ids, besides {held}, which holds them; counted as a "
+        "category it would add its ids to every item's answers: drop it, or "
+        + say(
+            f"pass item={more[0]!r} if it holds the item ids",
+            f"give --item {more[0]} if it holds the item ids",
+        )
+        + " (and drop the other)"
+    )
+
+
+def _may_be_a_category(header: Any) -> bool:
+    """Whether a column that :func:`id_column` took for the item ids by its header might
+    be a category all the same: a header of :data:`ID_HEADERS` that is a word
+    (:data:`_ID_WORDS`: ``question``, ``text``, ``image``, ...), not an id's name."""
+    return _header_key(header) in _ID_WORDS
+
+
+def count_dims(dims: tuple[Any, ...]) -> tuple[Any, Any]:
+    """The item dim and the category dim of a 2-D count DataArray, by name: a dim named
+    ``item`` or ``category``, in either position, is that one (the other dim is the other
+    one); else a dim named like an item id (:data:`ID_HEADERS`: ``task``, ``question``, ...)
+    or like a category (:data:`CATEGORY_DIMS`: ``label``, ``answer``, ...), the other dim
+    named neither way, is that one; else (``dim_0``, ``dim_1``) by position, items first,
+    as for a numpy array.
+
+    Examples
+    --------
+    >>> count_dims(("label", "item")), count_dims(("category", "task"))
+    (('item', 'label'), ('task', 'category'))
+    >>> count_dims(("label", "task")), count_dims(("dim_0", "dim_1"))
+    (('task', 'label'), ('dim_0', 'dim_1'))
+    """
+    first, second = dims
+    if "item" in dims:
+        return "item", second if first == "item" else first
+    if "category" in dims:
+        return (second if first == "category" else first), "category"
+
+    def named(dim: Any, names: frozenset[str]) -> bool:
+        return isinstance(dim, str) and _header_key(dim) in names and dim != ""
+
+    items = (named(first, ID_HEADERS), named(second, ID_HEADERS))
+    cats = (named(first, CATEGORY_DIMS), named(second, CATEGORY_DIMS))
+    if items == (False, True) or cats == (True, False):  # the two lists share no name
+        return second, first
+    return first, second
+
+
+def check_distinct_ids(ids: np.ndarray, place: str, grouped: str, note: str = "") -> None:
+    """Refuse repeated item ids in a count matrix (one row per item): ids equal as values
+    (missing ones aside), or different values that print the same (``1`` and ``"1"``).
+    ``place`` says where the ids are (``"the column 'id' of 'counts.csv'"``), ``grouped``
+    is the call that sums each item's rows (``"with pandas: frame.groupby('id').sum()"``)
+    and ``note`` is added to the fix.
+
+    Examples
+    --------
+    >>> check_distinct_ids(np.array(["a", "b"]), "the index", "e.g. groupby")  # distinct
+    >>> try:
+    ...     check_distinct_ids(np.array(["a", "b", "a"]), "the index", "e.g. groupby")
+    ... except ValueError as err:
+    ...     print(str(err).split(";")[0])
+    item ids must be distinct (one row of counts per item), but the id 'a' occurs on more
+    than one row (in the index)
+    """
+    import pandas as pd
+
+    index = pd.Index(ids)
+    present = ~np.asarray(index.isna())
+    if index.is_unique:
+        groups = alike_ids(index)
+        if not groups:
+            return
+        raise ValueError(
+            f"item ids must be distinct (one row of counts per item), but the ids "
+            f"{', '.join(groups)} (in {place}) are different values that "
+            "print the same; give the ids one type (e.g. all text: ids.astype(str)) and sum "
+            f"the rows of each item into one ({grouped})"
+        )
+    repeated = index[np.asarray(index.duplicated()) & present].unique()
+    if len(repeated) == 0:
+        return  # only missing ids repeat: check_counts and the callers say so
+    shown = [v.item() if isinstance(v, np.generic) else v for v in repeated]
+    ids_text = f"id {shown[0]!r} occurs" if len(shown) == 1 else f"ids {_show(shown)} occur"
+    raise ValueError(
+        f"item ids must be distinct (one row of counts per item), but the {ids_text} on "
+        f"more than one row (in {place}); sum the rows of each item into "
+        f"one ({grouped}), or give the items distinct ids{note}"
+    )
+
+
+def alike_ids(ids: Any) -> list[str]:
+    """Distinct item ids that print the same (``1`` and ``"1"``, ids of two types): up to 3
+    groups of them, each shown as a list; empty where there are none. Such ids would give
+    two items that no output tells apart. Ids of one type (the usual case) are not looked
+    at one by one.
+
+    Examples
+    --------
+    >>> alike_ids([1, "1", 2]), alike_ids(["1", "2"])
+    (["[1, '1']"], [])
+    """
+    import pandas as pd
+
+    index = pd.Index(ids, dtype=object) if not isinstance(ids, pd.Index) else ids
+    if not pd.api.types.infer_dtype(index, skipna=True).startswith("mixed"):
+        return []  # one type: ids that differ print differently
+    present = ~np.asarray(index.isna())
+    texts = pd.Index([_label_str(v) for v in index], dtype=object)
+    same = texts[np.asarray(texts.duplicated()) & present].unique().tolist()[:3]
+    return [
+        _show(v.item() if isinstance(v, np.generic) else v for v in index[texts == t]) for t in same
+    ]
 
 
 def _numeric_counts(table: pd.DataFrame, ids: np.ndarray, text: bool) -> np.ndarray:
@@ -123,11 +298,12 @@ def _from_counts(
                 f"counts must be 2-D (item x category), but got dims {obj.dims} "
                 f"of shape {obj.shape}"
             )
-        if set(obj.dims) == {"item", "category"}:
-            obj = obj.transpose("item", "category")
-        da_item, da_cat = obj.dims
+        da_item, da_cat = count_dims(obj.dims)  # by name where a dim is named so
+        obj = obj.transpose(da_item, da_cat)
         values = obj.values
         ids = obj[da_item].values if da_item in obj.coords else np.arange(obj.shape[0])
+        place = f"the coordinate {da_item!r} of {source!r}"
+        grouped, note = f"with xarray: counts.groupby({da_item!r}).sum()", ""
         labels = obj[da_cat].values.tolist() if da_cat in obj.coords else None
         for key in ("n_dropped", "n_raters", "source"):
             if obj.attrs.get(key) is not None:
@@ -138,17 +314,31 @@ def _from_counts(
     elif isinstance(obj, pd.DataFrame):
         text = obj.attrs.get(_READ_NOTE, {}).get("text", False)
         ids_in = id_column(list(obj.columns)) if item == DEFAULT_ITEM else None
+        id_name = None  # the frame's own index holds the ids
         if item in obj.columns:
-            obj = obj.set_index(item)
+            obj, id_name = obj.set_index(item), item
         elif item != DEFAULT_ITEM:
             raise ValueError(
                 f"item column {item!r} is not in the counts; the columns present are "
                 f"{list(obj.columns)!r}: {reader_option('item')} "
-                "or leave it out (the index, or a first column headed 'id', 'item' or '', holds "
-                "the item ids)"
+                "or leave it out (the index, or a column headed like an id column such as 'id', "
+                "'item' or '', holds the item ids)"
             )
         elif ids_in is not None:
-            obj = obj.set_index(ids_in)
+            obj, id_name = obj.set_index(ids_in), ids_in
+        check_id_columns(list(obj.columns), id_name, source)  # the rest are counts
+        if id_name in (None, PARQUET_INDEX):
+            place, grouped = "the index", "with pandas: frame.groupby(level=0).sum()"
+        else:
+            place = f"the column {id_name!r}"
+            grouped = f"with pandas: frame.groupby({id_name!r}).sum()"
+        place += f" of {source!r}"
+        note = ""
+        if id_name not in (None, item, PARQUET_INDEX) and _may_be_a_category(id_name):
+            note = (
+                f"; or, if column {id_name!r} holds the counts of a category rather than item "
+                "ids (its header made it the id column), rename it"
+            )
         ids = obj.index.to_numpy()
         labels = obj.columns.tolist()
         if text:  # a CSV/TSV of counts, read as text: ids as written, counts as numbers
@@ -168,6 +358,9 @@ def _from_counts(
             )
         ids = np.arange(values.shape[0])
         labels = None
+        place = grouped = note = ""
+    if grouped:
+        check_distinct_ids(np.asarray(ids), place, grouped, note)
     named = labels is not None and len(labels) == np.shape(values)[-1]
     arr = check_counts(
         values, "counts", items=np.asarray(ids), categories=labels if named else categories

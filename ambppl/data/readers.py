@@ -11,11 +11,17 @@ Conventions (kept for every source):
   read with every column as text, so ids are kept exactly as written (``"007"`` and ``"7"``
   are two items, ``"1e3"`` is not ``1000``); an id column whose every id is a plain integer
   (``7``, ``-3``: no sign ``+``, no leading zero, no point) is given as int64, which prints
-  the same. Frames and Parquet files keep their ids as they are typed.
-* Category labels become strings. Text is kept exactly as written (``"2"`` and ``"2.0"`` in a
-  file are two categories, ``"007"`` stays ``"007"``); a number (in a frame or a typed Parquet
+  the same. Frames and Parquet files keep their ids as they are typed. A count matrix and a
+  wide table have one row per item: repeated ids are refused, never summed; so are ids of
+  two types that print the same (``1`` and ``"1"``) in any layout.
+* Category labels become strings. An answer's text is kept as written less surrounding
+  whitespace (``" ?"`` and ``"?"`` are one label, matched so by ``cant_solve=``,
+  ``categories=`` and ``na_values=``; ``"2"`` and ``"2.0"`` in a file are two categories,
+  ``"007"`` stays ``"007"``; ids are never stripped); a number (in a frame or a typed Parquet
   column) becomes its canonical text (``3`` and ``3.0`` both become ``"3"``, ``0.5`` becomes
-  ``"0.5"``). Their order is explicit and stable: ``categories=`` fixes it; otherwise labels
+  ``"0.5"``, a float32 ``0.1`` ``"0.1"``). Their order is explicit and stable:
+  ``categories=`` fixes it; otherwise a long table's pandas categorical label column gives
+  its declared categories in their order (those nobody gave as zero counts), other labels
   read from long or wide tables are sorted (numerically when every label is a number, ties
   by text; else as text) while count matrices keep their column order. The can't-solve label,
   if any, is always moved last, which is what ``cant_solve=-1`` in :mod:`ambppl.maths.measures`
@@ -58,7 +64,12 @@ from ambppl.data.files import (
     is_zarr_store,
     opens_in_chunks,
 )
-from ambppl.data.labels import _check_categories, _check_na_values, _text_id_column
+from ambppl.data.labels import (
+    _FROM_DATA,
+    _check_categories,
+    _check_na_values,
+    _text_id_column,
+)
 from ambppl.data.lazy import LazyCounts
 from ambppl.data.matrices import _from_counts
 from ambppl.data.tables import (
@@ -107,12 +118,15 @@ def read_long(
         Columns holding the item id, the rater id and the answer (crowd-kit's ``task``,
         ``worker``, ``label`` by default); 0-based positions for a file read with
         ``header=None``. ``rater=None``: the data have no rater ids.
-        For wide tables ``item`` names the id column (the index is used when absent).
+        For wide tables ``item`` names the id column, which must hold one id per row (the
+        index is used when ``item`` is left at its default; another ``item`` must be a
+        column or the index's name).
     cant_solve : label, optional
         The label of the "can't solve" answer; it must occur in the data (or in
-        ``categories``). It becomes the last category.
+        ``categories``), surrounding whitespace aside. It becomes the last category.
     categories : list of labels, optional
-        The categories in the order wanted (may include labels nobody gave).
+        The categories in the order wanted (may include labels nobody gave); default as
+        :func:`read_annotations` finds them (a categorical label column's declared ones).
     format : str, optional
         ``"long"`` (default), ``"wide"``, a file type ``"csv"``, ``"tsv"``, ``"parquet"``
         (default: from the file suffix), or both joined by ``+`` (``"wide+tsv"``).
@@ -173,7 +187,7 @@ def read_long(
             "a count matrix cannot be turned into one row per answer (which rater gave which "
             "answer is unknown); use read_annotations for counts"
         )
-    cats = _check_categories(categories)
+    cats = _check_categories(categories, strip=True)  # as the answers' labels
     missing = _check_na_values(na_values)
     if layout == "wide":
         _check_wide_layout(obj, item, rater, label, desc)
@@ -208,7 +222,7 @@ def read_annotations(
     item: Any = "task",
     rater: Any = "worker",
     label: Any = "label",
-    cant_solve: Any = None,
+    cant_solve: Any = _FROM_DATA,
     categories: Any = None,
     format: str | None = None,
     na_values: Any = None,
@@ -222,34 +236,64 @@ def read_annotations(
         A long table (one row per answer), a wide item x rater table (``format="wide"``),
         a count matrix (items x categories: a 2-D numpy array, an xarray DataArray, or a
         DataFrame with ``format="counts"``), or a path to a ``.csv``, ``.tsv``,
-        ``.parquet`` (either table layout) or ``.npy`` (counts) file, or a ``.zarr`` store
-        (a folder) holding a count array.
+        ``.parquet`` (either table layout, or counts with ``format="counts"``) or ``.npy``
+        (counts) file, or a ``.zarr`` store (a folder) holding a count array. A
+        DataArray's (or zarr store's) dims are told apart by name
+        (:func:`ambppl.data.matrices.count_dims`): a dim named ``item`` or ``category``, in
+        either position, is that one; else a dim named like item ids (``task``,
+        ``question``, ...: :data:`ambppl.data.matrices.ID_HEADERS`) or like categories
+        (``label``, ``answer``, ...), the other named neither way; else items first.
     item, rater, label : column name
         Columns of a long table holding the item id, the rater id and the answer (crowd-kit's
         ``task``, ``worker``, ``label`` by default); 0-based positions for a file read with
         ``header=None``. ``rater=None``: no rater ids; one column may not hold two roles.
-        For wide tables and count frames ``item`` names the id column (the index, or the
-        row number, is used if absent; for a count frame a first column headed ``id``,
-        ``item``, ``item_id``, ``index`` or nothing, as ``DataFrame.to_csv`` writes the
-        index, is taken first, and an ``item`` other than the default must be a column).
-    cant_solve : label, optional
+        For wide tables and count frames ``item`` names the id column; an ``item`` other
+        than the default must be a column (of a wide frame, or the index's name). Left at
+        the default, the index (or the row number) holds the ids, except that a count
+        frame's column ``task``, the index ``to_parquet`` stored (``__index_level_0__``), or
+        else its first column, in any position, headed like an id column is taken first:
+        headed, case, ``_``, ``-`` and white space aside, with a name of the readers' one
+        list of id headers, :data:`ambppl.data.matrices.ID_HEADERS` (``id``, ``item``,
+        ``item_id``, ``task_id``, ``index``, ``question``, ``tweet_id``, ..., or blank as
+        ``DataFrame.to_csv`` writes over the index), which also tells a wide table's column
+        of ids and a DataArray's item dim. A second column of a count frame headed with a
+        name of nothing but ids (``id``, ``item_id``, ..., not a word such as ``text``) is
+        refused: counted as a category it would add its ids to every item's answers. A
+        count matrix and a wide table have one row per item: their ids must not repeat.
+    cant_solve : label or None, optional
         The label of the "can't solve" answer (e.g. ``"I can't tell"``); it must occur in the
-        data or in ``categories``. It becomes the last category. For a DataArray that
-        already carries ``attrs["cant_solve"]`` that label is used by default.
+        data or in ``categories``. It becomes the last category. For a table of answers it
+        is matched as the answers are, surrounding whitespace aside. ``None``: no can't-solve
+        category, whatever the data carry. Left out: none for tables of answers and plain
+        arrays; for labelled counts (a DataArray, a zarr store) the label their
+        ``attrs["cant_solve"]`` carries, if any.
     categories : list of labels, optional
-        The category order wanted; may include labels nobody gave (zero counts). For a
-        numpy count matrix it names the columns in order (default ``"0"``, ``"1"``, ...).
+        The category order wanted; may include labels nobody gave (zero counts); for a table
+        of answers, labels without surrounding whitespace. Labels of the data missing from
+        it are refused: for counts with labels of their own (a frame's columns, a
+        DataArray's category coordinate, a zarr store's) it reorders them and never renames
+        them, as the readers in chunks do (:func:`ambppl.data.open_counts_in_chunks`). For
+        a numpy count matrix (or a DataArray without a category coordinate) it names the
+        columns in order (default ``"0"``, ``"1"``, ...). Default for a long table whose
+        label column is a pandas categorical: its declared categories, in their order,
+        those nobody gave included (zero counts, so they count for the number of
+        categories); a wide table's are not used.
     format : str, optional
-        Layout ``"long"`` (default for tables), ``"wide"`` or ``"counts"``; file type
-        ``"csv"``, ``"tsv"``, ``"parquet"``, ``"npy"`` or ``"zarr"`` (default: from the
-        suffix, also behind ``.gz``/``.zip`` etc.; a folder with zarr metadata is zarr; a
-        ``sep=`` makes other suffixes such as ``.txt`` text); or both joined by ``+``, e.g.
-        ``"wide+tsv"``.
+        Layout ``"long"`` (default for tables, a Parquet file included: read it as counts
+        with ``"counts"``), ``"wide"`` or ``"counts"``; file type ``"csv"``, ``"tsv"``,
+        ``"parquet"``, ``"npy"`` or ``"zarr"`` (default: from the suffix, also behind
+        ``.gz``/``.zip`` etc.; a folder with zarr metadata is zarr; a ``sep=`` makes other
+        suffixes such as ``.txt`` text); or both joined by ``+``, e.g. ``"wide+tsv"``. (The
+        readers in chunks, and ``ambppl score``, open a Parquet file without a stated
+        layout as counts where it cannot be a table of answers:
+        :func:`ambppl.data.opens_in_chunks`.)
     na_values : str or list of str, optional
         Label texts that mean "no answer" besides an empty cell, e.g. ``["N/A", "NA"]``:
         such answers are dropped and counted in ``attrs["n_dropped"]``. By default only an
         empty (or blank) cell is missing: ``"NA"``, ``"N/A"``, ``"None"`` and ``"null"`` are
-        labels like any other. For tables of answers only (long or wide).
+        labels like any other; compared without surrounding whitespace, and never naming
+        ``cant_solve`` or a label of ``categories``. For tables of answers only (long or
+        wide).
     **read_kwargs
         Passed to :func:`pandas.read_csv`, :func:`pandas.read_parquet`,
         :func:`numpy.load` or :func:`xarray.open_zarr` for paths. For text files (CSV, TSV
@@ -272,12 +316,17 @@ def read_annotations(
     ValueError
         A column that is not in the data (the message lists the columns present; for a
         header read as one column that holds another separator, it names ``sep=`` or
-        ``format=``); one column in two roles (``item``, ``rater``, ``label``); a
+        ``format=``; for a table read as answers without its item column that looks like
+        counts, whole numbers beside at most one column of ids, ``format="counts"``); one
+        column in two roles (``item``, ``rater``, ``label``); a
         ``cant_solve`` label absent from the data; labels missing from ``categories``; fewer
         than 2 categories; no items (a count matrix, ``.npy`` file or zarr store with 0 rows,
         as :func:`ambppl.data.as_counts` and :func:`ambppl.fit` refuse); an item with no
         answers (all labels missing, or an all-zero row of
-        counts); negative, fractional or non-finite counts; a file that does not parse; an
+        counts); negative, fractional or non-finite counts; repeated item ids of a count
+        matrix (one row per item); item ids of two types that print the same (``1`` and
+        ``"1"``: two items no output tells apart), in any layout; a second id column of a
+        count frame (above); a file that does not parse; an
         unknown ``format`` or file suffix; a wide table whose header looks like answers
         (every rater name an answer label, some blank or repeated: the first line of a file
         without a header line), which would silently lose that line's item; text options
@@ -286,13 +335,16 @@ def read_annotations(
         named ``counts``); with ``header=None`` a first row that looks like a header line
         (usual column names, or text ids where every other row has numbers, and a label found
         nowhere else); a table read as wide that has the long layout's ``rater`` and
-        ``label`` columns, or a column of 20 or more values all different (ids), or, without
+        ``label`` columns, or whose item ids repeat (a long table: the message names
+        ``format="long"``), or a column of 20 or more values all different (ids), or, without
         its ``item`` column, a column that looks like the item ids (a value on every row, all
         different, and headed like an id column, ``item``, ``id``, ``question``, ..., or as
         the first column on 3 or more rows holding no other column's answer while the other
         columns share answers, where the ids are not in the index: a default
         ``RangeIndex``, as a text file is read); an item,
-        rater or label column whose name occurs twice; a file that is empty, only a header
+        rater or label column whose name occurs twice; an ``item`` other than the default
+        that names no column of a wide table; a ``na_values`` that names ``cant_solve`` or a
+        label of ``categories``; a file that is empty, only a header
         line, not UTF-8 text (the message says ``encoding=``), JSON, binary, Parquet or
         ``.npy`` read as text, or not ``.npy`` read as ``.npy``; counts summing past 2**53
         per item.
@@ -319,13 +371,16 @@ def read_annotations(
     The counts ``n_i`` are the sufficient statistic of the multinomial likelihood
     ``n_i ~ Multinomial(N_i, q_i)`` of the paper (Section "Model"); repeated answers by one
     rater on one item are kept as separate answers. Labels become strings so that the
-    category coordinate has one type for every source: text exactly as written (every cell
-    of a CSV/TSV file is read as text), numbers (typed frame or Parquet columns) as their
-    canonical text (``3.0`` -> ``"3"``); labels that are all numbers are sorted numerically
-    (``"2"`` before ``"10"``). Text ids are kept as written (``"007"`` is not ``"7"``), as
-    int64 when all are plain integers. Text files are read as UTF-8 unless a byte-order
-    mark or ``encoding=`` says otherwise; gzip, bz2, xz and zip files are told by their
-    first bytes. Use ``counts["item"]`` for the item ids:
+    category coordinate has one type for every source: answers that are text as written
+    less surrounding whitespace (every cell of a CSV/TSV file is read as text; ``" ?"``, as
+    a file written with ``", "`` holds it, is ``"?"``; a blank answer is missing; item and
+    rater ids are kept as written), numbers (typed frame or Parquet columns) as their
+    canonical text (``3.0`` -> ``"3"``; a float32 or float16 as the shortest text of its
+    own precision, ``numpy.float32(0.1)`` -> ``"0.1"``); labels that are all numbers are
+    sorted numerically (``"2"`` before ``"10"``). Text ids are kept as written (``"007"``
+    is not ``"7"``), as int64 when all are plain integers. Text files are read as UTF-8
+    unless a byte-order mark or ``encoding=`` says otherwise; gzip, bz2, xz and zip files
+    are told by their first bytes. Use ``counts["item"]`` for the item ids:
     ``counts.item`` is the DataArray method that returns a scalar.
 
     References
@@ -348,7 +403,12 @@ def read_annotations(
     (['1', '2', '0'], [[3, 0, 1], [0, 2, 2]])
     """
     obj, layout, desc = _load(source, format, read_kwargs)
-    cats = _check_categories(categories)
+    if cant_solve is None:  # said: no can't-solve category, whatever the data carry
+        obj = _without_cant_solve(obj)
+    elif cant_solve is _FROM_DATA:  # left out: a DataArray's attrs["cant_solve"], if any
+        cant_solve = None
+    # labels of answers without surrounding whitespace; a count matrix's as its columns say
+    cats = _check_categories(categories, strip=layout != "counts")
     missing = _check_na_values(na_values)
     if layout == "counts":
         if missing:
@@ -364,6 +424,19 @@ def read_annotations(
         item, rater, label = "item", "rater", "label"
     parsed = _parse_long(obj, item, rater, label, cant_solve, cats, na_values=missing, desc=desc)
     return _counts_array(parsed, desc, layout)
+
+
+def _without_cant_solve(obj: Any) -> Any:
+    """``obj`` without a can't-solve label of its own: a DataArray (a zarr store read) whose
+    ``attrs["cant_solve"]`` names one, as a shallow copy without that key (the caller's
+    untouched); other sources as they are (only a DataArray's is read)."""
+    import xarray as xr
+
+    if not isinstance(obj, xr.DataArray) or obj.attrs.get("cant_solve") is None:
+        return obj
+    out = obj.copy(deep=False)
+    out.attrs = {k: v for k, v in obj.attrs.items() if k != "cant_solve"}
+    return out
 
 
 def check_input_path(source: str | os.PathLike[str]) -> Path:
@@ -416,8 +489,8 @@ def _part_folder_error(path: Path) -> ValueError:
     chunks."""
     return ValueError(
         f"{path.name!r} is a folder of Parquet part files, which is read only as counts in "
-        "chunks: one row per item, one integer column per category (without both the long "
-        "layout's item and label columns), the folder named *.parquet or "
+        "chunks: one row per item, one integer column per category (no column headed like "
+        "the rater or label column of answers), the folder named *.parquet or "
         + say(
             "format='parquet', read in chunks (lazy=, ambppl.data.read_in_chunks)",
             "--format parquet, read by ambppl score",
@@ -453,9 +526,14 @@ def read_input(
         in memory (``lazy`` and ``chunk_items`` are then unused).
     lazy : int, optional
         Items per chunk: counts that open in chunks (:func:`ambppl.data.opens_in_chunks`: a
-        zarr store, a Parquet file or folder of part files of counts, not one with the long
-        layout's ``item`` and ``label`` columns) are opened lazily
-        (:func:`ambppl.data.open_counts_in_chunks`); None reads every file into memory.
+        zarr store; a Parquet file, or folder of part files, with the layout ``"counts"``
+        in ``format``, or without a layout where it cannot be a table of answers: no label
+        column, ``label``, no other column headed like the rater or label column of
+        answers, ``worker``, ``annotator``, ``answer``, ...
+        (:data:`ambppl.data.files.ANSWER_HEADERS`), and every column besides the item column
+        holding integers) are opened lazily (:func:`ambppl.data.open_counts_in_chunks`);
+        another Parquet file is read as its layout says, without one as answers (as
+        :func:`ambppl.read_annotations` reads it). None reads every file into memory.
     chunk_items : int, optional
         With the layout ``"long"`` in ``format``, or no layout and a file that holds no
         counts (long is the readers' default layout): count the answers file with dask
@@ -465,11 +543,21 @@ def read_input(
         As ``format=`` of :func:`ambppl.read_annotations`: a layout, a file type, or both.
     item, rater, label : column name or 0-based position
         As for :func:`ambppl.read_annotations`. For counts opened lazily, ``item`` names the
-        Parquet file's item column; the default ``"task"`` then means the column ``"item"``
-        if there is one, else items numbered from 0. Counts hold no rater ids.
+        Parquet file's item column; left at the default ``"task"`` the item column is found
+        as :func:`ambppl.read_annotations` finds it in a count frame (a column ``task``, the
+        stored index, or a column headed like item ids:
+        :data:`ambppl.data.matrices.ID_HEADERS`), else the items are numbered from 0.
+        Counts hold no rater ids.
     cant_solve : label, optional
         The can't-solve label (for counts opened lazily a label, else an integer position
-        where no label has its text; None: the store's own, if any).
+        where no label has its text). None, the default, means the data's own: the counts'
+        label if they carry one (a zarr store's ``attrs["cant_solve"]``), else none, which
+        is how the ``ambppl`` command uses it (it passes None for an absent
+        ``--cant-solve``). Unlike :func:`ambppl.read_annotations` and the readers in chunks,
+        whose explicit ``cant_solve=None`` drops a store's label, this reader takes None as
+        left out, so it cannot drop a store's own label: read the store with
+        :func:`ambppl.read_annotations` (or :func:`ambppl.data.read_in_chunks`) and
+        ``cant_solve=None`` for that.
     progress : callable, optional
         Called with one line saying what is read and how (``reading <path>``, ``... in chunks
         of N items (dask)``, ``counting the answers in <path> with dask, block by block``).
@@ -512,6 +600,8 @@ def read_input(
     path = check_input_path(source)
     say = progress if progress is not None else _silent
     columns = {"item": item, "rater": rater, "label": label, "cant_solve": cant_solve}
+    # None: the counts' own label, if any (a table of answers carries none)
+    own = _FROM_DATA if cant_solve is None else cant_solve
     chunked = (
         not answers and lazy is not None and opens_in_chunks(path, format, item=item, label=label)
     )
@@ -528,7 +618,7 @@ def read_input(
             format=format,
             item=None if item == DEFAULT_ITEM else item,
             categories=options.get("categories"),
-            cant_solve=cant_solve,
+            cant_solve=own,
         )
     layout, ftype = _parse_format(format)
     if chunk_items is not None and (
@@ -547,7 +637,7 @@ def read_input(
             path, chunk_items=chunk_items, format=told, **columns, **options
         )
     say(f"reading {path}")
-    return read_annotations(path, format=format, **columns, **options)
+    return read_annotations(path, format=format, **{**columns, "cant_solve": own}, **options)
 
 
 def _silent(message: str) -> None:

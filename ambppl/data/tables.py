@@ -1,33 +1,44 @@
 """Tables of answers (long: one row per answer; wide: items x raters) turned into counts.
 
-A long table is factorized (items in order of first appearance, labels in the order of
-:func:`ambppl.data.labels._order`) and counted with one :func:`numpy.bincount`; a wide table
+A long table is factorized (items in order of first appearance, labels without surrounding
+whitespace in the order of :func:`ambppl.data.labels._order`, or of a pandas categorical
+label column's declared categories) and counted with one :func:`numpy.bincount`; a wide table
 is first melted to the long layout. The checks here refuse what would silently count the
 wrong thing: a column named twice, a header line read as an answer (``header=None``), a long
-table read as wide, a column of ids taken for a rater, rater names that are answers.
+table read as wide (its rater and label columns, or repeated item ids), an item column that
+is not there, a column of ids taken for a rater, rater names that are answers, item ids of
+two types that print the same (``1`` and ``"1"``: two items no output tells apart).
 """
 
 from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl.data.files import _MANGLED, _READ_NOTE, _first_line_hint
+from ambppl.data.files import (
+    _MANGLED,
+    _READ_NOTE,
+    DEFAULT_ITEM,
+    _first_line_hint,
+    _header_key,
+)
 from ambppl.data.labels import (
     _as_number,
+    _check_na_conflict,
     _empty_items_error,
     _label_str,
+    _label_texts,
     _order,
     _plain_integer_ids,
     _quote,
     _show,
 )
-from ambppl.data.matrices import ID_HEADERS
+from ambppl.data.matrices import ID_HEADERS, alike_ids
 from ambppl.internal.messages import reader_option, say
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,12 +47,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 _UNNAMED = re.compile(r"^Unnamed: \d+$")  # pandas' name for a blank header cell
-
-
-def _header_key(header: Any) -> str:
-    """A column header as the name lists below hold it: lower case, without ``_``, ``-`` and
-    spaces."""
-    return re.sub(r"[\s_\-]", "", str(header).lower())
 
 
 #: Header cells of a long table (lower case, without ``_``, ``-`` and spaces): a first row of
@@ -124,6 +129,78 @@ def _check_roles(item: Any, rater: Any, label: Any) -> None:
         seen[column] = role
 
 
+def declared_labels(dtype: Any) -> tuple[str, ...]:
+    """The categories that a pandas categorical label column (``dtype``) declares, in their
+    order, as labels (:func:`ambppl.data.labels._label_texts`); empty for another dtype."""
+    import pandas as pd
+
+    if not isinstance(dtype, pd.CategoricalDtype):
+        return ()
+    return tuple(_label_texts(dtype.categories))
+
+
+def declared_categories(declared: Iterable[str], na_values: frozenset[str]) -> list[str] | None:
+    """The categories of the counts that declared labels (:func:`declared_labels`) give:
+    those nobody gave included (zero counts), in their order, each once, blank ones and those
+    ``na_values`` names left out; None where fewer than 2 remain (the labels found then
+    decide, as for a column that is not categorical)."""
+    out = list(dict.fromkeys(t for t in declared if t != "" and t not in na_values))
+    return out if len(out) >= 2 else None
+
+
+#: Rows of a table that :func:`counts_hint` looks at.
+_HINT_ROWS = 1000
+
+
+def counts_hint(df: pd.DataFrame) -> str:
+    """The hint for a table read as answers whose item column is absent, where the table looks
+    like counts (items x categories): 2 or more columns of whole numbers >= 0 on every row
+    (of the first 1000) and at most one other column, holding a different value on every row
+    (the item ids); empty otherwise, and for a file read without a header line or whose
+    header line repeats a cell (the category labels of counts are distinct)."""
+    import pandas as pd
+
+    note = df.attrs.get(_READ_NOTE, {})
+    rows = df.head(_HINT_ROWS)
+    if len(rows) == 0 or rows.columns.has_duplicates or note.get("duplicates"):
+        return ""
+    if note.get("headerless"):
+        return ""
+    counts, others = 0, []
+    for column in rows.columns:
+        cells = rows[column]
+        numbers = None
+        if cells.dtype.kind != "b" and cells.notna().all():
+            try:
+                numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64)
+            except (TypeError, ValueError):
+                numbers = None
+        if (
+            numbers is not None
+            and np.all(np.isfinite(numbers))
+            and np.all(numbers >= 0)
+            and np.all(numbers == np.floor(numbers))
+        ):
+            counts += 1
+        else:
+            others.append(column)
+    if counts < 2 or len(others) > 1:
+        return ""
+    if others:
+        ids = rows[others[0]]
+        try:
+            distinct = bool(ids.notna().all()) and not ids.duplicated().any()
+        except TypeError:  # cells pandas cannot hash: no ids
+            distinct = False
+        if not distinct:
+            return ""
+    fix = say("format='counts'", "--layout counts")
+    return (
+        "; or, if the table holds counts (one row per item, one column per category), as its "
+        f"columns of whole numbers suggest, pass {fix}"
+    )
+
+
 def _parse_long(
     df: pd.DataFrame,
     item: Any,
@@ -135,11 +212,17 @@ def _parse_long(
     na_values: frozenset[str] = frozenset(),
     desc: str = "DataFrame",
 ) -> _Parsed:
-    """Factorize items and labels of a long table (one row per answer)."""
+    """Factorize items and labels of a long table (one row per answer): labels without
+    surrounding whitespace (:func:`ambppl.data.labels._label_text`; ``categories`` and
+    ``na_values`` come so from their checks, ``cant_solve`` is matched so); without
+    ``categories``, a pandas categorical label column gives its declared categories, in
+    their order, those nobody gave included."""
     import pandas as pd
 
-    _check_column(df, item, "item")
-    _check_column(df, label, "label")
+    _check_na_conflict(na_values, categories, cant_solve)
+    # a table of counts read as answers lacks both columns: the hint says so at either
+    _check_column(df, item, "item", counts_hint(df) if item not in df.columns else "")
+    _check_column(df, label, "label", counts_hint(df) if label not in df.columns else "")
     if rater is not None:
         no_rater = say("rater=None", "--no-rater")
         _check_column(df, rater, "rater", f" (or {no_rater} if the data have no rater ids)")
@@ -149,16 +232,18 @@ def _parse_long(
         _check_first_row_is_data(df, item, rater, label, desc)
 
     codes, uniques = _factorize(df, label, "label")
-    strs = [_label_str(u) for u in uniques]
+    strs = _label_texts(uniques, df[label].dtype)  # " ?" and "?" are one label
     # last: NaN (-1); blank strings and the texts na_values names are missing too
-    blank = np.array([s.strip() == "" or s in na_values for s in strs] + [True], dtype=bool)
+    blank = np.array([s == "" or s in na_values for s in strs] + [True], dtype=bool)
     missing = blank[codes]
     kept = ~missing
     n_dropped = int(missing.sum())
 
     str_codes, str_uniques = pd.factorize(np.array(strs, dtype=object))
-    found = [s for s in str_uniques.tolist() if s.strip() != "" and s not in na_values]
-    order, cs = _order(found, categories, cant_solve, sort=True)
+    found = [s for s in str_uniques.tolist() if s != "" and s not in na_values]
+    if categories is None:
+        categories = declared_categories(declared_labels(df[label].dtype), na_values)
+    order, cs = _order(found, categories, cant_solve, sort=True, strip=True)
     position = {c: i for i, c in enumerate(order)}
     remap = np.array([position.get(s, -1) for s in str_uniques.tolist()], dtype=np.int64)
     label_codes = remap[str_codes[codes[kept]]]
@@ -168,6 +253,7 @@ def _parse_long(
     items = np.asarray(items)
     if note.get("text"):  # ids as written; plain integers as int64
         items = _plain_integer_ids(np.asarray(items, dtype=object))
+    _check_ids_print_apart(items, f"item column {item!r}", desc, f"frame[{item!r}]")
     if np.any(item_codes < 0):
         first = int(np.flatnonzero(kept)[np.argmax(item_codes < 0)])
         raise ValueError(
@@ -188,6 +274,24 @@ def _parse_long(
         n_dropped=n_dropped,
         cant_solve=cs,
     )
+
+
+def _check_ids_print_apart(
+    ids: Any, where: str, desc: str, column: str, then: str = ", which makes them one item"
+) -> None:
+    """Refuse distinct item ids that print the same (``1`` and ``"1"``,
+    :func:`ambppl.data.matrices.alike_ids`), as a count matrix's are refused: they would
+    give two items that no output tells apart. ``where`` says which ids (``"item column
+    'task'"``), ``column`` how to name them in the fix (``"frame['task']"``) and ``then``
+    what follows."""
+    groups = alike_ids(ids)
+    if groups:
+        raise ValueError(
+            f"item ids must print differently (one id per item), but the ids "
+            f"{', '.join(groups)} (in the {where} of {desc!r}) are different values that print "
+            f"the same, which would give items that no output tells apart; give the ids one "
+            f"type (e.g. all text: {column}.astype(str)){then}"
+        )
 
 
 def _check_first_row_is_data(
@@ -244,15 +348,13 @@ def _check_first_row_is_data(
     )
 
 
-#: Headers of a column of item ids (lower case, without ``_``, ``-`` and spaces): the item
-#: names of :data:`_COLUMN_NAMES`, the id headers of a table of counts
-#: (:data:`ambppl.data.matrices.ID_HEADERS`, among them pandas' name for the blank header
-#: cell that ``DataFrame.to_csv`` writes over the index) and a few more ``...id`` names.
-_ID_NAMES = (
-    _ITEM_NAMES
-    | {_header_key(h) for h in ID_HEADERS if h}
-    | frozenset("exampleid sampleid textid".split())
-)
+#: Headers of a column of item ids (as :func:`ambppl.data.files._header_key` gives them:
+#: lower case, without ``_``, ``-`` and white space): the one list of id headers of the
+#: readers, :data:`ambppl.data.matrices.ID_HEADERS` (the item names of :data:`_COLUMN_NAMES`
+#: among them, and pandas' name for the blank header cell that ``DataFrame.to_csv`` writes
+#: over the index), less the blank header: a frame's column headed ``""`` is not taken for
+#: the item ids by its header alone.
+_ID_NAMES = ID_HEADERS - {""}
 
 
 def _looks_like_ids(df: pd.DataFrame, column: Any) -> tuple[str, bool] | None:
@@ -296,9 +398,11 @@ def _looks_like_ids(df: pd.DataFrame, column: Any) -> tuple[str, bool] | None:
 
 def _check_wide_layout(df: pd.DataFrame, item: Any, rater: Any, label: Any, desc: str) -> None:
     """Refuse a table read as wide (items x raters) that is not one: a long table (it has the
-    rater and label columns of the long layout, which would be counted as answers), or a
-    column of ids that would be taken for a rater: 20 or more values, all different, or,
-    when the table has no ``item`` column, a column that :func:`_looks_like_ids`."""
+    rater and label columns of the long layout, which would be counted as answers, or its
+    item ids repeat), an ``item`` other than the default that names no column (nor the
+    index), or a column of ids that would be taken for a rater: 20 or more values, all
+    different, or, when the table has no ``item`` column, a column that
+    :func:`_looks_like_ids`."""
     if rater is not None and label is not None and rater != item and label != item:
         if rater in df.columns and label in df.columns:
             raise ValueError(
@@ -308,6 +412,14 @@ def _check_wide_layout(df: pd.DataFrame, item: Any, rater: Any, label: Any, desc
                 + say("format='wide'", "--layout wide")
                 + " to read one row per answer"
             )
+    named_index = item is not None and item == df.index.name
+    if item != DEFAULT_ITEM and item not in df.columns and not named_index:
+        raise ValueError(
+            f"item column {item!r} is not in the wide table {desc!r}; the columns present are "
+            f"{list(df.columns)!r}: {reader_option('item')} or leave it out if the index holds "
+            "the item ids (a file's rows are then numbered from 0)" + _first_line_hint(df)
+        )
+    _check_wide_ids(df, item, desc)
     for column in df.columns:
         if column == item:
             continue
@@ -336,6 +448,41 @@ def _check_wide_layout(df: pd.DataFrame, item: Any, rater: Any, label: Any, desc
                     else f"table a column of item ids and pass its name with {named}"
                 )
             )
+
+
+def _check_wide_ids(df: pd.DataFrame, item: Any, desc: str) -> None:
+    """Refuse a wide table whose item ids (the ``item`` column, else the index) repeat: a wide
+    table has one row per item, and repeated ids are the clearest sign of a long table (one
+    row per answer) read as wide, whose rater and label columns would be counted as raters'
+    answers."""
+    import pandas as pd
+
+    if item in df.columns:
+        ids = df[item]
+        where, column = f"item column {item!r}", f"frame[{item!r}]"
+        if isinstance(ids, pd.DataFrame):
+            return  # a column named twice: the reader says so
+    else:
+        ids = df.index.to_series()
+        where, column = "index", "frame.index"
+    try:
+        repeated = ids[ids.duplicated() & ids.notna()]
+    except TypeError:  # cells pandas cannot hash: the reader says so
+        return
+    if len(repeated) == 0:
+        then = " and one row to each item"  # a wide table has one row per item
+        _check_ids_print_apart(pd.unique(ids.dropna()), where, desc, column, then)
+        return
+    first = [v.item() if isinstance(v, np.generic) else v for v in pd.unique(repeated)]
+    layout = say(
+        "pass format='long' with item=, rater= and label= naming its columns",
+        "pass --layout long with --item, --rater and --label naming its columns",
+    )
+    raise ValueError(
+        f"the {where} of the wide table {desc!r} must hold one id per row (a wide table has "
+        f"one row per item, one column per rater), but the ids {_show(first)} "
+        f"repeat; it looks like a long table (one row per answer): {layout}"
+    )
 
 
 def _check_wide_header(df: pd.DataFrame, item: Any, desc: str) -> None:
@@ -392,6 +539,18 @@ def _check_wide_header(df: pd.DataFrame, item: Any, desc: str) -> None:
     )
 
 
+def _short_float(dtype: Any) -> np.dtype | None:
+    """The numpy dtype of a column of floats of less than 64 bits (float32, float16; also
+    pandas' nullable ``Float32`` and a categorical of such floats), whose cells a label
+    must take at their own precision; None for other columns."""
+    dtype = getattr(dtype, "categories", dtype)  # a categorical's: that of its categories
+    dtype = getattr(dtype, "dtype", dtype)
+    dtype = getattr(dtype, "numpy_dtype", dtype)  # pandas' nullable Float32
+    if isinstance(dtype, np.dtype) and dtype.kind == "f" and dtype.itemsize < 8:
+        return dtype
+    return None
+
+
 def _wide_to_long(df: pd.DataFrame, item: Any) -> pd.DataFrame:
     """Melt a wide item x rater table (blank = not rated) to columns item, rater, label."""
     import pandas as pd
@@ -408,11 +567,21 @@ def _wide_to_long(df: pd.DataFrame, item: Any) -> pd.DataFrame:
             f"data have only the columns {list(df.columns)!r}"
         )
     n, m = table.shape
+    cells = table.to_numpy(dtype=object)  # floats as Python floats (float64)
+    short = {j: _short_float(table.dtypes.iloc[j]) for j in range(m)}
+    short = {j: dtype for j, dtype in short.items() if dtype is not None}
+    if short:
+        cells = cells.copy()  # (a read-only view where pandas can give one)
+        for j, dtype in short.items():  # float32 scalars, written at their own precision
+            values = table.iloc[:, j].to_numpy(dtype=dtype, na_value=np.nan)
+            column = np.array(list(values), dtype=object)
+            column[np.isnan(values)] = None
+            cells[:, j] = column
     out = pd.DataFrame(
         {
             "item": np.repeat(ids, m),
             "rater": np.tile(np.asarray(table.columns, dtype=object), n),
-            "label": table.to_numpy(dtype=object).ravel(),
+            "label": cells.ravel(),
         }
     )
     note = df.attrs.get(_READ_NOTE)

@@ -313,7 +313,8 @@ def test_priors_as_an_array(counts):
         (
             [None, 1],
             TypeError,
-            r"^priors\[0\] must be array-like of numbers, but got dtype object \(None\); "
+            # check_prior names None as such (it said "dtype object (None)")
+            r"^priors\[0\] must be a positive number or one per category, but got None; "
             r"priors must hold positive numbers, vectors of 3 positive numbers",
         ),
         ([0.5, True], TypeError, r"^priors\[1\] must be a positive number or one per category"),

@@ -1154,14 +1154,65 @@ def test_score_streams_parquet_and_zarr_counts(tmp_path: Path, capsys) -> None:
     assert main([*argv, "-o", str(out), "-q"]) == 2
     assert "exists already" in capsys.readouterr().err
     assert main([*argv, "-o", str(out), "-q", "--force"]) == 0
-    # zarr (can't-solve label from the store's attrs) to one CSV file
+    # zarr (can't-solve label from the store's attrs) in chunks to one CSV file
     csv = tmp_path / "z.csv"
-    assert main(["score", str(zarr_store), "--seed", "3", "-q", "-o", str(csv)]) == 0
+    argv = ["score", str(zarr_store), "--seed", "3", "-q", "--chunk-items", "200"]
+    assert main([*argv, "-o", str(csv)]) == 0
     from_zarr = pd.read_csv(csv, index_col="item")
     np.testing.assert_allclose(_score_numbers(from_zarr), _score_numbers(expected), rtol=1e-12)
     # on screen: collected and ranked
     assert main(["score", str(zarr_store), "--seed", "3", "-q"]) == 0
     assert "rank" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_score_reads_small_count_files_into_memory_ranked(tmp_path: Path, capsys) -> None:
+    # without --chunk-items, Parquet and zarr counts of at most CHUNK_ITEMS items were still
+    # scored in chunks: an unranked table without a rank column, and empirical Bayes refused
+    import ambppl
+
+    values, parquet, zarr_store = _count_files(tmp_path)
+    counts = ambppl.read_annotations(values, categories=["cat", "dog", "skip"], cant_solve="skip")
+    expected = ambppl.rank(ambppl.score(counts, random_seed=3))
+    for source, extra in ((parquet, ["--cant-solve", "skip"]), (zarr_store, [])):
+        out = tmp_path / f"{source.stem}{source.suffix[1:]}.parquet"
+        assert main(["score", str(source), *extra, "--seed", "3", "-q", "-o", str(out)]) == 0
+        assert out.is_file()  # one file, not a dataset folder
+        table = pd.read_parquet(out)
+        assert table["rank"].tolist() == list(range(1, 501))
+        pd.testing.assert_frame_equal(table, expected, check_dtype=False, check_index_type=False)
+    argv = ["score", str(parquet), "--cant-solve", "skip", "--model", "hierarchical_dirichlet"]
+    assert main([*argv, "--method", "empirical_bayes", "--seed", "3", "-q", "-o", "-"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--chunk-items", "150", "--method", "empirical_bayes", "-q"]) == 2
+    assert "read in chunks" in _error_line(capsys)  # asked for chunks: refused as before
+
+
+@pytest.mark.parametrize(
+    ("command", "extra"),
+    [
+        ("score", ["--method", "nuts", "--draws", "20", "--chains", "1"]),
+        ("score", ["--model", "hierarchical_dirichlet", "--method", "collapsed"]),
+        ("report", ["--model", "hierarchical_dirichlet", "--method", "empirical_bayes"]),
+    ],
+)
+def test_mcse_where_no_route_uses_it_is_refused(
+    command, extra, answers_csv: Path, tmp_path: Path, capsys
+) -> None:
+    # --mcse was silently ignored where the route fits draws (the default was always sent)
+    output = tmp_path / ("o.html" if command == "report" else "o.csv")
+    argv = [command, str(answers_csv), "--cant-solve", "skip", *extra, "-o", str(output)]
+    assert main([*argv, "--mcse", "0.01", "-q"]) == 2
+    line = _error_line(capsys)
+    assert "--mcse bounds the" in line and "drop --mcse" in line
+    assert not output.exists()
+
+
+def test_mcse_beyond_a_probabilitys_sd_is_refused_by_the_parser(answers_csv, capsys) -> None:
+    # (0, 1) was accepted and the library's "mcse must be below 0.5" named no option
+    for command in ("score", "report"):
+        assert main([command, str(answers_csv), "--mcse", "0.6"]) == 2
+        line = _error_line(capsys)
+        assert "argument --mcse: must be a number in the open interval (0, 0.5)" in line
 
 
 def test_score_on_a_dask_scheduler(tmp_path: Path, capsys) -> None:
@@ -1504,7 +1555,8 @@ def test_chunked_counts_name_cant_solve_and_empty_items(
     assert main(["score", str(path), "--cant-solve", "cs", "-o", "-", "-q"]) == 2
     line = _error_line(capsys)
     assert "1 item(s) ['w'] have none" in line
-    argv = ["score", str(path), "--model", "hierarchical_dirichlet"]
+    # in chunks (asked for: a file this small is read into memory without --chunk-items)
+    argv = ["score", str(path), "--model", "hierarchical_dirichlet", "--chunk-items", "2"]
     assert main([*argv, "--method", "empirical_bayes", "-o", "-", "-q"]) == 2
     line = _error_line(capsys)
     assert line.startswith("ambppl: error: --method empirical_bayes estimates the prior")

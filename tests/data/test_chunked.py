@@ -45,7 +45,12 @@ def test_parquet_answers_of_integer_columns_are_read_as_answers(tmp_path: Path) 
     answers = {"task": [1, 1, 1, 2, 2, 3], "worker": [10, 11, 12, 10, 11, 12]}
     pd.DataFrame({**answers, "label": [0, 1, 1, 2, 2, 0]}).to_parquet(path, index=False)
     assert not opens_in_chunks(path)  # the long layout's task and label columns: answers
-    assert opens_in_chunks(path, label="answer")  # no label column: integer counts
+    # Without its label column named, the file is still answers (its worker and label
+    # columns are headed as a table of answers' are), as read_annotations reads it: it used
+    # to open as counts, task, worker and label becoming three categories (audit finding 1);
+    # only format="counts" reads it as counts.
+    assert not opens_in_chunks(path, label="answer")
+    assert opens_in_chunks(path, "counts", label="answer")
     assert not opens_in_chunks(path, "long")
     whole = read_annotations(path)
     read = read_input(path, lazy=1000)  # as ambppl score reads it
@@ -76,8 +81,13 @@ def test_read_in_chunks_counts_parquet_answers_without_a_layout(tmp_path: Path) 
     pd.read_parquet(path).rename(columns={"task": "q", "label": "a"}).to_parquet(renamed)
     again = read_in_chunks(renamed, chunk_items=2, item="q", label="a", rater="worker")
     assert again.values.tolist() == counted.values.tolist()
-    # without the label column named, the integer columns are counts, as before
-    lazy = read_in_chunks(renamed, chunk_items=2, item="q")
+    # Without the label column named, the file is still answers (its column "worker" is a
+    # rater's), refused as read_annotations refuses it: it used to be read as counts, worker
+    # ids becoming a category (audit finding 1); format="counts" still reads it so.
+    kind, text = _message(read_in_chunks, renamed, chunk_items=2, item="q")
+    assert (kind, text) == _message(read_annotations, renamed, item="q")
+    assert "label column 'label' is not in the data" in text
+    lazy = read_in_chunks(renamed, chunk_items=2, item="q", format="counts")
     assert lazy.categories == ["worker", "a"]
 
 
@@ -107,8 +117,9 @@ def test_a_folder_of_count_parts_streams_on_the_command_line(tmp_path: Path) -> 
     ]
     out = tmp_path / "scores.parquet"
     assert main(["score", str(folder), "-o", str(out), "-q", "--seed", "0"]) == 0
-    table = pd.read_parquet(out)
+    table = pd.read_parquet(out).sort_index()  # 3 items: read into memory, ranked
     assert table.index.tolist() == ["u", "v", "w"] and table["n_answers"].tolist() == [4, 2, 5]
+    assert sorted(table["rank"]) == [1, 2, 3]
     csv = tmp_path / "scores.csv"
     argv = ["score", str(folder), "-o", str(csv), "-q", "--chunk-items", "2", "--seed", "0"]
     assert main(argv) == 0
@@ -210,10 +221,15 @@ def test_categories_are_refused_as_read_annotations_refuses_them(store, tmp_path
         assert _message(open_counts_in_chunks, path, categories=categories) == expected
         lazy = open_counts_in_chunks(path)
         assert _message(ambppl.score, lazy, categories=categories) == expected
-    # other names for every column still rename them, in order
-    renamed = read_in_chunks(store, chunk_items=2, categories=["x", "y", "z"])
-    assert renamed.categories == ["x", "y", "z"]
-    np.testing.assert_array_equal(renamed.values.compute(), COUNTS)
+    # Other names for every column are refused too, as read_annotations refuses them: they
+    # used to rename the columns in order, so that ["negative", "positive", "cant"] made a
+    # column "?" the counts of "negative" (audit finding 6). Labelled columns are only
+    # reordered; columns named by position ("0", "1", ...) take new names (test below).
+    for categories in (["x", "y", "z"], ["negative", "positive", "cant"]):
+        expected = _message(read_annotations, store, categories=categories)
+        assert "occur in the data but are not in categories" in expected[1]
+        assert _message(read_in_chunks, store, chunk_items=2, categories=categories) == expected
+        assert _message(open_counts_in_chunks, path, categories=categories) == expected
 
 
 def test_categories_of_counts_named_by_position_name_the_columns(tmp_path) -> None:
