@@ -219,3 +219,21 @@ def slow_legend_clock(monkeypatch):
     clock = types.SimpleNamespace(perf_counter=lambda: float(next(ticks)))
     monkeypatch.setattr(matplotlib.legend, "time", clock)
     return clock
+
+
+def page_section(page: str, name: str) -> str:
+    """The inner HTML of the report's ``<section id="name">``."""
+    import re
+
+    found = re.search(rf'<section id="{name}">(.*?)</section>', page, flags=re.S)
+    assert found is not None, name
+    return found.group(1)
+
+
+def visible_text(part: str) -> str:
+    """The text of an HTML fragment as a reader sees it: tags dropped, entities decoded,
+    white space collapsed."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", part))).strip()

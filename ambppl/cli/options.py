@@ -93,32 +93,30 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _mcse(text: str) -> float:
-    """Parse an MCSE bound of a probability: a number in (0, 0.5), a probability's largest
-    standard deviation being 0.5."""
+def _open_interval(text: str, high: float, example: str, why: str = "") -> float:
+    """Parse a number in the open interval (0, ``high``)."""
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not 0 < value < 0.5:
+    if not 0 < value < high:
         raise argparse.ArgumentTypeError(
-            "must be a number in the open interval (0, 0.5) (a probability's standard "
-            f"deviation is at most 0.5), e.g. 0.005, but got {text!r}"
+            f"must be a number in the open interval (0, {high:g}){why}, e.g. {example}, but "
+            f"got {text!r}"
         )
     return value
+
+
+def _mcse(text: str) -> float:
+    """Parse an MCSE bound of a probability: a number in (0, 0.5), a probability's largest
+    standard deviation being 0.5."""
+    why = " (a probability's standard deviation is at most 0.5)"
+    return _open_interval(text, 0.5, "0.005", why)
 
 
 def _open_prob(text: str) -> float:
     """Parse a probability in the open interval (0, 1)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(
-            f"must be a number in the open interval (0, 1), e.g. 0.94, but got {text!r}"
-        )
-    return value
+    return _open_interval(text, 1.0, "0.94")
 
 
 def _seed(text: str) -> int:

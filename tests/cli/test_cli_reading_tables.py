@@ -5,14 +5,12 @@ it, exit status 2. Expected counts are counted by hand from the rows written her
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-
-from ambppl.cli import main
+from _cli_helpers import command_error_line, score_table
 
 pytest.importorskip("dask")
 
@@ -21,29 +19,13 @@ FAST = ["--method", "exact", "--draws", "100", "--chains", "1", "--seed", "3", "
 ROUTES = [[], ["--chunk-items", "2"]]
 ROUTE_IDS = ["memory", "chunked"]
 
-#: Python keywords that a command-line user cannot type.
-PYTHON_SPELLING = re.compile(
-    r"\b(format|header|comment|sep|item|rater|label|cant_solve|na_values)="
-)
-
 
 def _error_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    """The one line ``ambppl score`` prints for ``argv``: exit 2, no traceback, no Python
-    keyword."""
-    capsys.readouterr()
-    assert main(["score", *argv, *FAST]) == 2
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert lines[0].startswith("ambppl: error: ") and "Traceback" not in err, err
-    assert not PYTHON_SPELLING.search(lines[0]), lines[0]
-    return lines[0]
+    return command_error_line(["score", *argv, *FAST], capsys)
 
 
 def _score(argv: list[str], tmp_path: Path) -> pd.DataFrame:
-    out = tmp_path / "out.csv"
-    assert main(["score", *argv, *FAST, "-o", str(out), "--force"]) == 0
-    return pd.read_csv(out, index_col="item").sort_index()
+    return score_table([*argv, *FAST], tmp_path)
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=ROUTE_IDS)

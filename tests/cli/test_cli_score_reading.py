@@ -8,12 +8,12 @@ written here."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _cli_helpers import command_error_line, score_table
 
 from ambppl.cli import main
 
@@ -21,29 +21,13 @@ pytest.importorskip("dask")
 
 FAST = ["--method", "exact", "--seed", "3", "-q"]
 
-#: Python keywords that a command-line user cannot type.
-PYTHON_SPELLING = re.compile(
-    r"\b(format|header|comment|sep|item|rater|label|cant_solve|na_values|categories)="
-)
-
 
 def _error_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    """The one line the command prints for ``argv``: exit 2, no traceback, no Python
-    keyword."""
-    capsys.readouterr()
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert lines[0].startswith("ambppl: error: ") and "Traceback" not in err, err
-    assert not PYTHON_SPELLING.search(lines[0]), lines[0]
-    return lines[0]
+    return command_error_line(argv, capsys)
 
 
 def _score(argv: list[str], tmp_path: Path) -> pd.DataFrame:
-    out = tmp_path / "out.csv"
-    assert main(["score", *argv, *FAST, "-o", str(out), "--force"]) == 0
-    return pd.read_csv(out, index_col="item").sort_index()
+    return score_table([*argv, *FAST], tmp_path)
 
 
 # ------------------------------------------ 1: a Parquet file of answers, integer columns

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -190,6 +191,19 @@ def test_a_second_id_column_of_parquet_counts_is_refused_in_chunks(tmp_path) -> 
 # ----------------------------------------------------------- 5: a DataArray's dims by name
 
 
+def _laid_out(dims: tuple[str, str], **kwargs: Any) -> tuple[xr.DataArray, str, str]:
+    """The counts VALUES of items x, y laid out with ``dims`` (told apart by name), with
+    the item dim and the category dim."""
+    item_dim, category_dim = count_dims(dims)
+    array = xr.DataArray(
+        VALUES if dims[0] == item_dim else VALUES.T,
+        dims=dims,
+        coords={item_dim: ["x", "y"], category_dim: CATEGORIES},
+        **kwargs,
+    )
+    return array, item_dim, category_dim
+
+
 @pytest.mark.parametrize(
     "dims",
     [
@@ -203,13 +217,7 @@ def test_a_second_id_column_of_parquet_counts_is_refused_in_chunks(tmp_path) -> 
     ],
 )
 def test_a_dataarray_is_read_by_its_dim_names(dims) -> None:
-    item_dim, category_dim = count_dims(dims)
-    items_first = dims[0] == item_dim
-    array = xr.DataArray(
-        VALUES if items_first else VALUES.T,
-        dims=dims,
-        coords={item_dim: ["x", "y"], category_dim: CATEGORIES},
-    )
+    array, item_dim, _ = _laid_out(dims)
     counts = read_annotations(array, cant_solve="?")
     assert counts.dims == ("item", "category")
     assert counts["item"].values.tolist() == ["x", "y"]  # never the labels
@@ -229,15 +237,7 @@ def test_a_zarr_store_is_opened_in_chunks_by_its_dim_names(tmp_path, dims) -> No
     # follow-up: the chunked reader took the store's second dim for the categories (labels
     # 'x', 'y' as categories, pos/neg/? as items); it tells them by name, as in memory
     pytest.importorskip("zarr")
-    item_dim, category_dim = count_dims(dims)
-    items_first = dims[0] == item_dim
-    array = xr.DataArray(
-        VALUES if items_first else VALUES.T,
-        dims=dims,
-        coords={item_dim: ["x", "y"], category_dim: CATEGORIES},
-        name="counts",
-        attrs={"cant_solve": "?"},
-    )
+    array, item_dim, _ = _laid_out(dims, name="counts", attrs={"cant_solve": "?"})
     for zarr_format in (2, 3):  # dim names in an attribute (2) or the metadata (3)
         path = tmp_path / f"c{zarr_format}.zarr"
         array.chunk({item_dim: 1}).to_dataset().to_zarr(

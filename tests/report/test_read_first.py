@@ -5,7 +5,6 @@ open a converged fit whose prior decides kappa with a plain green verdict)."""
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import warnings
@@ -15,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from conftest import page_section, visible_text
 
 import ambppl
 from ambppl.cli import main
@@ -30,16 +30,6 @@ AT_BOUND = "the marginal likelihood is largest at a bound of log(kappa * mu)"
 UNANIMOUS = "dawid_skene: the answers agree on every one of the 40 items with two or more"
 
 
-def _section(page: str, name: str) -> str:
-    found = re.search(rf'<section id="{name}">(.*?)</section>', page, flags=re.S)
-    assert found is not None, name
-    return found.group(1)
-
-
-def _text(part: str) -> str:
-    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", part))).strip()
-
-
 def _opens_with(page: str, *lines: str, elsewhere: bool = False) -> str:
     """Assert that the page's first section lists each of ``lines`` once, before any table,
     that nothing else on the page repeats them (unless ``elsewhere``: a finding whose details
@@ -50,13 +40,15 @@ def _opens_with(page: str, *lines: str, elsewhere: bool = False) -> str:
     listed = re.search(r'<ul id="read-first">(.*?)</ul>', page, flags=re.S)
     assert listed is not None and listed.start() > first
     assert listed.end() < page.index("<table")
-    items = [_text(item) for item in re.findall(r"<li[^>]*>(.*?)</li>", listed.group(1), re.S)]
+    items = [
+        visible_text(item) for item in re.findall(r"<li[^>]*>(.*?)</li>", listed.group(1), re.S)
+    ]
     for line in lines:
         assert sum(line in item for item in items) == 1, (line, items)
-        assert elsewhere or _text(page).count(line) == 1, line
-    verdict = _section(page, "verdict")
+        assert elsewhere or visible_text(page).count(line) == 1, line
+    verdict = page_section(page, "verdict")
     assert '<span class="ok">' not in verdict and '<a href="#verdict" class="warn">' in page
-    return _text(verdict)
+    return visible_text(verdict)
 
 
 def _alike() -> xr.DataArray:
@@ -130,10 +122,10 @@ def test_a_kept_convergence_warning_is_not_said_twice() -> None:
     assert "ConvergenceWarning" in [k["category"] for k in kept]
     message = next(k["message"] for k in kept if k["category"] == "ConvergenceWarning")
     page = render_report(result, top=2, random_seed=1)
-    assert " ".join(message.split()) not in _text(_section(page, "verdict"))
+    assert " ".join(message.split()) not in visible_text(page_section(page, "verdict"))
     # given as a text (no record), the same message is listed
     page = render_report(result, top=2, random_seed=1, fit_warnings=[message])
-    assert " ".join(message.split()) in _text(_section(page, "verdict"))
+    assert " ".join(message.split()) in visible_text(page_section(page, "verdict"))
 
 
 @pytest.mark.parametrize("bad", ["one text", UserWarning("one warning"), [1.5], 3])
@@ -273,7 +265,7 @@ def test_a_converged_fit_whose_prior_decides_is_no_plain_success(
     listed = re.search(r'<ul id="read-first">(.*?)</ul>', page, flags=re.S).group(1)
     assert '<a href="#model">Model and prior</a>' in listed
     # the details: in the model section (a fit without a learned prior), with the table
-    model = _section(page, "model")
+    model = page_section(page, "model")
     assert 'id="hyperprior-sensitivity-flag"' in model and 'id="hyperprior-sensitivity"' in model
     # a learned prior links to its own section and names beta too
     line = writer._findings(writer._hyperprior(summarize(passing)), True, {}, "amb")[0]
@@ -289,7 +281,7 @@ def test_a_missed_standard_is_said_once(passing: xr.DataTree) -> None:
     design = ConvergenceWarning("m: the answers agree on every one of the 10 items, x")
     hostile = "label <script>alert(1)</script>"  # a warning may quote the data: text only
     page = render_report(passing, top=2, random_seed=1, fit_warnings=[missed, design, hostile])
-    verdict = _text(_section(page, "verdict"))
+    verdict = visible_text(page_section(page, "verdict"))
     assert verdict.startswith("The fit did not converge")
     assert "Warning: m: the answers agree on every one of the 10 items, x" in verdict
     assert "the fit missed the convergence standard" not in verdict
@@ -321,7 +313,7 @@ def test_a_real_learned_prior_that_the_prior_decides() -> None:
     assert "reading it and the implied symmetric beta as a measurement" in said
     assert "The data do not pin down kappa" not in said
     assert "(details under Learned prior)" in said
-    assert '<a href="#learned-prior">Learned prior</a>' in _section(page, "verdict")
+    assert '<a href="#learned-prior">Learned prior</a>' in page_section(page, "verdict")
 
 
 def test_collected_warnings_are_kept_once_and_survive_a_failure() -> None:

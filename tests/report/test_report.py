@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import REPORT_SECTIONS
+from conftest import REPORT_SECTIONS, page_section
 
 from ambppl.analysis.summary import rank, summarize
 from ambppl.inference.fitting import ConvergenceWarning, fit
@@ -144,13 +144,13 @@ def test_agreement_flags_shifted_draws(result: xr.DataTree) -> None:
     page = render_report(result, top=2)
     assert "Inconsistent:" in page and 'id="density-check"' in page
     # and the page opens with it, before any table, linking to the details
-    listed = re.search(r'<ul id="read-first">(.*?)</ul>', _section(page, "verdict"), re.S)
+    listed = re.search(r'<ul id="read-first">(.*?)</ul>', page_section(page, "verdict"), re.S)
     assert listed is not None and page.index('<ul id="read-first">') < page.index("<table")
     said = _text(listed.group(1))
     assert "The draws disagree with the closed-form posterior moments of amb:" in said
     assert "The draws of the items with two proper classes disagree with their exact" in said
     assert listed.group(1).count('(details under <a href="#agreement">Closed-form check</a>)') == 2
-    assert '<span class="ok">' not in _section(page, "verdict")
+    assert '<span class="ok">' not in page_section(page, "verdict")
 
 
 def test_agreement_uses_arviz_mcse_for_mcmc(result: xr.DataTree) -> None:
@@ -866,12 +866,6 @@ def test_variable_table_budget(result: xr.DataTree, monkeypatch: pytest.MonkeyPa
 # ------------------------------------------------------- the verdict first (issue 22, part 4)
 
 
-def _section(page: str, name: str) -> str:
-    found = re.search(rf'<section id="{name}">(.*?)</section>', page, flags=re.S)
-    assert found is not None, name
-    return found.group(1)
-
-
 def _text(html: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html)).strip()
 
@@ -892,7 +886,7 @@ def test_unconverged_fit_says_so_first(learned_result: xr.DataTree, learned_page
     assert first < page.index('<section id="overview">')
     assert first < page.index('<section id="learned-prior">')
     assert page.index("<section") == first and '<a href="#verdict" class="warn">' in page
-    verdict = _section(page, "verdict")
+    verdict = page_section(page, "verdict")
     assert "The fit did not converge: do not rely on the estimates below" in verdict
     # the worst parameter of every stored variable, worst first, hyperparameters included
     rows = re.findall(
@@ -939,11 +933,11 @@ def test_unconverged_fit_says_so_first(learned_result: xr.DataTree, learned_page
         assert "draw more (draws=" in advice
     assert record["failed"] and convergence_advice(record).split(":")[0] in advice
     # every section with estimates agrees with the headline
-    learned = _section(page, "learned-prior")
+    learned = page_section(page, "learned-prior")
     assert "Not converged:" in learned and "<strong>" not in learned
     assert "(not converged, see the top of the page;" in learned
     for name in ("distribution", "items", "top", "sensitivity"):
-        assert "Not converged:" in _section(page, name), name
+        assert "Not converged:" in page_section(page, name), name
     assert "No convergence problems found." not in page
     assert "Check convergence before using these results." in page
 
@@ -953,7 +947,7 @@ def test_converged_fit_says_so_first(result: xr.DataTree) -> None:
     warnings in the sections below."""
     record = {"r_hat": 1.0042, "ess_bulk": 812.4, "ess_tail": 650.6, "divergences": 0}
     page = render_report(_with_record(result, **record, passed=True, failed=[]), top=2)
-    verdict = _section(page, "verdict")
+    verdict = page_section(page, "verdict")
     assert _text(verdict).startswith("The fit met the convergence standard")
     assert "Not converged" not in page and 'id="verdict-worst"' not in page
     assert page.index('<section id="verdict">') < page.index('<section id="overview">')
@@ -964,7 +958,7 @@ def test_divergences_alone_name_the_worst_parameters(result: xr.DataTree) -> Non
     the limits are named, the advice is about step size and parameterization, and on the
     command line it names the command's options."""
     page = render_report(_as_nuts(result, n_divergent=4), top=2, command="ambppl report x.csv")
-    verdict = _section(page, "verdict")
+    verdict = page_section(page, "verdict")
     assert "missed <code>divergences</code>" in verdict
     assert "4 divergent transitions in 600 draws" in _text(verdict)
     advice = _text(re.search(r'<p id="verdict-advice">(.*?)</p>', verdict, flags=re.S).group(1))
@@ -980,7 +974,7 @@ def test_exact_draws_say_so_first(result: xr.DataTree) -> None:
     assert "Not converged" not in page and 'id="verdict-worst"' not in page
     assert page.index("<section") == page.index('<section id="verdict">')
     assert page.index('<section id="verdict">') < page.index("<table")
-    verdict = _section(page, "verdict")
+    verdict = page_section(page, "verdict")
     assert _text(verdict).startswith("The draws are exact: independent draws of the conjugate")
     assert '<span class="ok">The draws are exact</span>' in verdict
     assert 'id="read-first"' not in verdict  # nothing to read first
@@ -1005,7 +999,7 @@ def test_rater_section_without_cant_solve_ranks_by_label_bias(result: xr.DataTre
 
     tree = _without_cant_solve(_rater_tree(result))
     page = render_report(tree, top=2, random_seed=1)
-    section = _section(page, "raters")
+    section = page_section(page, "raters")
     assert "odds ratio" not in section and "<th>HDI</th>" in section
     body = re.search(r'<table class="sortable" id="rater-table">(.*?)</table>', section, re.S)
     rows = re.findall(r"<tr>(.*?)</tr>", body.group(1), flags=re.S)[1:]
@@ -1031,14 +1025,14 @@ def test_rater_section_without_cant_solve_ranks_by_label_bias(result: xr.DataTre
 
 
 def test_rater_section_with_cant_solve_keeps_the_odds_ratios(result: xr.DataTree) -> None:
-    section = _section(render_report(_rater_tree(result), top=2, random_seed=1), "raters")
+    section = page_section(render_report(_rater_tree(result), top=2, random_seed=1), "raters")
     assert "<th>odds ratio</th>" in section and "over-uses" in section
 
 
 def test_report_names_its_source(result: xr.DataTree) -> None:
     page = render_report(result, top=2, source="answers.csv")
     assert "<title>ambppl report: answers.csv</title>" in page
-    assert "<code>answers.csv</code>" in _section(page, "overview")
+    assert "<code>answers.csv</code>" in page_section(page, "overview")
 
 
 def test_command_line_report_names_the_file_and_prints_progress(

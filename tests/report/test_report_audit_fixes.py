@@ -8,7 +8,6 @@ ids were written raw into the HTML."""
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import warnings
@@ -19,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from conftest import page_section, visible_text
 
 import ambppl
 from ambppl.cli import main
@@ -40,21 +40,13 @@ DESIGN = (
 RAW_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 
 
-def _section(page: str, name: str) -> str:
-    found = re.search(rf'<section id="{name}">(.*?)</section>', page, flags=re.S)
-    assert found is not None, name
-    return found.group(1)
-
-
-def _text(part: str) -> str:
-    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", part))).strip()
-
-
 def _read_first(page: str) -> list[str]:
     """The lines of the page's first section (warnings and findings), as text."""
-    listed = re.search(r'<ul id="read-first">(.*?)</ul>', _section(page, "verdict"), re.S)
+    listed = re.search(r'<ul id="read-first">(.*?)</ul>', page_section(page, "verdict"), re.S)
     assert listed is not None, "the first section lists nothing"
-    return [_text(item) for item in re.findall(r"<li[^>]*>(.*?)</li>", listed.group(1), re.S)]
+    return [
+        visible_text(item) for item in re.findall(r"<li[^>]*>(.*?)</li>", listed.group(1), re.S)
+    ]
 
 
 def _counts(seed: int = 8, n_items: int = 8) -> xr.DataArray:
@@ -103,11 +95,11 @@ def test_a_kept_design_warning_is_listed_on_a_converged_fit() -> None:
     result = _as_nuts(fit(_counts(), draws=300, chains=2, random_seed=11), passed)
     _kept(result, DESIGN)
     page = render_report(result, top=2, random_seed=1)
-    verdict = _text(_section(page, "verdict"))
+    verdict = visible_text(page_section(page, "verdict"))
     assert verdict.startswith("Read this first The fit met the convergence standard (R-hat")
     assert "on every diagnosed parameter; details under Convergence, but:" in verdict
     assert _read_first(page) == [f"Warning: {DESIGN}"]
-    assert '<span class="ok">' not in _section(page, "verdict")
+    assert '<span class="ok">' not in page_section(page, "verdict")
 
 
 def test_only_the_verdict_itself_is_folded_into_an_unconverged_fit() -> None:
@@ -135,7 +127,7 @@ def test_only_the_verdict_itself_is_folded_into_an_unconverged_fit() -> None:
     verdict_text = convergence_message(stored, what=f"the nuts fit of {model!r}", model=model)
     _kept(result, DESIGN, verdict_text)
     page = render_report(result, top=2, random_seed=1)
-    verdict = _text(_section(page, "verdict"))
+    verdict = visible_text(page_section(page, "verdict"))
     assert verdict.startswith("The fit did not converge")
     assert _read_first(page) == [f"Warning: {DESIGN}"]
     assert "missed the convergence standard (R-hat <= 1.01" not in verdict
@@ -222,7 +214,7 @@ def test_a_prior_data_conflict_is_not_worded_as_the_prior_s_choice(sensitive) ->
     assert "no log-likelihood" in unknown[0] and "prior's choice" not in unknown[0]
     assert not any("mu[b]" in line for line in lines)  # pinned down
     # the model section says the same, each under its own diagnosis
-    model = _text(_section(page, "model"))
+    model = visible_text(page_section(page, "model"))
     assert "The data pull against the prior of kappa (prior-data conflict" in model
     assert "The data do not pin down mu[a]: its posterior follows its own prior" in model
     assert "The posterior of sigma moves with its prior" in model
@@ -235,8 +227,8 @@ def test_a_learned_kappa_in_conflict_is_called_a_compromise(sensitive) -> None:
     kappa"."""
     result = fit(_spread(), "hierarchical_dirichlet", method="empirical_bayes")
     page = render_report(result, top=2, random_seed=1)
-    learned = _section(page, "learned-prior")
-    said = _text(learned)
+    learned = page_section(page, "learned-prior")
+    said = visible_text(learned)
     assert "The data pull against the prior of kappa (prior-data conflict" in said
     assert "Read κ and the implied β below as that compromise, not a measurement" in said
     assert "a compromise: where the data's pull stops is set by the prior of κ" in said
@@ -268,7 +260,7 @@ def test_the_warnings_of_reading_reach_the_page_on_the_command_line(
     lines = _read_first(page)
     assert len(lines) == 1 and lines[0].startswith(f"Warning: {HEADER_WARNING}"), lines
     assert "pass --no-header" in lines[0]  # in the command's words
-    assert ", but:" in _text(_section(page, "verdict"))
+    assert ", but:" in visible_text(page_section(page, "verdict"))
 
 
 @pytest.mark.parametrize("route", ["score", "fit"])
@@ -302,7 +294,7 @@ def test_a_closed_form_check_that_could_not_run_is_said_first(tmp_path: Path) ->
     argv = ["report", example, "--cant-solve", "I can't tell", "--top", "2"]
     assert main([*argv, "--draws", "20", "--chains", "2", "-q", "-o", str(out)]) == 0
     page = out.read_text(encoding="utf-8")
-    agreement = _text(_section(page, "agreement"))
+    agreement = visible_text(page_section(page, "agreement"))
     assert agreement.startswith("Draws against the closed-form posterior moments The draws")
     reason = agreement.split("not checked against the closed forms: ", 1)[1].rstrip(".")
     lines = _read_first(page)
@@ -310,8 +302,8 @@ def test_a_closed_form_check_that_could_not_run_is_said_first(tmp_path: Path) ->
         "The draws were not checked against the closed-form posterior moments: "
         f"{reason} (details under Closed-form check)."
     ]
-    verdict = _section(page, "verdict")
-    assert '<span class="ok">' not in verdict and ", but:" in _text(verdict)
+    verdict = page_section(page, "verdict")
+    assert '<span class="ok">' not in verdict and ", but:" in visible_text(verdict)
 
 
 # ----------------------------------------------------- 5. priors as given
@@ -320,7 +312,7 @@ def test_a_closed_form_check_that_could_not_run_is_said_first(tmp_path: Path) ->
 def test_the_sensitivity_priors_are_printed_as_given() -> None:
     result = fit(_counts(), draws=100, chains=2, random_seed=1)
     page = render_report(result, top=2, random_seed=1, priors=[0.25, 1.0, 0.1234567])
-    said = _text(_section(page, "sensitivity"))
+    said = visible_text(page_section(page, "sensitivity"))
     assert "concentration 0.25, 1.0, 0.1234567 (" in said
     assert "<th>mean<br>prior 0.1234567</th>" in page and "<th>mean<br>prior 0.25</th>" in page
 
@@ -331,10 +323,10 @@ def test_the_sensitivity_priors_are_printed_as_given() -> None:
 def test_laplace_advice_names_python_keywords_from_python_and_options_from_the_cli() -> None:
     result = fit(_counts(), draws=100, chains=2, random_seed=1)
     result.attrs["method"] = "laplace"  # the page words what the draws are from the method
-    python = _text(_section(render_report(result, top=2, random_seed=1), "convergence"))
+    python = visible_text(page_section(render_report(result, top=2, random_seed=1), "convergence"))
     assert 'compare with method="nuts" on the same data' in python and "--method" not in python
     page = render_report(result, top=2, random_seed=1, command="ambppl report x.csv")
-    command = _text(_section(page, "convergence"))
+    command = visible_text(page_section(page, "convergence"))
     assert "compare with --method nuts on the same data" in command
 
 
@@ -353,19 +345,19 @@ def _answers() -> pd.DataFrame:
 def test_a_map_page_words_its_point_estimates() -> None:
     result = fit(_answers(), "dawid_skene", method="map")
     page = render_report(result, top=2, random_seed=1)
-    convergence = _text(_section(page, "convergence"))
+    convergence = visible_text(page_section(page, "convergence"))
     assert 'refit with method="laplace" (draws around this mode) or method="nuts"' in convergence
-    raters = _text(_section(page, "raters"))
+    raters = visible_text(page_section(page, "raters"))
     assert 'at the posterior mode (method="map": one point, so the HDI columns are empty)' in (
         raters
     )
     assert "posterior mean" not in raters and "[–, –]" in raters
-    distribution = _section(page, "distribution")
+    distribution = page_section(page, "distribution")
     assert "Posterior means (filled)" not in distribution
-    assert "Values at the posterior mode (filled" in _text(distribution)
+    assert "Values at the posterior mode (filled" in visible_text(distribution)
     page = render_report(result, top=2, random_seed=1, command="ambppl report x.csv")
-    assert "refit with --method laplace (draws around this mode) or --method nuts" in _text(
-        _section(page, "convergence")
+    assert "refit with --method laplace (draws around this mode) or --method nuts" in visible_text(
+        page_section(page, "convergence")
     )
 
 
@@ -417,5 +409,5 @@ def test_control_characters_of_labels_and_ids_are_written_as_escapes() -> None:
     # as the figures draw them (ambppl.report.figures.plain): y\x01z, x\tq, cs\x7f
     for shown in ("y\\x01z", "x\\tq", "cs\\x7f (can't solve)", "i\\x02d", "tab\\there"):
         assert shown in cells, shown
-    assert "ctl\\x1b.csv" in _text(_section(page, "overview"))
+    assert "ctl\\x1b.csv" in visible_text(page_section(page, "overview"))
     assert 'title="i\\x02d"' in page  # the id cell's tooltip too
