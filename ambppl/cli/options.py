@@ -400,10 +400,18 @@ def _add_summary_options(parser: argparse.ArgumentParser) -> argparse._ArgumentG
     return group
 
 
+def _output_name(text: str) -> str:
+    """Parse ``-o``: a name (``-``: stdout where the command allows it); an empty one would
+    be taken for the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must name a file, e.g. -o out.csv, but got {text!r}")
+    return text
+
+
 def _add_output_options(
     parser: argparse.ArgumentParser, help_text: str, default: str | None
 ) -> None:
     group = parser.add_argument_group("output")
-    group.add_argument("-o", "--output", default=default, help=help_text)
+    group.add_argument("-o", "--output", type=_output_name, default=default, help=help_text)
     group.add_argument("--force", action="store_true", help="replace the output file if it exists")
     group.add_argument("-q", "--quiet", action="store_true", help="no progress messages")

@@ -390,3 +390,14 @@ def test_sigterm_while_writing_a_dataset_leaves_no_part_folder(tmp_path: Path) -
     assert done.stderr == "ambppl: stopped by SIGTERM; no output was written\n"
     assert _files(tmp_path) == ["counts.parquet"]
     assert time.perf_counter() - start < 60
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_an_empty_output_name_is_refused_by_the_parser(
+    command: str, answers_csv: Path, capsys, no_work
+) -> None:
+    # `-o ''` was taken for the current folder: "output '.' is a folder"
+    assert main(_argv(command, answers_csv, "")) == 2
+    assert "argument -o/--output: must name a file, e.g. -o out.csv, but got ''" in _error_line(
+        capsys
+    )
