@@ -85,3 +85,23 @@ def test_every_file_named_exists(path):
     named = set(REPO_PATH.findall(path.read_text(encoding="utf-8")))
     missing = sorted(n for n in named if not (ROOT / n).exists())
     assert not missing, missing
+
+
+def test_real_data_reading_says_what_differs(monkeypatch, capsys, tmp_path):
+    # benchmarks/real_data_reading.py compares the readers of two revisions on the shared
+    # data: a difference on one side, or a refusal on one side, is named and gives status 1
+    bench = load_benchmark("real_data_reading")
+    counts = ([[1, 2]], ["a"], ["x", "y"], None)
+    assert bench._difference(counts, counts) == "same"
+    assert bench._difference(counts, ([[1, 2]], ["a"], ["y", "x"], None)) == ("differs: categories")
+    refused = ("error", "ValueError", "no")
+    assert bench._difference(counts, refused) == "differs: the working tree refuses it (ValueError)"
+    assert bench._difference(refused, ("error", "TypeError", "no")).startswith("both refuse")
+    sides = iter([{("d", "counts"): counts}, {("d", "counts"): refused}])
+    monkeypatch.setattr(bench, "_read_with", lambda root: next(sides))
+    monkeypatch.setattr(bench, "_export", lambda rev, folder: folder)
+    monkeypatch.setattr(bench, "DATA", tmp_path)
+    assert bench.main(["HEAD"]) == 1
+    assert "d                      counts   differs: the working tree refuses it" in (
+        capsys.readouterr().out
+    )
