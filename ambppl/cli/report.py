@@ -25,6 +25,7 @@ from ambppl.cli.settings import _model_settings, _nuts_options
 from ambppl.cli.signals import _warnings_as_lines
 from ambppl.data import check_input_path, command_line_messages
 from ambppl.report import build_report
+from ambppl.report.scored import MODEL as SCORED_MODEL
 
 
 @subcommand("report")
@@ -93,12 +94,10 @@ def _run_report(args: argparse.Namespace) -> int:
         raise UsageError(f"the report is HTML: end the output name in .html, but got '{output}'")
     _check_output(output, args.force, source=args.annotations)
     method, params = _model_settings(args)
-    if args.mcse is not None and (args.model, method or "exact") != (
-        "dirichlet_categorical",
-        "exact",
-    ):
+    # --mcse serves the route without per-item draws (build_report's score_report) only
+    if args.mcse is not None and (args.model, method or "exact") != (SCORED_MODEL, "exact"):
         raise UsageError(
-            "--mcse bounds the draws per distinct count vector of dirichlet_categorical's "
+            f"--mcse bounds the draws per distinct count vector of {SCORED_MODEL}'s "
             f"exact route, but --model {args.model} with --method {method or 'its default'} "
             "fits draws: drop --mcse (--draws sets how many)"
         )

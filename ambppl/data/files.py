@@ -168,9 +168,7 @@ def _told_type(path: Path, format: Any) -> tuple[str | None, str | None]:
         told = _type_of(path, ftype)
     except ValueError:  # an unknown suffix: the reader's message says what to pass
         return layout, None
-    if told == "zarr" and path.is_dir():
-        _check_zarr_metadata(path)  # damaged: refused here as by every reader
-    return layout, told
+    return layout, _file_type(path, told)  # a damaged zarr store refused as by every reader
 
 
 def holds_counts(path: str | os.PathLike[str], format: str | None = None) -> bool:

@@ -76,17 +76,23 @@ def _label_text(value: Any) -> str:
     return _label_str(value).strip()
 
 
+def _float_dtype(dtype: Any) -> np.dtype | None:
+    """The numpy float dtype of a column's cells (``dtype``: numpy's, pandas' nullable
+    ``Float32``, or a categorical's, that of its categories); None for other columns."""
+    dtype = getattr(dtype, "categories", dtype)  # a categorical's: that of its categories
+    dtype = getattr(dtype, "dtype", dtype)
+    dtype = getattr(dtype, "numpy_dtype", dtype)  # pandas' nullable Float32
+    return dtype if isinstance(dtype, np.dtype) and dtype.kind == "f" else None
+
+
 def _label_texts(values: Any, dtype: Any = None) -> list[str]:
     """:func:`_label_text` of each of ``values`` (distinct answers: an array, an Index) of a
     column of ``dtype`` (default: their own); the floats of a float32 or float16 column at
     its own precision (iterating an Index gives Python floats, whose text shows float64
     digits, and pandas factorizes float16 as float32)."""
-    dtype = getattr(values, "dtype", None) if dtype is None else dtype
-    dtype = getattr(dtype, "categories", dtype)  # a categorical's: that of its categories
-    dtype = getattr(dtype, "dtype", dtype)
-    dtype = getattr(dtype, "numpy_dtype", dtype)  # pandas' nullable Float32
-    if isinstance(dtype, np.dtype) and dtype.kind == "f":
-        values = np.asarray(values, dtype=dtype)
+    floats = _float_dtype(getattr(values, "dtype", None) if dtype is None else dtype)
+    if floats is not None:
+        values = np.asarray(values, dtype=floats)
     return [_label_text(v) for v in values]
 
 

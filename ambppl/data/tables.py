@@ -31,6 +31,7 @@ from ambppl.data.labels import (
     _as_number,
     _check_na_conflict,
     _empty_items_error,
+    _float_dtype,
     _label_str,
     _label_texts,
     _order,
@@ -543,12 +544,8 @@ def _short_float(dtype: Any) -> np.dtype | None:
     """The numpy dtype of a column of floats of less than 64 bits (float32, float16; also
     pandas' nullable ``Float32`` and a categorical of such floats), whose cells a label
     must take at their own precision; None for other columns."""
-    dtype = getattr(dtype, "categories", dtype)  # a categorical's: that of its categories
-    dtype = getattr(dtype, "dtype", dtype)
-    dtype = getattr(dtype, "numpy_dtype", dtype)  # pandas' nullable Float32
-    if isinstance(dtype, np.dtype) and dtype.kind == "f" and dtype.itemsize < 8:
-        return dtype
-    return None
+    floats = _float_dtype(dtype)
+    return floats if floats is not None and floats.itemsize < 8 else None
 
 
 def _wide_to_long(df: pd.DataFrame, item: Any) -> pd.DataFrame:

@@ -294,6 +294,11 @@ def _warning_lines(raised: Iterable[Any], *, record: bool) -> list[str]:
     return lines
 
 
+#: :func:`ambppl.hyperprior_sensitivity`'s diagnoses of a hyperparameter that is not pinned
+#: down, as :func:`_hyperprior` groups them (any other: ``"unknown"``).
+_DIAGNOSES = {"weak likelihood": "weak", "prior-data conflict": "conflict"}
+
+
 def _hyperprior(table: Any) -> dict[str, Any] | None:
     """The hyperprior sensitivity that :func:`ambppl.summarize` computed for a fit with a
     ``log_prior`` group (``attrs["hyperprior_sensitivity"]`` of its table, from
@@ -307,19 +312,10 @@ def _hyperprior(table: Any) -> dict[str, Any] | None:
     sensitivity = table.attrs.get("hyperprior_sensitivity")
     if sensitivity is None:
         return None
-    threshold = float(sensitivity["threshold"])
     groups: dict[str, list[str]] = {"weak": [], "conflict": [], "unknown": []}
     for row in sensitivity["rows"]:
-        if row["pinned_down"]:
-            continue
-        likelihood = row.get("likelihood")
-        likelihood = math.nan if likelihood is None else float(likelihood)
-        if math.isnan(likelihood):
-            groups["unknown"].append(row["parameter"])
-        elif likelihood >= threshold:
-            groups["conflict"].append(row["parameter"])
-        else:
-            groups["weak"].append(row["parameter"])
+        if not row["pinned_down"]:  # hyperprior_sensitivity's own diagnosis, grouped
+            groups[_DIAGNOSES.get(row["diagnosis"], "unknown")].append(row["parameter"])
     flagged = [r["parameter"] for r in sensitivity["rows"] if not r["pinned_down"]]
     return {**sensitivity, "flagged": flagged, **groups}
 

@@ -246,7 +246,7 @@ def test_a_converged_fit_whose_prior_decides_is_no_plain_success(
         table = real(result, **kwargs)
         rows = [
             {"parameter": "kappa", "prior": 0.21, "likelihood": 0.02, "pinned_down": False,
-             "diagnosis": "prior-dominated"},
+             "diagnosis": "weak likelihood"},  # as hyperprior_sensitivity words it
             {"parameter": "mu[0]", "prior": 0.01, "likelihood": 0.3, "pinned_down": True,
              "diagnosis": "ok"},
         ]  # fmt: skip
