@@ -91,8 +91,11 @@ Priors, label switching and identifiability
   ``theta_{rk,cs}`` is rater ``r``'s propensity to answer "can't solve" on an item of true
   class ``k`` (it may depend on the class: hard classes draw more of it). Items answered
   only "can't solve" keep a class posterior near ``pi`` reweighted by which classes draw
-  can't-solve answers. The constraint treats can't-solve like any wrong answer: the typical
-  rater answers the true class more often than "can't solve".
+  can't-solve answers, by the product of their raters' per-class can't-solve rates. The
+  mode (``method="map"``) sets those rates further apart than the posterior does, so it
+  overstates how certain such items' labels are (``label_prob``); see ``method="map"``
+  below. The constraint treats can't-solve like any wrong answer: the typical rater
+  answers the true class more often than "can't solve".
 
 Outputs
 -------
@@ -301,6 +304,16 @@ The mode is a local one: from another start (each rater's own smoothed confusion
 L-BFGS found on the face data a mode 1.3 nats higher that labels 8 gold items differently
 (accuracy 0.644 against 0.658); the answer-share start is kept, as it agrees with the NUTS
 labels on every gold set.
+Being one point, the mode overstates the certainty of items whose few answers, or
+uninformative ones, leave the label to the raters' confusion rates: its ``label_prob``
+takes the rates at their most probable values, which are more extreme than their posterior
+means, and leaves out their uncertainty. Three items answered only "can't solve" (by 2, 2
+and 3 raters), added to 160 simulated answers on 40 items by 6 raters (two classes and
+can't-solve; ``cant_solve_only_answers`` of ``tests/inference/test_model_audit_fixes.py``,
+2026-12-07), got ``label_prob`` .96, .94 and .99 from ``map``, .88, .85 and .93 from
+``laplace`` (200 draws) and .82, .68 and .75 from NUTS (2 chains of 300 draws, which gives
+the second item the other class). Use ``laplace`` or NUTS where ``label_prob`` matters for
+items with few or uninformative answers.
 
 Calibration and recovery (2 shared cores, 2026-11-27, the program as it is here; the
 commands and full tables are in the two benchmark files):
@@ -765,8 +778,21 @@ def _codes(answers: Any) -> dict[str, Any]:
     cs = None if cs_label is None else categories.index(cs_label)
     classes = [c for j, c in enumerate(categories) if j != cs]
     if len(classes) < 2:
+        # a category nobody chose is still a class when declared (read_long's categories=)
+        shown = [*classes, "<another>", *([] if cs_label is None else [cs_label])]
+        declare = say(
+            "declare the categories the raters could choose with categories= (e.g. "
+            f"ambppl.data.read_long(data, categories={shown!r}"
+            + ("" if cs_label is None else f", cant_solve={cs_label!r}")
+            + "))",
+            "declare the categories the raters could choose (a Parquet file whose label "
+            "column is a categorical of all of them declares them)",
+        )
+        other = say("'rater_effects'", "--model rater_effects")
         raise ValueError(
-            f"answers must have at least 2 categories besides can't-solve, but got {classes}"
+            "answers must have at least 2 categories besides can't-solve (the classes of "
+            f"the dawid_skene model), but got {classes}: {declare}, or use a model that "
+            f"takes one, such as {other}"
         )
     proper = [j for j in range(len(categories)) if j != cs]
     return {**codes, "classes": classes, "proper": proper, "cs": cs, "by_item": by_item}
@@ -1251,7 +1277,7 @@ def posterior_mode(
     _check_positive(
         pi_prior=pi_prior, diag_prior=diag_prior, beta_sd=beta_sd, rater_scale=rater_scale
     )
-    if centred not in (None, False):
+    if flag_parameter(centred, "centred"):
         raise ValueError(
             f"{parameter_name('centred')} must be "
             f"{say('None or False', 'false or null')} for the posterior mode, but got "

@@ -86,7 +86,8 @@ How :func:`ambppl.fit` samples it (the info record's ``methods``, the first is t
   sampling itself takes a second or two of the 16-20 s fit).
 - ``"empirical_bayes"``: ``(mu, kappa)`` fixed at the maximum of the marginal likelihood
   (:func:`empirical_bayes`, ``scipy.optimize``), then exact draws of ``q_i`` given them. The
-  priors of ``mu`` and ``kappa`` are not used. It ignores the uncertainty about ``mu`` and
+  priors of ``mu`` and ``kappa`` are not used: a ``mu_prior`` or ``kappa_scale`` other than
+  the default is refused. It ignores the uncertainty about ``mu`` and
   ``kappa``; that matters when there are few items (tens) or few answers per item, and
   hardly at all for hundreds of items with several answers each, where the posterior of
   ``kappa`` is narrow (the notebook compares both).
@@ -115,8 +116,10 @@ from ambppl.inference.modeling import (
     count_values,
     dirichlet_multinomial_logp,
     model_coords,
+    parameter_name,
     positive_parameter,
     prior_concentration,
+    say,
 )
 
 #: Posterior variables the prior of q_i depends on.
@@ -308,13 +311,20 @@ def empirical_bayes(
     counts : xarray.DataArray
         Counts with dims ``("item", "category")``.
     mu_prior, kappa_scale
-        Accepted for a uniform signature and checked, but not used: empirical Bayes
-        maximizes the likelihood, not the posterior.
+        Accepted for a uniform signature (and a fit's recorded parameters), checked, and
+        refused unless left at their defaults: empirical Bayes maximizes the likelihood, not
+        the posterior, so another hyperprior would change nothing.
 
     Returns
     -------
     dict
         ``{"mu": array (K,), "kappa": float array ()}``.
+
+    Raises
+    ------
+    ValueError
+        For a ``mu_prior`` other than 1 per category or a ``kappa_scale`` other than 1 (the
+        defaults): use ``method="collapsed"`` or ``"nuts"`` for a hyperprior.
 
     Warns
     -----
@@ -336,7 +346,28 @@ def empirical_bayes(
 
     values, _ = count_values(counts)
     k = values.shape[1]
-    _check_params(k, mu_prior, kappa_scale)
+    mu_alpha, _ = _check_params(k, mu_prior, kappa_scale)
+    # fit passes only the caller's keywords; a refit from a fit's record passes the defaults
+    unused = {
+        name: value
+        for name, value, default in (
+            ("mu_prior", mu_prior, bool(np.all(mu_alpha == 1.0))),
+            ("kappa_scale", kappa_scale, positive_parameter(kappa_scale, "kappa_scale") == 1.0),
+        )
+        if not default
+    }
+    if unused:
+        names = " and ".join(parameter_name(name) for name in unused)
+        got = ", ".join(f"{name}={np.asarray(v).tolist()!r}" for name, v in unused.items())
+        they, them = ("they", "them") if len(unused) > 1 else ("it", "it")
+        here = say("method='empirical_bayes'", "--method empirical_bayes")
+        others = say("method='collapsed' or 'nuts'", "--method collapsed or nuts")
+        raise ValueError(
+            f"{names} must be left out with {here}, but got {got}: empirical Bayes estimates "
+            "mu and kappa by maximum marginal likelihood and takes no hyperprior, so "
+            f"{they} would change nothing; drop {them}, or use {others}, whose hyperprior "
+            f"{'they set' if len(unused) > 1 else 'it sets'}"
+        )
     stats = count_statistics(values)
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:

@@ -13,7 +13,8 @@ Conventions (kept for every source):
   (``7``, ``-3``: no sign ``+``, no leading zero, no point) is given as int64, which prints
   the same. Frames and Parquet files keep their ids as they are typed. A count matrix and a
   wide table have one row per item: repeated ids are refused, never summed; so are ids of
-  two types that print the same (``1`` and ``"1"``) in any layout.
+  two types that print the same (``1`` and ``"1"``) in any layout, item ids and rater ids
+  (a long table's rater column, a wide table's header) alike.
 * Category labels become strings. An answer's text is kept as written less surrounding
   whitespace (``" ?"`` and ``"?"`` are one label, matched so by ``cant_solve=``,
   ``categories=`` and ``na_values=``; ``"2"`` and ``"2.0"`` in a file are two categories,
@@ -325,7 +326,8 @@ def read_annotations(
         answers (all labels missing, or an all-zero row of
         counts); negative, fractional or non-finite counts; repeated item ids of a count
         matrix (one row per item); item ids of two types that print the same (``1`` and
-        ``"1"``: two items no output tells apart), in any layout; a second id column of a
+        ``"1"``: two items no output tells apart), in any layout, and so rater ids (a long
+        table's rater column, a wide table's header of rater names); a second id column of a
         count frame (above); a file that does not parse; an
         unknown ``format`` or file suffix; a wide table whose header looks like answers
         (every rater name an answer label, some blank or repeated: the first line of a file

@@ -264,7 +264,12 @@ def _parse_long(
         )
     n_raters = None
     if rater is not None:
-        n_raters = int(np.max(_factorize(df[kept], rater, "rater")[0], initial=-1)) + 1
+        rater_codes, raters = _factorize(df[kept], rater, "rater")
+        # 1 and "1" would be two raters that no output tells apart, as items would
+        _check_ids_print_apart(
+            raters, f"rater column {rater!r}", desc, f"frame[{rater!r}]", RATER_THEN, "rater"
+        )
+        n_raters = int(np.max(rater_codes, initial=-1)) + 1
     return _Parsed(
         item_codes=item_codes,
         items=np.asarray(items),
@@ -277,20 +282,29 @@ def _parse_long(
     )
 
 
+#: How the fix of rater ids that print the same ends (:func:`_check_ids_print_apart`).
+RATER_THEN = ", which makes them one rater"
+
+
 def _check_ids_print_apart(
-    ids: Any, where: str, desc: str, column: str, then: str = ", which makes them one item"
+    ids: Any,
+    where: str,
+    desc: str,
+    column: str,
+    then: str = ", which makes them one item",
+    role: str = "item",
 ) -> None:
-    """Refuse distinct item ids that print the same (``1`` and ``"1"``,
+    """Refuse distinct item (or rater) ids that print the same (``1`` and ``"1"``,
     :func:`ambppl.data.matrices.alike_ids`), as a count matrix's are refused: they would
-    give two items that no output tells apart. ``where`` says which ids (``"item column
-    'task'"``), ``column`` how to name them in the fix (``"frame['task']"``) and ``then``
-    what follows."""
+    give two items (raters) that no output tells apart. ``where`` says which ids (``"item
+    column 'task'"``), ``column`` how to name them in the fix (``"frame['task']"``),
+    ``then`` what follows and ``role`` whose ids they are (``"item"`` or ``"rater"``)."""
     groups = alike_ids(ids)
     if groups:
         raise ValueError(
-            f"item ids must print differently (one id per item), but the ids "
+            f"{role} ids must print differently (one id per {role}), but the ids "
             f"{', '.join(groups)} (in the {where} of {desc!r}) are different values that print "
-            f"the same, which would give items that no output tells apart; give the ids one "
+            f"the same, which would give {role}s that no output tells apart; give the ids one "
             f"type (e.g. all text: {column}.astype(str)){then}"
         )
 
@@ -458,6 +472,10 @@ def _check_wide_ids(df: pd.DataFrame, item: Any, desc: str) -> None:
     answers."""
     import pandas as pd
 
+    # the rater names are the header's other cells: 1 and "1" would be two raters
+    raters = df.columns[np.asarray(df.columns != item)] if item in df.columns else df.columns
+    where = "header (one column per rater)"
+    _check_ids_print_apart(raters, where, desc, "frame.columns", RATER_THEN, "rater")
     if item in df.columns:
         ids = df[item]
         where, column = f"item column {item!r}", f"frame[{item!r}]"

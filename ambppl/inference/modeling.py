@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from ambppl.data.contract import count_values
+from ambppl.data.matrices import alike_ids
 from ambppl.inference.convergence import ConvergenceWarning
 from ambppl.internal.checks import (
     as_float_array,
@@ -845,8 +846,9 @@ def answer_codes(answers: Any, model: str) -> dict[str, Any]:
     TypeError
         For something other than such a table, or a label column that is not categorical.
     ValueError
-        For an empty table, answers without a rater id, missing labels, or a can't-solve
-        label that is not a category.
+        For an empty table, answers without a rater id, item or rater ids that are
+        different values printing the same (``1`` and ``"1"``), missing labels, or a
+        can't-solve label that is not a category.
 
     Examples
     --------
@@ -873,18 +875,47 @@ def answer_codes(answers: Any, model: str) -> dict[str, Any]:
         )
     if len(answers) == 0:
         raise ValueError("answers must have at least one row, but got an empty table")
-    missing = int(answers["rater"].isna().sum())
-    if missing:
+    no_rater = np.asarray(answers["rater"].isna())
+    missing = int(no_rater.sum())
+    counts_model = say("'hierarchical_dirichlet'", "--model hierarchical_dirichlet")
+    if missing == len(answers):  # no rater column (read_long(..., rater=None)), or none filled
+        column = say(
+            "name the rater column with rater= (e.g. ambppl.fit(ambppl.data.read_long(data, "
+            f"rater='worker'), '{model}'))",
+            "name the rater column with --rater (its 0-based position with --no-header)",
+        )
         raise ValueError(
-            f"the {model} model needs the rater of every answer, but "
-            f"{missing} of {len(answers)} answers have no rater id; name the rater column "
-            "with rater= (e.g. ambppl.fit(ambppl.data.read_long(data, rater='worker'), "
-            f"'{model}')), or use a model of counts such as 'hierarchical_dirichlet'"
+            f"the {model} model needs the rater of every answer, but all {len(answers)} "
+            f"answers have no rater id; {column}, or use a model of counts such as "
+            f"{counts_model}"
+        )
+    if missing:  # the rater column was named, but some of its cells are empty
+        first = answers["item"].iloc[int(np.argmax(no_rater))]
+        first = first.item() if isinstance(first, np.generic) else first
+        where = say(
+            "the data (read_long(..., rater=...) keeps an answer whose rater cell is empty)",
+            "the file",
+        )
+        raise ValueError(
+            f"the {model} model needs the rater of every answer, but {missing} of "
+            f"{len(answers)} answers have no rater id (the first on item {first!r}); fill in "
+            f"their rater ids or drop those rows from {where}, or use a model of counts such "
+            f"as {counts_model}"
         )
     if label.isna().any():
         raise ValueError("answers['label'] must have no missing labels (read_long drops them)")
     item_code, item_ids = pd.factorize(answers["item"], sort=False)
     rater_code, rater_ids = pd.factorize(answers["rater"], sort=False)
+    for role, ids in (("item", item_ids), ("rater", rater_ids)):
+        groups = alike_ids(ids)  # 1 and "1": two ids no output tells apart (as the readers)
+        if groups:
+            raise ValueError(
+                f"{role} ids must print differently (one id per {role}), but the ids "
+                f"{', '.join(groups)} (in answers[{role!r}]) are different values that print "
+                f"the same, which would give {role}s that no output tells apart; give the ids "
+                f"one type (e.g. all text: answers[{role!r}].astype(str)), which makes them "
+                f"one {role}"
+            )
     categories = [str(c) for c in label.cat.categories]
     cs_label = answers.attrs.get("cant_solve")
     if cs_label is not None and str(cs_label) not in categories:
