@@ -69,10 +69,53 @@ def _describe(x: Any) -> str:
     return f"an array of shape {arr.shape}"
 
 
+class RaggedArrayError(ValueError, TypeError):
+    """Nested sequences of unequal lengths where a rectangular array is needed.
+
+    A ``ValueError`` (a shape problem), and a ``TypeError`` too, as such input raised
+    ``TypeError("... must be array-like of numbers ...")`` before, so that handlers of either
+    keep catching it.
+    """
+
+
+def _ragged(x: Any, name: str) -> RaggedArrayError:
+    """The error for ragged nested sequences ``x``: where the lengths first differ."""
+    level = [x]
+    for depth in range(32):  # the deepest level numpy would read; ragged ones are shallow
+        lengths = [
+            len(v) if hasattr(v, "__len__") and not isinstance(v, str) else None for v in level
+        ]
+        if len(set(lengths)) > 1:
+            where = "rows" if depth == 1 else f"sequences at depth {depth}"
+            what = (
+                f"a mix of numbers and sequences at depth {depth}"
+                if None in lengths
+                else f"{where} of lengths {show_values(lengths)}"
+            )
+            return RaggedArrayError(
+                f"{name} must be a rectangular array (every row as long as the others), but "
+                f"got ragged nested sequences: {what}; pad or drop the short rows"
+            )
+        if lengths[0] is None:
+            break
+        level = [w for v in level for w in v]
+    return RaggedArrayError(
+        f"{name} must be a rectangular array (every row as long as the others), but got "
+        "ragged nested sequences; pad or drop the short rows"
+    )
+
+
 def as_float_array(x: Any, name: str) -> np.ndarray:
-    """Convert ``x`` to a float64 array or raise ``TypeError`` naming ``name``."""
+    """Convert ``x`` to a float64 array or raise ``TypeError`` naming ``name``
+    (:class:`RaggedArrayError`, also a ``ValueError``, for ragged nested sequences)."""
     try:
         arr = np.asarray(x)
+    except ValueError as err:
+        if "inhomogeneous" in str(err):  # numpy >= 1.24 on ragged nested sequences
+            raise _ragged(x, name) from err
+        raise TypeError(
+            f"{name} must be array-like of numbers, but got {type(x).__name__}"
+        ) from err
     except Exception as err:  # pragma: no cover - numpy raises rarely here
         raise TypeError(
             f"{name} must be array-like of numbers, but got {type(x).__name__}"
@@ -431,6 +474,127 @@ def check_prior_total(arr: np.ndarray, name: str = "prior") -> None:
             f"{_describe(arr)}, summing to {total:g}; a prior that strong already pins "
             "every posterior to the prior's mean"
         )
+
+
+def _is_type(x: Any, name: str, module: str) -> bool:
+    cls = type(x)
+    return cls.__name__ == name and cls.__module__.startswith(module)
+
+
+def category_aligned(
+    value: Any, data: Any, *, dim: str | None = None, name: str = "prior", data_name: str = "counts"
+) -> Any:
+    """``value`` (a prior) read by its labels against ``data`` (the counts).
+
+    A labelled ``value``, an :class:`xarray.DataArray` with an index (coordinate) along a
+    dimension or a :class:`pandas.Series` (labelled by its index, the categories), is put in
+    the order of ``data``'s labels along each such dimension, as xarray's arithmetic would
+    (``data + value``); anything else is returned as it is, to be read by position.
+
+    Parameters
+    ----------
+    value : object
+        The argument to align; only a DataArray or a Series is changed.
+    data : array_like or xarray.DataArray
+        What ``value`` goes with.
+    dim : str, optional
+        ``data``'s category dimension (a DataArray); default ``"category"`` where it has one,
+        else its last dimension. A Series labels that dimension.
+    name, data_name : str, default "prior", "counts"
+        The arguments' names, for messages.
+
+    Returns
+    -------
+    object or numpy.ndarray
+        ``value`` unchanged where it is neither a DataArray nor a Series; a 0-d DataArray's
+        value as a numpy scalar; else a numpy array with the categories on the last axis and
+        ``data``'s other dimensions before them, in ``data``'s order (length 1 where
+        ``value`` lacks them), so that it broadcasts against ``data`` with its category
+        dimension moved last.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` has labels where ``data`` has none to align them with (``data`` a
+        numpy array, or a DataArray without a coordinate along that dimension), labels that
+        differ from ``data``'s or occur twice, or (``data`` a DataArray) a dimension that
+        ``data`` lacks.
+    """
+    series = _is_type(value, "Series", "pandas")
+    if not (series or _is_type(value, "DataArray", "xarray")):
+        return value
+    data_da = _is_type(data, "DataArray", "xarray")
+    cdim = dim if dim is not None else "category"
+    if data_da and dim is None and "category" not in data.dims:
+        cdim = data.dims[-1]
+    if series:
+        dims: tuple[Any, ...] = (cdim,)
+        values = value.to_numpy()
+        labels = {cdim: list(value.index)}
+    else:
+        if value.ndim == 0:
+            return value.values[()]
+        dims = tuple(value.dims)
+        values = value.values
+        labels = {d: list(value.indexes[d]) for d in dims if d in value.indexes}
+        if not data_da:  # its categories: "category", else its last dimension
+            cdim = "category" if "category" in dims else dims[-1]
+    kind = (
+        "a pandas Series (labelled by its index)"
+        if series
+        else ("a labelled DataArray" if labels else "a DataArray")
+    )
+    if not data_da:
+        if labels:
+            raise ValueError(
+                f"{name} must be read by position against {data_name} without category "
+                f"labels, but got {kind} with labels along {show_values(labels)}; pass "
+                f"{name}.values in the order of the categories of {data_name}, or "
+                f"{data_name} as an xarray.DataArray with a 'category' coordinate"
+            )
+        return np.moveaxis(values, dims.index(cdim), -1)
+    for d in (cdim, *dims):
+        if d not in (dims if d == cdim else data.dims):
+            need = "the category dimension" if d == cdim else "only dimensions"
+            raise ValueError(
+                f"{name} must have {need} of {data_name} (dims {tuple(data.dims)}, the "
+                f"categories along {cdim!r}), but got {kind} with dims {dims}; rename its "
+                f"category dimension to {cdim!r} ({name}.rename(...))"
+            )
+    for d, own in labels.items():
+        if d not in data.indexes:
+            raise ValueError(
+                f"{name} must be read by position where {data_name} have no labels along "
+                f"{d!r}, but got {kind} labelled along it ({show_values(own)}); pass "
+                f"{name}.values in the order of {data_name}, or label {data_name} along {d!r}"
+            )
+        own_s = [str(v) for v in own]
+        want = [str(v) for v in data.indexes[d]]
+        for whose, these in ((name, own_s), (data_name, want)):
+            twice = sorted({v for v in these if these.count(v) > 1})
+            if twice:
+                raise ValueError(
+                    f"{whose} must label each entry along {d!r} once to align {name} with "
+                    f"{data_name}, but {show_values(twice)} occur more than once; "
+                    f"pass {name}.values in the order of {data_name} instead"
+                )
+        if set(own_s) != set(want):
+            missing = [v for v in want if v not in own_s]
+            extra = [v for v in own_s if v not in want]
+            differ = " and ".join(
+                [f"lacks {show_values(missing)}"] * bool(missing)
+                + [f"has {show_values(extra)}, which {data_name} lack"] * bool(extra)
+            )
+            raise ValueError(
+                f"{name} must have the labels of {data_name} along {d!r} {show_values(want)}, "
+                f"but got {kind} that {differ}; give {name} the labels of {data_name}, or "
+                f"pass {name}.values in the order of {data_name}"
+            )
+        values = np.take(values, [own_s.index(v) for v in want], axis=dims.index(d))
+    order = [d for d in data.dims if d != cdim and d in dims] + [cdim]
+    values = np.transpose(values, [dims.index(d) for d in order])
+    shape = [values.shape[order.index(d)] if d in order else 1 for d in data.dims if d != cdim]
+    return values.reshape(*shape, values.shape[-1])
 
 
 def cant_solve_absent(label: Any, labels: list[str], python: str | None = None) -> str:

@@ -28,6 +28,7 @@ import numpy as np
 
 from ambppl.internal.checks import (
     as_float_array,
+    category_aligned,
     check_cant_solve,
     check_counts,
     check_n_proper,
@@ -96,16 +97,40 @@ def _check_items_answered(total: np.ndarray, method: str) -> None:
         )
 
 
-def _check_prior(prior: Any, n_categories: int) -> Any:
-    if np.ndim(prior) == 0:
-        value = check_positive_scalar(prior, "prior")
+def _is_scalar(prior: Any) -> bool:
+    """A prior that is one value (np.ndim, which raised numpy's error for ragged lists)."""
+    return prior is None or np.isscalar(prior) or getattr(prior, "ndim", None) == 0
+
+
+def _check_prior(prior: Any, shape: tuple[int, ...]) -> Any:
+    """The prior of counts of ``shape``: a positive scalar, or an array broadcasting to it."""
+    n_categories = shape[-1]
+    if _is_scalar(prior):
+        value = check_positive_scalar(
+            prior[()] if isinstance(prior, np.ndarray) else prior, "prior"
+        )
         check_prior_total(np.full(n_categories, value), "prior")
         return value
     arr = as_float_array(prior, "prior")
+    if np.asarray(prior).dtype == np.bool_:  # as True is refused (as_float_array reads 1.0)
+        raise TypeError(
+            "prior must be a positive number or positive numbers (one per category), but got "
+            + (f"booleans {np.asarray(prior).tolist()!r}" if arr.size <= 8 else "booleans")
+        )
     if arr.shape[-1] != n_categories:
         raise ValueError(
             f"prior must be a positive number or have one entry per category ({n_categories}) "
             f"on its last axis, but got shape {arr.shape}"
+        )
+    try:
+        joint = np.broadcast_shapes(arr.shape, shape)
+    except ValueError:
+        joint = None
+    if joint != tuple(shape):
+        raise ValueError(
+            f"prior must broadcast against counts of shape {tuple(shape)} (one concentration "
+            f"per category, or one row per item), but got shape {arr.shape}; pass shape "
+            f"({n_categories},) for every item alike or {tuple(shape)} for one row per item"
         )
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError(
@@ -119,6 +144,11 @@ def _check_prior(prior: Any, n_categories: int) -> Any:
 
 def _check_sample_size(n: Any) -> np.ndarray:
     arr = as_float_array(n, "n")
+    if np.asarray(n).dtype == np.bool_:  # True would be read as 1 answer
+        shown = (
+            repr(bool(n)) if arr.ndim == 0 else f"booleans {np.asarray(n).ravel()[:5].tolist()!r}"
+        )
+        raise TypeError(f"n must be whole numbers >= 1 (answers per item), but got {shown}")
     if not np.all(np.isfinite(arr)) or np.any(arr < 1) or np.any(arr != np.round(arr)):
         bad = arr[~(np.isfinite(arr) & (arr >= 1) & (arr == np.round(arr)))]
         raise ValueError(
@@ -163,9 +193,16 @@ def estimate(
         exact mean under ``Dirichlet(counts + prior)``.
     measure : {"amb", "modified", "old", "entropy"}, default "amb"
         Which ambiguity measure.
-    prior : float or array_like, default 1.0
+    prior : float, array_like, xarray.DataArray or pandas.Series, default 1.0
         Dirichlet prior for ``"posterior_mean"``: a symmetric concentration ``beta`` or one
-        concentration per category (broadcast against ``counts``). Not used by "plugin"
+        concentration per category (categories on the last axis, broadcast against
+        ``counts`` without changing its shape: ``(K,)`` or one row per item). A labelled
+        prior is read by label, as ``counts + prior`` would be: a DataArray with a
+        coordinate along the categories (or any other dimension of ``counts``) is put in the
+        order of ``counts``' labels, and a Series is labelled by its index (the category
+        labels); the labels must be those of ``counts``, which must be a DataArray labelled
+        along that dimension (with a bare array pass ``prior.values`` in its order). A
+        DataArray prior without coordinates is read by position. Not used by "plugin"
         and "less_biased", but checked with every method (a non-positive prior raises).
     cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
@@ -187,15 +224,18 @@ def estimate(
     ValueError
         If counts are negative, not whole or not finite; if an item has no answers and
         ``method`` is "plugin" or "less_biased" (the message names the first such item);
-        if ``method``/``measure`` is unknown; if ``prior`` is not positive and finite or
-        has the wrong number of categories (whichever the method); if
+        if ``method``/``measure`` is unknown; if ``prior`` is not positive and finite, has
+        the wrong number of categories or does not broadcast against ``counts``, or is
+        labelled with labels other than those of ``counts`` (or ``counts`` have none), or
+        varies by item where ``counts`` are dask-backed (whichever the method); if
         ``cant_solve`` is out of range, a string other than ``"auto"`` or contradicts
         ``counts.attrs["cant_solve"]``; if the measure needs more proper categories.
     NotImplementedError
         For ``method="less_biased"`` with ``measure`` "old" or "entropy".
     TypeError
-        If counts or ``prior`` are not numeric or ``cant_solve`` is not an integer, None or
-        a string, or ``dim`` is given with an array.
+        If counts or ``prior`` are not numeric (booleans included, as ``prior=True``) or
+        ``cant_solve`` is not an integer, None or a string, or ``dim`` is given with an
+        array; ragged nested lists raise a ``ValueError`` that is also a ``TypeError``.
 
     Notes
     -----
@@ -233,6 +273,14 @@ def estimate(
         check_option(measure, MEASURES, "measure")
         dim = category_dim(counts, dim, "estimate")
         idx = resolve_cant_solve(counts, cant_solve, dim=dim, name="counts")
+        prior = category_aligned(prior, counts, dim=dim)  # by label, as counts + prior would
+        shape = () if _is_scalar(prior) else as_float_array(prior, "prior").shape
+        if counts.chunks and len(shape) > 1 and max(shape[:-1]) > 1:
+            raise ValueError(
+                "prior must be the same for every item where counts are dask-backed (computed "
+                f"chunk by chunk), but got shape {shape}; compute the counts first "
+                "(counts.compute()) or pass one concentration per category"
+            )
         return over_categories(
             lambda c: estimate(c, method, measure, prior=prior, cant_solve=idx),
             counts,
@@ -241,6 +289,7 @@ def estimate(
             where="estimate",
         )
     refuse_array_dim(dim, "estimate")
+    prior = category_aligned(prior, counts)  # refuses labels that counts cannot match
     check_option(method, METHODS, "method")
     check_option(measure, MEASURES, "measure")
     if method == "less_biased" and measure not in _BIAS_MEASURES:
@@ -255,7 +304,7 @@ def estimate(
     check_n_proper(
         k - (idx is not None), min_proper(measure), f"estimate(measure={measure!r})", measure
     )
-    checked_prior = _check_prior(prior, k)  # checked by every method, used by one
+    checked_prior = _check_prior(prior, arr.shape)  # checked by every method, used by one
     if method == "posterior_mean":
         alpha = arr + checked_prior
         return dirichlet_mean(alpha, measure, cant_solve=idx)
@@ -278,11 +327,22 @@ def _bias_parts(
             f"and 'modified' only, not {measure!r} (no closed form is known); estimate them by "
             "simulation"
         )
+    # before the sums: a DataArray with its categories first is told to transpose, not to
+    # normalize (its columns do not sum to 1)
+    position = resolve_cant_solve(q, cant_solve, name="q")
     arr = check_probabilities(q, -1)
     k = arr.shape[-1]
-    idx = check_cant_solve(resolve_cant_solve(q, cant_solve, name="q"), k)
+    idx = check_cant_solve(position, k)
     check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}", measure)
     nn = _check_sample_size(n)
+    try:
+        np.broadcast_shapes(arr.shape[:-1], nn.shape)
+    except ValueError:
+        raise ValueError(
+            f"n must broadcast against the items of q: q has shape {arr.shape} (items "
+            f"{arr.shape[:-1]}, categories last) and n shape {nn.shape}; pass one n per item "
+            f"(shape {arr.shape[:-1]}) or a single n"
+        ) from None
     proper, u = _split_last(arr, idx)
     b = proper.sum(axis=-1)
     if u is None:
@@ -316,7 +376,7 @@ def plugin_bias(
     q : array_like
         True response probabilities, categories on the last axis (any batch shape).
     n : int or array_like of int
-        Number of answers per item (>= 1), broadcast against ``q.shape[:-1]``.
+        Number of answers per item (>= 1; not a bool), broadcast against ``q.shape[:-1]``.
     measure : {"amb", "modified"}, default "amb"
         Which measure.
     cant_solve : int, None or "auto", default "auto"
@@ -332,8 +392,13 @@ def plugin_bias(
     Raises
     ------
     ValueError
-        If ``q`` is not a probability vector, ``n`` is not a whole number >= 1, or
-        ``measure``/``cant_solve`` is invalid (or contradicts ``q.attrs["cant_solve"]``).
+        If ``q`` is not a probability vector (or a DataArray with its ``category``
+        dimension not last: transpose it), ``n`` is not a whole number >= 1 or does not
+        broadcast against ``q.shape[:-1]``, or ``measure``/``cant_solve`` is invalid (or
+        contradicts ``q.attrs["cant_solve"]``).
+    TypeError
+        If ``q`` or ``n`` is not numeric or ``n`` is a bool; ragged nested lists raise a
+        ``ValueError`` that is also a ``TypeError``.
     NotImplementedError
         For ``measure`` "old" or "entropy" (no closed form).
 
@@ -370,7 +435,7 @@ def expected_plugin(
     q : array_like
         True response probabilities, categories on the last axis (any batch shape).
     n : int or array_like of int
-        Number of answers per item (>= 1), broadcast against ``q.shape[:-1]``.
+        Number of answers per item (>= 1; not a bool), broadcast against ``q.shape[:-1]``.
     measure : {"amb", "modified"}, default "amb"
         Which measure.
     cant_solve : int, None or "auto", default "auto"
@@ -386,8 +451,13 @@ def expected_plugin(
     Raises
     ------
     ValueError
-        If ``q`` is not a probability vector, ``n`` is not a whole number >= 1, or
-        ``measure``/``cant_solve`` is invalid (or contradicts ``q.attrs["cant_solve"]``).
+        If ``q`` is not a probability vector (or a DataArray with its ``category``
+        dimension not last: transpose it), ``n`` is not a whole number >= 1 or does not
+        broadcast against ``q.shape[:-1]``, or ``measure``/``cant_solve`` is invalid (or
+        contradicts ``q.attrs["cant_solve"]``).
+    TypeError
+        If ``q`` or ``n`` is not numeric or ``n`` is a bool; ragged nested lists raise a
+        ``ValueError`` that is also a ``TypeError``.
     NotImplementedError
         For ``measure`` "old" or "entropy" (no closed form).
 
@@ -425,7 +495,7 @@ def less_biased_bias(
     q : array_like
         True response probabilities, categories on the last axis (any batch shape).
     n : int or array_like of int
-        Number of answers per item (>= 1), broadcast against ``q.shape[:-1]``.
+        Number of answers per item (>= 1; not a bool), broadcast against ``q.shape[:-1]``.
     measure : {"amb", "modified"}, default "amb"
         Which measure.
     cant_solve : int, None or "auto", default "auto"
@@ -441,8 +511,13 @@ def less_biased_bias(
     Raises
     ------
     ValueError
-        If ``q`` is not a probability vector, ``n`` is not a whole number >= 1, or
-        ``measure``/``cant_solve`` is invalid (or contradicts ``q.attrs["cant_solve"]``).
+        If ``q`` is not a probability vector (or a DataArray with its ``category``
+        dimension not last: transpose it), ``n`` is not a whole number >= 1 or does not
+        broadcast against ``q.shape[:-1]``, or ``measure``/``cant_solve`` is invalid (or
+        contradicts ``q.attrs["cant_solve"]``).
+    TypeError
+        If ``q`` or ``n`` is not numeric or ``n`` is a bool; ragged nested lists raise a
+        ``ValueError`` that is also a ``TypeError``.
     NotImplementedError
         For ``measure`` "old" or "entropy" (no closed form).
 

@@ -21,7 +21,8 @@ which is a product / quotient of non-negative quantities, so its relative error 
 few ulps for concentrations anywhere in ``[1e-3, 1e9]``; the sums over categories (``e2``,
 ``P2``, ``T``, ``Q``) are taken of the proportions ``alpha_k / b``, times ratios such as
 ``b / (b + 1)``, so that no product of concentrations overflows (it did, to NaN, from
-1.3e154 on) and any concentrations with a finite sum give finite moments:
+1.3e154 on) and any concentrations with a finite sum give finite moments (a sum beyond
+float64's 1.8e308 is refused):
 
 * ``E(G) = 2 e2 / (b (b + 1))`` with ``G = 1 - S2`` and ``e2 = sum_{j<k} alpha_j alpha_k``
   accumulated as ``sum_k alpha_k * (alpha_1 + ... + alpha_{k-1})``;
@@ -208,7 +209,8 @@ def _digamma_diff(y: np.ndarray, d: np.ndarray, y_plus_d: np.ndarray) -> np.ndar
     if np.any(large):
         yl, dl, sl = y[large], d[large], y_plus_d[large]
         ds = dl / sl  # the products y (y + d) overflowed from 1e154 on
-        out[large] = np.log1p(dl / yl) + ds / (2.0 * yl) + ds * (1.0 / sl + 1.0 / yl) / (12.0 * yl)
+        # divided step by step: 12 y overflowed from 1.5e307 on
+        out[large] = np.log1p(dl / yl) + ds / 2.0 / yl + ds * (1.0 / sl + 1.0 / yl) / 12.0 / yl
     small = ~large & (d <= _PSI_SERIES_MAX_RATIO * y)
     if np.any(small):
         ys, ds = y[small], d[small]
@@ -260,7 +262,9 @@ def _var_modified(block: np.ndarray, idx: int | None) -> np.ndarray:
     b = category_total(a)
     _, var_s2 = s2_mean_var(a, b)
     # Q = b^2 Q(a / b): (Q + (C - 1) b) / ((C - 1) b (b + 1)) without overflow
-    mean_y = (b * spread_sum(a / b, np.ones_like(b)) + (c - 1.0)) / ((c - 1.0) * (b + 1.0))
+    # as Q(a / b) b / (b + 1) + (C - 1) / (b + 1): b Q(a / b) overflowed from 9e307 on
+    b1 = b + 1.0
+    mean_y = (spread_sum(a / b, np.ones_like(b)) * (b / b1) + (c - 1.0) / b1) / (c - 1.0)
     var_y = (c / (c - 1.0)) ** 2 * var_s2
     return _var_product(a_cs, b, mean_y, var_y)
 
@@ -273,7 +277,8 @@ def _mean_entropy(block: np.ndarray, idx: int | None) -> np.ndarray:
     others = others_total(block)
     a0_1 = np.broadcast_to(a0 + 1.0, block.shape)
     dpsi = _digamma_diff(block + 1.0, others, a0_1)
-    return category_total(block * dpsi) / a0 / math.log(k)
+    # weights alpha_k / alpha_0 first: sum_k alpha_k dpsi_k overflowed for alpha_0 near 1e308
+    return category_total((block / a0) * dpsi) / math.log(k)
 
 
 def _mean_old(block: np.ndarray, idx: int | None) -> np.ndarray:
@@ -284,10 +289,12 @@ def _mean_old(block: np.ndarray, idx: int | None) -> np.ndarray:
     c = a.shape[0]
     o = others_total(a)
     x = 1.0 / c
-    terms = (c - 1.0) * a * sc.betainc(a + 1.0, o, x) + o * sc.betaincc(a, o + 1.0, x)
     b = category_total(a)
     a0 = b if a_cs is None else b + a_cs
-    tent = category_total(terms) / (a0 * (c - 1.0))
+    # in the proportions alpha_k / alpha_0 and o_k / alpha_0: (C - 1) alpha_k overflowed
+    # for alpha_k near 1e308
+    terms = (c - 1.0) * (a / a0) * sc.betainc(a + 1.0, o, x) + (o / a0) * sc.betaincc(a, o + 1.0, x)
+    tent = category_total(terms) / (c - 1.0)
     return tent if a_cs is None else a_cs / a0 + tent
 
 
@@ -308,6 +315,27 @@ _VARIANCES: dict[str, Kernel] = {
 
 
 # --------------------------------------------------------------------------- dispatch
+#: float64's largest number: a row of concentrations must sum to at most this.
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+def _check_finite_sums(block: np.ndarray, first_row: int) -> None:
+    """Refuse a (K, n) block whose concentrations sum to more than float64 holds in a row
+    (the closed forms add them up: the sum overflowed to inf and the moments to NaN)."""
+    with np.errstate(over="ignore"):
+        totals = category_total(block)
+    bad = ~np.isfinite(totals)
+    if np.any(bad):
+        row = first_row + int(np.argmax(bad))
+        raise ValueError(
+            f"alpha must sum to at most {_FLOAT_MAX:.4g} (float64's largest number) over the "
+            "categories (the closed forms add the concentrations up), but a row sums to inf "
+            f"(row {row}); a Dirichlet that concentrated has q at its mean to float precision, "
+            "so apply the measure to alpha divided by its sum (after dividing by its largest "
+            "entry) instead"
+        )
+
+
 def _evaluate(
     alpha: Any, measure: str, cant_solve: int | str | None, table: dict[str, Kernel], what: str
 ) -> Any:
@@ -337,8 +365,11 @@ def _evaluate(
     # check_alpha on the whole input, which raises the detailed message.
     for start in range(0, n, _BLOCK_ROWS):
         block = np.ascontiguousarray(flat[start : start + _BLOCK_ROWS].T)
-        if not (block.min() > 0.0 and block.max() < np.inf):
+        top = block.max()
+        if not (block.min() > 0.0 and top < np.inf):
             check_alpha(arr)
+        if top > _FLOAT_MAX / k:  # only then can a row's sum overflow
+            _check_finite_sums(block, start)
         out[start : start + _BLOCK_ROWS] = kernel(block, idx)
     out = out.reshape(batch)
     return out[()] if out.ndim == 0 else out
@@ -379,8 +410,9 @@ def dirichlet_mean(
     Raises
     ------
     ValueError
-        If ``measure`` is unknown, ``alpha`` is not finite and positive or has fewer than 2
-        categories, ``cant_solve`` is out of range, a string other than ``"auto"`` or
+        If ``measure`` is unknown, ``alpha`` is not finite and positive, has fewer than 2
+        categories or a row summing to more than float64 holds (1.8e308), ``cant_solve`` is
+        out of range, a string other than ``"auto"`` or
         contradicts ``alpha.attrs["cant_solve"]``, or ``measure`` is "modified" or "old"
         with fewer than 2 proper categories.
     TypeError
@@ -405,7 +437,9 @@ def dirichlet_mean(
     The relative error is below 1e-10 for concentrations in ``[1e-3, 1e9]`` (tested against
     exact rational arithmetic and 50-digit mpmath); the sums run over proportions, so any
     concentrations with a finite sum give a finite mean (up to ``alpha = (1e300, 1e300,
-    1e300)`` and down to 1e-300, also tested against exact fractions).
+    1e300)`` and down to 1e-300, also tested against exact fractions; near 1.8e308, against
+    the measure of ``alpha / alpha_0``, which such a Dirichlet holds ``q`` at). A row whose
+    sum overflows float64 raises (it gave NaN).
 
     References
     ----------
@@ -472,8 +506,9 @@ def dirichlet_var(
     NotImplementedError
         For ``measure="old"`` or ``measure="entropy"``.
     ValueError
-        If ``measure`` is unknown, ``alpha`` is not finite and positive or has fewer than 2
-        categories, ``cant_solve`` is out of range, a string other than ``"auto"`` or
+        If ``measure`` is unknown, ``alpha`` is not finite and positive, has fewer than 2
+        categories or a row summing to more than float64 holds (1.8e308), ``cant_solve`` is
+        out of range, a string other than ``"auto"`` or
         contradicts ``alpha.attrs["cant_solve"]``, or ``measure="modified"`` has fewer than
         2 proper categories.
     TypeError
@@ -502,7 +537,7 @@ def dirichlet_var(
     ``alpha_k / b`` (times powers of ``b / (b + j)``), never of products of concentrations,
     so they do not overflow: any concentrations with a finite sum give the moments (at
     ``alpha = (1e300, 1e300, 1e300)`` the amb mean 2/3 and sd 1.4e-151; the products
-    overflowed to NaN from 1.3e154 on).
+    overflowed to NaN from 1.3e154 on). A row whose sum overflows float64 raises.
 
     References
     ----------
