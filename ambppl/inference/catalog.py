@@ -32,7 +32,10 @@ the design (a dict with keys from :data:`NUTS_DEFAULT_KEYS`, checked as the reco
 update the record's ``nuts_defaults`` (:meth:`ModelEntry.nuts_defaults`; the caller's
 settings still win). ``HYPERPARAMETERS`` names the posterior variables ``concentration``
 reads; ``fit`` computes the ``log_likelihood`` group from ``concentration``
-(:mod:`ambppl.inference.modeling`). The model files import :mod:`ambppl.inference.modeling`
+(:mod:`ambppl.inference.modeling`). Where a function of the file gives a parameter a default
+in its signature, it must be the info record's ``default`` (``fit`` passes the caller's
+parameters only, so the file's defaults run, and it records the info record's): the entry's
+``module`` refuses a disagreement. The model files import :mod:`ambppl.inference.modeling`
 and nothing private of ambppl. The catalog folder is, in this order of preference:
 
 1. the folder named by the environment variable ``AMBPPL_MODELS`` (for tests and for users
@@ -335,6 +338,79 @@ def _check_routes(entry: ModelEntry, module: ModuleType) -> None:
             f"but declares the hyperparameters {list(hyper)}; offer 'collapsed' or "
             "'empirical_bayes' instead"
         )
+    _check_defaults(entry, module)
+
+
+#: The functions of a model file that ``fit`` (and :meth:`ModelEntry.build`) call with the
+#: caller's parameters: the routes' (:data:`ROUTE_FUNCTIONS`) and the optional ones.
+PARAMETER_FUNCTIONS = (
+    *dict.fromkeys(f for functions in ROUTE_FUNCTIONS.values() for f in functions),
+    "posterior_mode",
+    "log_likelihood",
+    "nuts_defaults",
+)
+
+
+def _check_defaults(entry: ModelEntry, module: ModuleType) -> None:
+    """Each parameter's default in the info record equals the default of that parameter in
+    the signature of every function of the file that ``fit`` calls
+    (:data:`PARAMETER_FUNCTIONS`) and gives one.
+
+    ``fit`` passes a function the caller's parameters only, so the file's defaults are those
+    that run, while the result's ``parameters`` attribute and ``ambppl models`` show the info
+    record's: a disagreement would record a prior that was not used."""
+    import inspect
+
+    recorded = {name: spec["default"] for name, spec in entry.info["parameters"].items()}
+    for function in PARAMETER_FUNCTIONS:
+        own = getattr(module, function, None)
+        if not callable(own):
+            continue
+        try:
+            parameters = inspect.signature(own).parameters
+        except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
+            continue
+        for name, value in recorded.items():
+            p = parameters.get(name)
+            if p is None or p.default is inspect.Parameter.empty:
+                continue
+            if not _same_default(value, p.default):
+                raise ValueError(
+                    f"model file {entry.path.name!r} and its info record "
+                    f"{entry.path.with_suffix('.json').name!r} must give the parameter "
+                    f"{name!r} the same default (fit runs {function}() with the file's and "
+                    f"records the info record's), but {function}() has {name}="
+                    f"{p.default!r} and the info record {value!r}; make them the same"
+                )
+
+
+def _same_default(recorded: Any, own: Any) -> bool:
+    """Whether a JSON default equals a Python one: numbers by value (1 and 1.0 alike), not
+    True for 1; lists, tuples and numpy arrays element by element; None only as null."""
+    if hasattr(own, "tolist") and not isinstance(own, str):  # numpy arrays and scalars
+        own = own.tolist()
+    if isinstance(recorded, bool) or isinstance(own, bool):
+        return isinstance(recorded, bool) and isinstance(own, bool) and recorded == own
+    if isinstance(recorded, list) or isinstance(own, list | tuple):
+        return (
+            isinstance(recorded, list)
+            and isinstance(own, list | tuple)
+            and len(recorded) == len(own)
+            and all(_same_default(a, b) for a, b in zip(recorded, own, strict=True))
+        )
+    if isinstance(recorded, dict) or isinstance(own, dict):
+        return (
+            isinstance(recorded, dict)
+            and isinstance(own, dict)
+            and recorded.keys() == own.keys()
+            and all(_same_default(recorded[k], own[k]) for k in recorded)
+        )
+    if recorded is None or own is None:
+        return recorded is own
+    try:
+        return bool(recorded == own)
+    except (TypeError, ValueError):  # pragma: no cover - an object without equality
+        return False
 
 
 @dataclass(frozen=True)
@@ -358,7 +434,9 @@ class ModelEntry:
 
     @property
     def module(self) -> ModuleType:
-        """The model file, imported (once per modification time) and checked."""
+        """The model file, imported (once per modification time) and checked: the
+        functions of its methods, ``HYPERPARAMETERS``, and its parameters' defaults against
+        the info record's."""
         module = _load_module(self.path)
         _check_routes(self, module)
         return module

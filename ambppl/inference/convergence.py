@@ -54,9 +54,10 @@ class ConvergenceWarning(UserWarning):
     Attributes
     ----------
     record : dict or None
-        The record of :func:`check_convergence` (worst values, ``failed``, ``worst``
-        parameters), so that a caller can word its own advice (the command line names its
-        options: :func:`convergence_message` with ``command_line=True``).
+        The record of :func:`check_convergence` as stored (worst values, ``failed``,
+        ``worst`` parameters; a NaN or infinite number as None), so that a caller can word
+        its own advice (the command line names its options: :func:`convergence_message`
+        with ``command_line=True``).
     what : str
         How the message names the fit.
     model : str or None
@@ -240,6 +241,11 @@ def worst_parameters(
     return out
 
 
+def _known(value: Any) -> bool:
+    """Whether a diagnostic is known: a number, not NaN nor None (a stored record's null)."""
+    return isinstance(value, int | float | np.number) and not math.isnan(value)
+
+
 def describe_parameter(worst: Mapping[str, Any]) -> str:
     """One parameter of :func:`worst_parameters` in words.
 
@@ -253,8 +259,8 @@ def describe_parameter(worst: Mapping[str, Any]) -> str:
     -------
     str
         The name and the known diagnostics, e.g. ``"sigma_item[yes] (R-hat 1.530, bulk ESS
-        7, tail ESS 12)"``; an unknown one (NaN) is left out, a non-finite draw's R-hat shows
-        as ``inf``.
+        7, tail ESS 12)"``; an unknown one (NaN, or None: a stored record's null) is left
+        out, a non-finite draw's R-hat shows as ``inf`` (in the stored record it is null).
 
     Examples
     --------
@@ -263,10 +269,10 @@ def describe_parameter(worst: Mapping[str, Any]) -> str:
     'kappa (R-hat 1.500, bulk ESS 7)'
     """
     parts = []
-    if not math.isnan(worst.get("r_hat", math.nan)):
+    if _known(worst.get("r_hat")):
         parts.append(f"R-hat {worst['r_hat']:.3f}")
     for key, what in (("ess_bulk", "bulk ESS"), ("ess_tail", "tail ESS")):
-        if not math.isnan(worst.get(key, math.nan)):
+        if _known(worst.get(key)):
             parts.append(f"{what} {worst[key]:.0f}")
     return f"{worst['parameter']} ({', '.join(parts)})" if parts else str(worst["parameter"])
 
@@ -302,9 +308,10 @@ def convergence_advice(
     that is not smooth): the draws may be biased, and more draws do not help. The remedies
     are a reparameterization (or the model's known limitation on such data) and a higher
     ``target_accept`` (smaller steps). An R-hat above 1.01 without divergences means the
-    chains have not reached the same distribution: longer tuning (warm-up). A small ESS
-    means the chains are autocorrelated: more draws, about ``draws * 400 / ESS`` (both
-    remedies when both failed). Divergences are named first and the other remedies are not
+    chains have not reached the same distribution: longer tuning (warm-up), twice the
+    record's ``tune`` and at least 2000 (PyMC's 1000 assumed where the record has none). A
+    small ESS means the chains are autocorrelated: more draws, about ``draws * 400 / ESS``
+    (both remedies when both failed). Divergences are named first and the other remedies are not
     offered with them: their draws are not worth multiplying (Betancourt 2017, Vehtari et
     al. 2021).
 
@@ -368,6 +375,7 @@ def convergence_advice(
             f"chains): run several ({chains})"
         )
     elif "r_hat" in failed:
+        # twice the warm-up the fit had (PyMC's 1000 where the record does not say)
         tune = max(2000, 2 * int(record.get("tune") or 1000))
         option = f"--tune {tune}" if cli else f"sample_kwargs={{'tune': {tune}}}"
         parts.append(
@@ -414,6 +422,7 @@ def check_convergence(
     what: str = "the fit",
     stacklevel: int = 2,
     model: str | None = None,
+    tune: int | None = None,
 ) -> dict[str, Any]:
     """Check posterior draws against :data:`CONVERGENCE`; record the result, warn if missed.
 
@@ -432,22 +441,30 @@ def check_convergence(
     model : str, optional
         The catalog model, for the advice (:func:`convergence_advice`); default
         ``tree.attrs["model"]``.
+    tune : int, optional
+        The warm-up steps per chain, where the sampler did not record them in
+        ``sample_stats`` (PyMC's ``attrs["tuning_steps"]``, nutpie's ``num_tune`` in
+        ``attrs["inference_library_settings"]``), which win: the advice asks for more than
+        the fit had.
 
     Returns
     -------
     dict
-        ``variables``, ``chains``, ``draws``, ``r_hat`` (largest), ``ess_bulk`` and
-        ``ess_tail`` (smallest), ``divergences``, ``passed``, ``failed`` (the limits missed)
-        and ``worst``: the :data:`N_WORST` parameters furthest from the standard over every
-        checked variable (:func:`worst_parameters`: name such as ``"sigma_item[yes]"``, its
-        R-hat and ESS; furthest by the largest ratio to a limit, so the first need not hold
-        the largest R-hat or the smallest ESS), and ``extremes_at``: the parameter that
-        holds each of ``r_hat``, ``ess_bulk`` and ``ess_tail``; with fewer than 4 draws
-        ``variables``, ``chains``, ``draws``, ``passed=False`` and a ``reason`` only. Also
-        stored as JSON in ``tree.attrs["convergence"]``. The extremes are over every scalar
-        of every checked variable, whatever their order: a scalar with a non-finite draw
-        counts as R-hat inf and ESS 0 (missed), one whose diagnostic is unknown (a constant)
-        is left out of that diagnostic. With one chain R-hat is unknown, and the standard
+        ``variables``, ``chains``, ``draws``, ``tune`` (where known), ``r_hat`` (largest),
+        ``ess_bulk`` and ``ess_tail`` (smallest), ``divergences``, ``passed``, ``failed`` (the
+        limits missed) and ``worst``: the :data:`N_WORST` parameters furthest from the
+        standard over every checked variable (:func:`worst_parameters`: name such as
+        ``"sigma_item[yes]"``, its R-hat and ESS; furthest by the largest ratio to a limit,
+        so the first need not hold the largest R-hat or the smallest ESS), and
+        ``extremes_at``: the parameter that holds each of ``r_hat``, ``ess_bulk`` and
+        ``ess_tail``; with fewer than 4 draws ``variables``, ``chains``, ``draws``, ``tune``,
+        ``passed=False`` and a ``reason`` only. Also stored as JSON in
+        ``tree.attrs["convergence"]``, valid JSON: a number that is NaN (R-hat of one chain)
+        or infinite there is null, as in the warning's record and text (:func:`stored_record`
+        reads it back). The extremes are over every scalar of every checked variable,
+        whatever their order: a scalar with a non-finite draw counts as R-hat inf and ESS 0
+        (missed), one whose diagnostic is unknown (a constant) is left out of that
+        diagnostic. With one chain R-hat is unknown, and the standard
         counts as missed on ``r_hat``: one chain cannot show that the sampler reached the
         posterior.
 
@@ -495,6 +512,10 @@ def check_convergence(
         "chains": int(post.sizes["chain"]),
         "draws": int(post.sizes["draw"]),
     }
+    steps = _recorded_tune(tree)
+    steps = steps if steps is not None else (None if tune is None else int(tune))
+    if steps is not None:
+        record["tune"] = steps
     if post.sizes["chain"] * post.sizes["draw"] < 4 or post.sizes["draw"] < 4:
         record.update(passed=False, reason="too few draws to diagnose")
     else:
@@ -524,19 +545,55 @@ def check_convergence(
             for w in worst_parameters(post, diag)
         ]
         record["extremes_at"] = _extremes_at(post, diag)
-    tree.attrs["convergence"] = json.dumps(record)
+    # valid JSON (json.dumps writes NaN and Infinity, which strict readers refuse): the
+    # warning carries the record as stored, so that its text is the stored record's message
+    stored = _json_values(record)
+    tree.attrs["convergence"] = json.dumps(stored, allow_nan=False)
     if not record["passed"]:
         model = model or tree.attrs.get("model")
         warnings.warn(
             ConvergenceWarning(
-                convergence_message(record, what=what, model=model),
-                record=record,
+                convergence_message(stored, what=what, model=model),
+                record=stored,
                 what=what,
                 model=model,
             ),
             stacklevel=stacklevel + 1,
         )
     return record
+
+
+def _json_values(value: Any) -> Any:
+    """``value`` with every non-finite float (NaN, inf) as None and numpy scalars as
+    Python's, in dicts and lists: what ``json.dumps(..., allow_nan=False)`` writes."""
+    if isinstance(value, Mapping):
+        return {k: _json_values(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_values(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _recorded_tune(tree: Any) -> int | None:
+    """The warm-up steps per chain the sampler recorded in ``sample_stats``: PyMC's
+    ``attrs["tuning_steps"]``, nutpie's ``num_tune`` in ``attrs["inference_library_settings"]``
+    (JSON); None where neither is there."""
+    if "sample_stats" not in tree.children:
+        return None
+    attrs = tree["sample_stats"].attrs
+    steps = attrs.get("tuning_steps")
+    if steps is None and isinstance(attrs.get("inference_library_settings"), str):
+        try:
+            steps = json.loads(attrs["inference_library_settings"])["settings"]["num_tune"]
+        except (ValueError, KeyError, TypeError):
+            steps = None
+    try:
+        return None if steps is None else int(steps)
+    except (TypeError, ValueError):
+        return None
 
 
 def stored_record(result: Any) -> dict[str, Any] | None:

@@ -36,6 +36,7 @@ import datetime
 import functools
 import importlib.util
 import json
+import numbers
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -59,6 +60,7 @@ from ambppl.inference.modeling import log_likelihood
 from ambppl.inference.reuse import reused_program
 from ambppl.internal.checks import (
     NO_CANT_SOLVE,
+    category_aligned,
     check_option,
     check_positive_int,
     check_progress,
@@ -189,15 +191,23 @@ def fit(
         ``nuts_defaults`` may also choose nutpie's mass-matrix ``adaptation`` (e.g.
         ``dawid_skene`` on designs of few answers per item with a busy rater); it is passed as
         ``nuts={"adaptation": ...}`` where the sampler is nutpie, unless
-        ``sample_kwargs["nuts"]`` sets its own.
+        ``sample_kwargs["nuts"]`` sets its own. Values checked: ``tune`` a whole number >= 0,
+        ``cores`` one >= 1 (both or None), ``target_accept`` a number in (0, 1) and
+        ``max_treedepth`` a whole number >= 1 (at the top level or in ``nuts``); ``step`` and
+        ``return_inferencedata=False`` are refused (fit runs NUTS on its own program and
+        builds its result from PyMC's DataTree).
     log_likelihood : bool, default True
         Store the ``log_likelihood`` group (draws x chains x items x 8 bytes). True or
         False (numpy's bools too).
     **kwargs
         The model's parameters (e.g. ``prior=0.5`` for ``dirichlet_categorical``; see
         ``ambppl.get_model(model).info["parameters"]``), checked by
-        :func:`ambppl.inference.catalog.model_parameters`. Reader options (``cant_solve=``,
-        ``item=``, ...) go to the reader, not here.
+        :func:`ambppl.inference.catalog.model_parameters`. A labelled one, a
+        :class:`pandas.Series` indexed by the category labels or an
+        :class:`xarray.DataArray` with a ``category`` coordinate, is read by its labels (put
+        in the order of the counts' categories; :func:`ambppl.internal.checks.category_aligned`),
+        arrays and lists by position. Reader options (``cant_solve=``, ``item=``, ...) go to
+        the reader, not here.
 
     Returns
     -------
@@ -206,9 +216,12 @@ def fit(
         ``observed_data`` (``counts`` with the count attributes), ``log_likelihood`` and, for
         NUTS, ``sample_stats``. The root and the posterior carry the attributes ``method``,
         ``model``, ``parameters`` (JSON of the model's parameters, defaults filled in),
-        ``cant_solve`` (the label; absent when there is none), ``sampler`` and, where the
-        prior of every ``q_i`` is one fixed Dirichlet (``exact``, ``empirical_bayes``, or a
-        fixed-prior model), ``prior`` (its concentration, one float per category). After
+        ``cant_solve`` (the label; absent when there is none), ``sampler`` (what computed
+        the draws: the NUTS library, ``numpy.random.Generator.standard_gamma``,
+        ``ambppl.inference.laplace``, or for ``map`` with a model file's own mode
+        ``"<model>.posterior_mode"``) and, where the prior of every ``q_i`` is one fixed
+        Dirichlet (``exact``, ``empirical_bayes``, or a fixed-prior model), ``prior`` (its
+        concentration, one float per category). After
         NUTS the root also has ``convergence``: a JSON record of the worst R-hat, the
         smallest bulk and tail ESS and the divergences, checked against :data:`CONVERGENCE`.
         Where the fit raised warnings, the root keeps them in ``fit_warnings`` (a JSON list
@@ -237,15 +250,18 @@ def fit(
         For an unknown model, method or sampler, a method the model does not list, a
         parameter of another model, any other keyword that is not a parameter of the model
         (the message lists the model's parameters), bad parameter values (e.g. a prior that
-        is not positive), non-positive draws/chains, unknown var_names, a frame the reader
-        cannot read with its defaults (the message shows the reader's call that names the
-        column), ``sample_kwargs`` keys that the installed PyMC does not take (the message
-        names a close key: "did you mean 'cores'?") or that fit sets itself, a
-        ``target_accept`` given both at the top level and in ``nuts``, or bad data; and up
-        front,
-        before any sampling, when the fit's peak memory (:func:`memory_needed`: the draws to
-        store, ``8 x chains x draws x items x`` the values per item of ``var_names``, the
-        log likelihood, plus the sampler's working chunks) exceeds
+        is not positive, or a labelled prior whose labels are not the counts' categories),
+        non-positive draws/chains, unknown var_names, a frame the reader cannot read with its
+        defaults (the message shows the reader's call that names the column),
+        ``sample_kwargs`` keys that the installed PyMC does not take (the message names a
+        close key: "did you mean 'cores'?") or that fit sets itself or cannot honour
+        (``step``, ``return_inferencedata=False``), ``sample_kwargs`` values out of range
+        (``tune=-5``, ``target_accept=2``, ``cores=0``, ``max_treedepth=0``; a value of
+        another type, ``tune=1.5``, is a TypeError), a ``target_accept`` given both at the
+        top level and in ``nuts``, or bad data; and up front, before any sampling, when the
+        fit's peak memory (:func:`memory_needed`: the draws to store,
+        ``8 x chains x draws x items x`` the values per item of ``var_names``, the log
+        likelihood, plus the sampler's working chunks) exceeds
         :data:`ambppl.internal.limits.MEMORY_FRACTION` (80%) of the memory available
         (:func:`available_memory`): the message names :func:`ambppl.score`, which summarizes
         conjugate models without per-item draws, and the options that store less (on the
@@ -327,7 +343,9 @@ def fit(
     # the fit's warnings, raised as ever and kept in the result for the report
     with collecting_warnings() as raised:
         answers, counts = _read_data(data, long, reader)
-        params = model_parameters(entry, kwargs, "fit")
+        params = _aligned_parameters(model_parameters(entry, kwargs, "fit"), counts)
+        # before sampling: what the result records (the info record's defaults filled in)
+        parameters = json.dumps(_jsonable({**entry.defaults, **params}))
         method = choose_method(entry, method, sampler, sample_kwargs)
         own = (
             entry.nuts_defaults(answers if long else counts, **params)
@@ -393,8 +411,8 @@ def fit(
         attrs: dict[str, Any] = {
             "method": method,
             "model": entry.name,
-            "parameters": json.dumps(_jsonable({**entry.defaults, **params})),
-            "sampler": _sampler_name(method, tree),
+            "parameters": parameters,
+            "sampler": _sampler_name(method, tree, entry),
         }
         if cs_label is not None:  # absent = no can't-solve category (netCDF stores no None)
             attrs["cant_solve"] = str(cs_label)
@@ -403,7 +421,7 @@ def fit(
         tree.attrs.update(attrs)
         tree["posterior"].attrs.update(attrs)
         if method in NUTS_METHODS:
-            _check_convergence(tree, entry, method)
+            _check_convergence(tree, entry, method, job.sample_kwargs.get("tune"))
         if raised:
             tree.attrs[FIT_WARNINGS] = warnings_attr(raised)
         _storable_attrs(tree)
@@ -678,18 +696,143 @@ def _check_sample_kwargs(sample_kwargs: Any, sampler: str | None = None) -> dict
                 f"(target_accept may stay at the top level), but got {misplaced} at the top "
                 f"level: sample_kwargs={{'nuts': {{{misplaced[0]!r}: ...}}}}"
             )
+    _check_sample_values(kwargs, key)
     return kwargs
 
 
+#: ``sample_kwargs`` keys that ``fit`` cannot honour: the value that changes nothing (None:
+#: every other value is refused), why, and the fix.
+_REFUSED_SAMPLE_KWARGS: dict[str, tuple[Any, str, str]] = {
+    "step": (
+        None,
+        "fit samples with NUTS on the program it builds from the model, so no step method "
+        "can be given for it",
+        "drop it (sampler= chooses the NUTS implementation)",
+    ),
+    "return_inferencedata": (
+        True,
+        "fit builds its result from PyMC's xarray.DataTree",
+        "drop it",
+    ),
+}
+
+#: Numeric ``sample_kwargs`` checked by ``fit`` (at the top level, and in ``nuts={...}``
+#: where ``nested``): the smallest whole number allowed, or None for a number in (0, 1);
+#: whether None (PyMC's default) is allowed; what the setting is; the command line's option.
+_SAMPLE_NUMBERS: dict[str, tuple[int | None, bool, bool, str, str | None]] = {
+    # name: (low, nested, none_ok, what, option)
+    "tune": (0, False, True, "warm-up steps per chain", "--tune"),
+    "cores": (1, False, True, "chains run at once", None),
+    "target_accept": (
+        None,
+        True,
+        False,
+        "the step size's target acceptance rate, e.g. 0.95",
+        "--target-accept",
+    ),
+    "max_treedepth": (1, True, False, "the largest depth of a NUTS tree, e.g. 10", None),
+}
+
+
+def _check_sample_values(kwargs: dict[str, Any], key: str) -> None:
+    """The values of the ``sample_kwargs`` keys ``fit`` checks: :data:`_SAMPLE_NUMBERS` (at
+    the top level and, for the step's settings, in ``kwargs[key]``, the ``nuts`` dict)
+    changed to plain ints and floats, and :data:`_REFUSED_SAMPLE_KWARGS` refused. PyMC and
+    nutpie take a negative ``tune`` (dropping draws), a ``target_accept`` of 2 or
+    ``cores=0`` without a word or with an unrelated error."""
+    for name, (unchanged, why, fix) in _REFUSED_SAMPLE_KWARGS.items():
+        if name in kwargs and not _is_value(kwargs[name], unchanged):
+            raise ValueError(
+                f"sample_kwargs must not set {name} ({why}), but got {name}={kwargs[name]!r}; {fix}"
+            )
+    nested = kwargs.get(key) if isinstance(kwargs.get(key), dict) else {}
+    for name, (low, in_nuts, none_ok, what, option) in _SAMPLE_NUMBERS.items():
+        places = [(kwargs, f"sample_kwargs[{name!r}]")]
+        if in_nuts:
+            places.append((nested, f"sample_kwargs[{key!r}][{name!r}]"))
+        for where, python in places:
+            if name not in where or (none_ok and where[name] is None):
+                continue
+            value = where[name]
+            if low is None:
+                fix = f"a number in the open interval (0, 1) ({what})"
+                ok = _open_unit
+            else:
+                fix = f"a whole number >= {low} ({what})"
+                ok = functools.partial(_whole_at_least, low=low)
+            words = python
+            if option and where is kwargs:  # the command line passes it: name its option
+                words = say(python, option)
+                fix += say(" or None", "") if none_ok else ""
+            elif none_ok:
+                fix += " or None"
+            try:
+                where[name] = ok(value)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"{words} must be {fix}, but got {value!r}") from None
+
+
+def _is_value(value: Any, unchanged: Any) -> bool:
+    """Whether ``value`` is ``unchanged`` (None, or True: numpy's True too)."""
+    if unchanged is None:
+        return value is None
+    return isinstance(value, bool | np.bool_) and bool(value) is unchanged
+
+
+def _whole_at_least(value: Any, low: int) -> int:
+    """``value`` as an int >= ``low`` (numpy's integers too): a TypeError for another type,
+    a ValueError below ``low``."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        raise TypeError
+    if value < low:
+        raise ValueError
+    return int(value)
+
+
+def _open_unit(value: Any) -> float:
+    """``value`` as a float in the open interval (0, 1): a TypeError for another type, a
+    ValueError outside (NaN too)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError
+    if not 0.0 < float(value) < 1.0:
+        raise ValueError
+    return float(value)
+
+
 def _jsonable(value: Any) -> Any:
-    """Parameters as JSON values (arrays as lists)."""
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+    """Parameters as JSON values: arrays (numpy's, pandas', xarray's) and tuples as lists,
+    numpy scalars and other numbers as Python's, mappings as dicts with string keys; any
+    other object as its ``repr``, so that writing a record never fails after sampling."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, np.ndarray | np.generic):
-        return value.tolist()
-    if isinstance(value, list | tuple):
+        return _jsonable(value.tolist())
+    if hasattr(value, "to_numpy"):  # a pandas Series or frame, an xarray DataArray
+        with contextlib.suppress(Exception):
+            return _jsonable(np.asarray(value.to_numpy()).tolist())
+    if isinstance(value, list | tuple | set | frozenset):
         return [_jsonable(v) for v in value]
-    return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return repr(value)
+
+
+def _aligned_parameters(params: dict[str, Any], counts: xr.DataArray) -> dict[str, Any]:
+    """The model's parameters with every labelled one (a pandas Series, an xarray
+    DataArray with a ``category`` coordinate) put in the order of the counts' categories by
+    its labels (:func:`ambppl.internal.checks.category_aligned`: labels that differ from the
+    counts' are refused), as a numpy array; the others unchanged (read by position). Without
+    this a Series labelled by category was read by position, and written to the result's
+    ``parameters`` only after the sampling (where it failed: not JSON)."""
+    categories = counts["category"]
+    return {
+        name: category_aligned(value, categories, name=name, data_name="counts")
+        for name, value in params.items()
+    }
 
 
 # ---------------------------------------------------------------------------------------
@@ -879,8 +1022,8 @@ def _route_map(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
     """The posterior mode as one chain of one draw: the model file's ``posterior_mode``
     where it has one (no PyMC program built), else the PyMC program's (:func:`mode_point`)."""
     data = job.counts if job.answers is None else job.answers
-    own = getattr(job.module, "posterior_mode", None)
-    if callable(own):
+    own = _own_mode(job.entry)
+    if own is not None:
         with one_blas_thread():
             post, constant, info = own(data, **job.params)
         free = [n for n in post.data_vars if n not in job.available]
@@ -890,6 +1033,12 @@ def _route_map(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
         free = [rv.name for rv in pm_model.free_RVs]
     info = {**info, "approximation": POINT_SENTENCE}
     return _optimizer_tree(job, post, constant, info, free)
+
+
+def _own_mode(entry: ModelEntry) -> Callable[..., Any] | None:
+    """The model file's ``posterior_mode``, which the ``map`` route prefers, or None."""
+    own = getattr(entry.module, "posterior_mode", None)
+    return own if callable(own) else None
 
 
 def _wanted(job: _Job) -> list[str] | None:
@@ -931,7 +1080,12 @@ _ROUTES: dict[str, Callable[[_Job], tuple[Any, np.ndarray]]] = {
 }
 
 
-def _sampler_name(method: str, tree: xr.DataTree) -> str:
+def _sampler_name(method: str, tree: xr.DataTree, entry: ModelEntry) -> str:
+    """What computed the draws: the model file's ``posterior_mode`` for ``map`` where it has
+    one (``"<model>.posterior_mode"``), :mod:`ambppl.inference.laplace` for the other
+    optimizing routes, numpy's gamma draws for the exact ones, else the NUTS library."""
+    if method == "map" and _own_mode(entry) is not None:
+        return f"{entry.name}.posterior_mode"
     if method in ("laplace", "map"):
         return "ambppl.inference.laplace"
     if method not in NUTS_METHODS:
@@ -983,13 +1137,18 @@ def _add_log_likelihood(tree: xr.DataTree, job: _Job, conc: np.ndarray | None) -
     tree["log_likelihood"] = ds
 
 
-def _check_convergence(tree: xr.DataTree, entry: ModelEntry, method: str) -> None:
+def _check_convergence(
+    tree: xr.DataTree, entry: ModelEntry, method: str, tune: int | None = None
+) -> None:
     """The convergence standard on the hyperparameters (``collapsed``: the per-item draws are
-    exact given them) or on every stored variable (``nuts``)."""
+    exact given them) or on every stored variable (``nuts``); ``tune``, the warm-up steps
+    fit asked for, is recorded where the sampler did not record its own."""
 
     post = tree["posterior"]
     names = list(entry.hyperparameters) if method == "collapsed" else list(post.data_vars)
-    check_convergence(tree, names, what=f"the {method} fit of {entry.name!r}", stacklevel=3)
+    check_convergence(
+        tree, names, what=f"the {method} fit of {entry.name!r}", stacklevel=3, tune=tune
+    )
 
 
 def _check_var_names(var_names: Any, available: list[str]) -> list[str]:
