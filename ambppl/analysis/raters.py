@@ -43,7 +43,8 @@ _BLOCK = 64
 def summarize_raters(
     result: Any, *, hdi_prob: float | None = None, overuse: str | float = "hdi"
 ) -> pd.DataFrame:
-    r"""One row per rater: how much more often than a typical rater it answers "can't solve".
+    r"""One row per rater: how much more often than a typical rater it answers "can't solve"
+    (``rater_effects``), or how often it answers the true class (``dawid_skene``).
 
     Parameters
     ----------
@@ -58,25 +59,41 @@ def summarize_raters(
     hdi_prob : float, optional
         Mass of the highest-density interval (default: ArviZ's ``stats.ci_prob``).
     overuse : "hdi" or float, default "hdi"
-        The rule for ``overuses_cant_solve``: ``"hdi"`` flags a rater whose HDI of the odds
-        ratio lies above 1; a probability ``p`` flags ``P(odds ratio > 1) >= p``.
+        The rule for ``overuses_cant_solve`` (rater-effects fits): ``"hdi"`` flags a rater
+        whose HDI of the odds ratio lies above 1; a probability ``p`` flags
+        ``P(odds ratio > 1) >= p``. A latent-class fit has no such column: there the
+        default ``"hdi"`` is unused and a probability is refused.
 
     Returns
     -------
     pandas.DataFrame
-        Index ``rater`` (the original ids); columns :data:`RATER_COLUMNS`:
+        Index ``rater`` (the original ids). For a latent-class fit (``dawid_skene``) the
+        columns :data:`CLASS_RATER_COLUMNS`: ``n_answers`` (int64, as below); ``accuracy``,
+        the posterior mean of the probability that the rater answers an item's true class
+        (``sum_k pi_k confusion[r, k, k]``: averaged over the classes' prevalences ``pi``),
+        with its HDI ``accuracy_lower`` / ``accuracy_upper``; ``cant_solve_rate``, the same
+        for the can't-solve answer (``sum_k pi_k confusion[r, k, cs]``), with
+        ``cant_solve_lower`` / ``cant_solve_upper`` (NaN without a can't-solve category).
+        For the one point of ``method="map"`` the means are the values at the posterior mode
+        and the HDI columns NaN. ``attrs``: ``level`` and ``hdi_prob``.
+        For a rater-effects fit the columns :data:`RATER_COLUMNS`:
         ``n_answers`` (int64, from ``constant_data`` ``rater_answers``; NaN, float, for a
-        result without it); ``cant_solve_odds_ratio`` (posterior mean), ``cant_solve_or_lower``
-        / ``_upper`` (HDI) and ``p_overuse`` = P(odds ratio > 1); ``overuses_cant_solve``;
+        result without it); ``cant_solve_odds_ratio`` (posterior mean),
+        ``cant_solve_or_lower`` / ``cant_solve_or_upper`` (HDI) and ``p_overuse`` =
+        P(odds ratio > 1); ``overuses_cant_solve``;
         ``favoured_label`` (the proper category with the largest posterior mean bias) and
         ``label_bias`` (posterior mean of the largest bias of a proper category over the
         rater's mean over proper categories, on the logit scale; 0 = no preference).
         Without a can't-solve category the can't-solve columns are NaN (and False).
+        ``attrs``: ``level``, ``hdi_prob`` and ``overuse``.
 
     Raises
     ------
     ValueError
-        If the result has no rater effects ``b``, ``overuse`` or ``hdi_prob`` is invalid.
+        If the result has neither rater effects ``b`` nor a latent-class model's
+        ``accuracy`` and ``confusion``, if ``overuse`` is neither ``"hdi"`` nor a probability
+        in (0, 1) (checked first, for every fit), if ``overuse`` is a probability for a
+        latent-class fit, or if ``hdi_prob`` is invalid.
     TypeError
         If ``result`` is not a DataTree.
 
@@ -127,21 +144,33 @@ def summarize_raters(
             f"result must be the xarray.DataTree of a rater model fit, but got "
             f"{type(result).__name__}"
         )
+    rule = _check_overuse(overuse)  # the same answer to a bad value, whatever the model
     if (
         "posterior" in result.children
         and "b" not in result["posterior"].data_vars
         and {"accuracy", "confusion"} <= set(result["posterior"].data_vars)
     ):
+        if rule is not None:
+            model = result.attrs.get("model", result["posterior"].attrs.get("model"))
+            fitted = f"a {model} fit" if model else "a latent-class fit"
+            raise ValueError(
+                "overuse is the rule of rater_effects' overuses_cant_solve column, but got "
+                f"overuse={overuse!r} for {fitted}, whose rater table has no such column "
+                "(it gives each rater's cant_solve_rate with its HDI instead); drop overuse"
+            )
         return _summarize_class_raters(result, hdi_prob)
     if "posterior" not in result.children or "b" not in result["posterior"].data_vars:
+        model = result.attrs.get("model")
         raise ValueError(
-            "level='rater' needs a fit of a rater model (posterior 'b' with dims rater x "
-            "category, e.g. ambppl.fit(answers, 'rater_effects')), but this result has none"
+            "level='rater' needs a fit of a rater model: rater_effects (posterior 'b' with "
+            "dims rater x category) or dawid_skene (posterior 'accuracy' and 'confusion'), "
+            "e.g. ambppl.fit(answers, 'rater_effects') or ambppl.fit(answers, 'dawid_skene') "
+            "on one row per answer with rater ids, but this result"
+            f"{f' (model {model!r})' if model else ''} has neither"
         )
     if hdi_prob is None:
         hdi_prob = float(arviz_base.rcParams["stats.ci_prob"])
     hdi_prob = check_prob(hdi_prob, "hdi_prob")
-    rule = _check_overuse(overuse)
     post = result["posterior"]
     b = post["b"].transpose("chain", "draw", "rater", "category")
     raters = b["rater"].values

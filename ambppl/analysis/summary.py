@@ -93,14 +93,24 @@ def summarize(
     threshold : float, default 0.4
         ``p_above`` is the posterior probability that the measure exceeds it.
     level : {"item", "rater"}, default "item"
-        ``"rater"``: one row per rater of a rater-effects fit instead
-        (:func:`ambppl.analysis.raters.summarize_raters`: ``n_answers``, the can't-solve odds ratio
-        against the typical rater with its HDI, ``overuses_cant_solve``, the label bias);
-        ``measure`` and ``threshold`` are then unused, and other values than their defaults
-        are refused.
+        ``"rater"``: one row per rater instead
+        (:func:`ambppl.analysis.raters.summarize_raters`), of a fit of a model with raters.
+        For ``rater_effects``: ``n_answers``, the can't-solve odds ratio against the typical
+        rater with its HDI (``cant_solve_odds_ratio``, ``cant_solve_or_lower``,
+        ``cant_solve_or_upper``), ``p_overuse``, ``overuses_cant_solve``,
+        ``favoured_label`` and ``label_bias``. For ``dawid_skene``: ``n_answers``,
+        ``accuracy`` (the probability that the rater answers an item's true class, averaged
+        over the classes' prevalences) with its HDI (``accuracy_lower``,
+        ``accuracy_upper``), and ``cant_solve_rate`` (the probability that it answers "can't
+        solve"; NaN without such a category) with its HDI (``cant_solve_lower``,
+        ``cant_solve_upper``); the HDI columns are NaN for the one point of
+        ``method="map"``. ``measure`` and ``threshold`` are then unused, and other values
+        than their defaults are refused.
     overuse : "hdi" or float, default "hdi"
-        For ``level="rater"``: the rule for ``overuses_cant_solve`` (HDI of the odds ratio
-        above 1, or ``P(odds ratio > 1) >= overuse``).
+        For ``level="rater"`` of a ``rater_effects`` fit: the rule for
+        ``overuses_cant_solve`` (HDI of the odds ratio above 1, or
+        ``P(odds ratio > 1) >= overuse``). A ``dawid_skene`` fit has no such column: the
+        default ``"hdi"`` is unused there and a probability is refused.
 
     Returns
     -------
@@ -139,9 +149,11 @@ def summarize(
         If ``result`` is not a DataTree.
     ValueError
         For an unknown measure or level, ``hdi_prob`` or ``threshold`` outside (0, 1), a
-        result without the groups/variables needed (``level="rater"``: rater effects), an
-        item whose every draw of the measure is NaN, ``overuse`` other than "hdi" with
-        ``level="item"``, or ``measure`` or ``threshold`` other than their defaults with
+        result without the groups/variables needed (``level="rater"``: a fit of
+        ``rater_effects`` or ``dawid_skene``), an item whose every draw of the measure is
+        NaN, ``overuse`` other than "hdi" with ``level="item"``, ``overuse`` neither "hdi"
+        nor a probability in (0, 1) with ``level="rater"``, or a probability for a
+        ``dawid_skene`` fit, or ``measure`` or ``threshold`` other than their defaults with
         ``level="rater"``.
 
     Notes

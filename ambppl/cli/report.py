@@ -21,6 +21,7 @@ from ambppl.cli.options import (
     _positive_int,
 )
 from ambppl.cli.output import _check_output, atomic_output
+from ambppl.cli.score import _what_the_fit_gives
 from ambppl.cli.settings import _model_settings, _nuts_options
 from ambppl.cli.signals import _warnings_as_lines
 from ambppl.data import check_input_path, command_line_messages
@@ -99,7 +100,7 @@ def _run_report(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--mcse bounds the draws per distinct count vector of {SCORED_MODEL}'s "
             f"exact route, but --model {args.model} with --method {method or 'its default'} "
-            "fits draws: drop --mcse (--draws sets how many)"
+            f"{_what_the_fit_gives(method or '')}"
         )
     read_warnings: list[Any] = []  # also on the page's first section
     data = _read(args, answers=_reads_answers(args), collect=read_warnings)

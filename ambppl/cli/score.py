@@ -35,6 +35,7 @@ from ambppl.cli.settings import _model_settings, _nuts_options
 from ambppl.cli.signals import _warnings_as_lines
 from ambppl.data import LazyCounts, check_input_path, command_line_messages, opens_in_chunks
 from ambppl.inference.catalog import get_model
+from ambppl.inference.fitting import POINT_METHODS
 
 #: Items per chunk when ``ambppl score`` reads counts from zarr or Parquet in chunks.
 CHUNK_ITEMS = 1_000_000
@@ -159,8 +160,20 @@ def _refuse_unused_mcse(args: argparse.Namespace, method: str) -> None:
         raise UsageError(
             f"--mcse bounds the exact draws of a conjugate model (dirichlet_categorical; "
             f"hierarchical_dirichlet with --method empirical_bayes), but --model {args.model} "
-            f"with --method {method} fits draws: drop --mcse (--draws sets how many)"
+            f"with --method {method} {_what_the_fit_gives(method)}"
         )
+
+
+def _what_the_fit_gives(method: str) -> str:
+    """The end of the --mcse refusal for a fitted route (``ambppl score`` and ``ambppl
+    report``): draws, whose number --draws sets, or the one point of ``--method map``, which
+    has no draws and no Monte Carlo error (and refuses --draws)."""
+    if method in POINT_METHODS:
+        return (
+            "gives one point, the posterior mode: no draws, so no Monte Carlo error to "
+            "bound; drop --mcse"
+        )
+    return "fits draws: drop --mcse (--draws sets how many)"
 
 
 def _say_unused_sampling(args: argparse.Namespace, method: str) -> None:

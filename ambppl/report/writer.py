@@ -1247,7 +1247,10 @@ def render_report(
     the Monte Carlo standard error ``sd / sqrt(ESS)``, paper section 3 and the docs page
     maths/errata for the moments; :func:`ambppl.validation.check_moments` and
     :func:`ambppl.validation.check_density`); the distribution of item ambiguity; the
-    sortable ranked item table; the most ambiguous items with their answer counts; the
+    sortable ranked item table; the most ambiguous items with their answer counts (for a
+    latent-class fit, ``dawid_skene``, both tables also show each item's ``label`` and
+    ``label_prob``, the ranked one its ``label_entropy`` too, as :func:`ambppl.summarize`
+    gives them, with header help saying what they are); the
     sensitivity to the prior (:func:`ambppl.prior_sensitivity` of the ``top`` items:
     posterior mean and HDI under each prior). The convergence
     section opens with whether the fit met the standard
@@ -1374,6 +1377,14 @@ def _render(
     return page
 
 
+def _label_cells(table: Any, k: int) -> dict[str, Any]:
+    """The class posterior of row ``k`` (by position) of :func:`ambppl.summarize`'s table of
+    a latent-class fit (``dawid_skene``), as the table holds it: ``label`` (the most probable
+    class), ``label_prob`` (its posterior probability) and ``label_entropy`` (the normalized
+    entropy of the class posterior)."""
+    return {name: table[name].iloc[k] for name in ("label", "label_prob", "label_entropy")}
+
+
 def _render_page(
     result: Any,
     table: Any,
@@ -1438,6 +1449,8 @@ def _render_page(
     )
     labels = [str(c) for c in counts["category"].values]
     top_ids = list(table.index[:top_n])
+    # a latent-class model's (dawid_skene) class posterior: summarize's label columns
+    has_labels = "label_prob" in table.columns
     top_counts = counts.sel(item=top_ids).values
     top_rows = [
         {
@@ -1449,6 +1462,7 @@ def _render_page(
             "lower": table["hdi_lower"].iloc[k],
             "upper": table["hdi_upper"].iloc[k],
             "p_above": table["p_above"].iloc[k],
+            **(_label_cells(table, k) if has_labels else {}),
         }
         for k, item in enumerate(top_ids)
     ]
@@ -1468,6 +1482,7 @@ def _render_page(
             "p_above": row.p_above,
             "r_hat": getattr(row, "r_hat", None),
             "ess": getattr(row, "ess_bulk", None),
+            **(_label_cells(shown, k) if has_labels else {}),
         }
         for k, (item, row) in enumerate(
             zip(shown.index, shown.itertuples(index=False), strict=True)
@@ -1526,6 +1541,7 @@ def _render_page(
             "median": float(np.median(table["mean"].to_numpy(dtype=float))),
         },
         "has_mcmc_columns": "r_hat" in table.columns,
+        "has_labels": has_labels,
         "items": item_rows,
         "n_items": len(table),
         "scored": scored,
