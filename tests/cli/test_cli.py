@@ -338,18 +338,38 @@ def score_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     return calls
 
 
-def test_param_reaches_the_model(
+def test_param_reaches_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--param values reach the model's route as numbers and lists (stopped before the fit:
+    only what reaches it matters here)."""
+    import ambppl.cli.score
+
+    calls: list[dict] = []
+
+    def record(data, model, **kwargs):
+        calls.append({"model": model, **kwargs})
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ambppl.cli.score, "score", record)
+    argv = ["score", str(EXAMPLE), "--cant-solve", "I can't tell", "-o", str(tmp_path / "s.csv")]
+    argv += [*FAST, "--model", "hierarchical_dirichlet", "--method", "collapsed"]
+    argv += ["--param", "kappa_scale=0.5", "--param", "mu_prior=1,1,1,1,2.5"]
+    assert main(argv) != 0
+    (call,) = calls
+    assert call["model"] == "hierarchical_dirichlet" and call["method"] == "collapsed"
+    assert call["kappa_scale"] == 0.5 and call["mu_prior"] == [1.0, 1.0, 1.0, 1.0, 2.5]
+    assert "prior" not in call
+
+
+def test_empirical_bayes_scores_exactly(
     tmp_path: Path, score_calls: list[dict], capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "s.csv"
     argv = ["score", str(EXAMPLE), "--cant-solve", "I can't tell", "-o", str(out), *FAST]
     argv += ["--model", "hierarchical_dirichlet", "--method", "empirical_bayes"]
-    argv += ["--param", "kappa_scale=0.5", "--param", "mu_prior=1,1,1,1,2.5"]
     assert main(argv) == 0
     (call,) = score_calls
     assert call["model"] == "hierarchical_dirichlet" and call["method"] == "empirical_bayes"
-    assert call["kappa_scale"] == 0.5 and call["mu_prior"] == [1.0, 1.0, 1.0, 1.0, 2.5]
-    assert "prior" not in call
+    assert "prior" not in call and "mu_prior" not in call
     assert "warning:" not in capsys.readouterr().err  # no NUTS, no convergence warning
     table = pd.read_csv(out, index_col="item")
     assert "r_hat" not in table.columns and table["exact_mean"].notna().all()
