@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 from scipy import special as sc
 
-from ambppl.analysis.posterior_sd import expected_posterior_var
+from ambppl.analysis.posterior_sd import _prior_by_label, expected_posterior_var
 from ambppl.internal.checks import (
     _describe,
     as_float_array,
@@ -295,8 +295,12 @@ def expected_correct_decision(
         The level ``t`` in (0, 1) the measure is compared with.
     measure : {"amb", "modified", "old"}, default "amb"
         Which measure; "old" only with ``method="exact"`` (two proper categories).
-    prior : float or array_like, default 1.0
-        Dirichlet prior: one concentration for all categories or one per category.
+    prior : float, array_like, pandas.Series or xarray.DataArray, default 1.0
+        Dirichlet prior: one concentration for all categories or one per category; a bare
+        array is read by position (in the order of the categories of ``counts``), a labelled
+        one (a Series indexed by the category labels, a DataArray with a ``category``
+        coordinate) by its labels, in any order, against the ``category`` coordinate of
+        ``counts``.
     cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
         labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
@@ -322,7 +326,9 @@ def expected_correct_decision(
     ------
     ValueError
         If ``counts``, ``extra``, ``prior``, ``threshold``, ``measure``, ``method`` or
-        ``cant_solve`` has a wrong value (or contradicts ``counts.attrs["cant_solve"]``), or
+        ``cant_solve`` has a wrong value (or contradicts ``counts.attrs["cant_solve"]``; a
+        labelled ``prior`` whose labels are not the categories of ``counts``, or that
+        ``counts`` without category labels cannot be read against), or
         ``method="exact"`` is asked for other than two proper categories. Before any work,
         naming ``extra``: if the new count vectors to enumerate would need more memory than
         allowed (80% of the memory available, :func:`ambppl.internal.limits.check_memory`)
@@ -391,6 +397,7 @@ def expected_correct_decision(
         k - (idx is not None), max(2, min_proper(measure)), f"measure={measure!r}", measure
     )
     route = _route(method, measure, k, idx)
+    prior = _prior_by_label(prior, counts)  # a labelled prior by its category labels
     prior_vec = check_prior(prior, k, "prior")
     alpha = counts_arr.reshape(-1, k) + prior_vec
     m = _check_extra(extra, alpha.shape[0])
@@ -508,8 +515,9 @@ def decision_gain(
 ) -> Any:
     r"""Gain in the expected probability of a correct threshold decision, ``g(m) - g(0)``.
 
-    Parameters and raises as :func:`expected_correct_decision`; ``g(0)`` is taken by the
-    same route as ``g(m)`` (so ``extra=0`` gives exactly 0).
+    Parameters and raises as :func:`expected_correct_decision` (a labelled ``prior`` is
+    read by its category labels); ``g(0)`` is taken by the same route as ``g(m)`` (so
+    ``extra=0`` gives exactly 0).
 
     Returns
     -------
@@ -532,8 +540,10 @@ def decision_gain(
     }
     counts = categories_last(counts)  # labelled counts: read by the 'category' name
     g_m = expected_correct_decision(counts, extra, method=method, **kw)
-    # g(0) below is asked of the bare rows: pass the position the labelled counts gave
+    # g(0) below is asked of the bare rows: pass the position the labelled counts gave, and
+    # a labelled prior in their category order (as g(m) read it)
     kw["cant_solve"] = resolve_cant_solve(counts, cant_solve, name="counts")
+    kw["prior"] = _prior_by_label(prior, counts)
     counts_arr = check_counts(counts, "counts")
     n_items = 1 if counts_arr.ndim == 1 else counts_arr.shape[0]
     m = _check_extra(extra, n_items)

@@ -32,6 +32,7 @@ from ambppl.analysis.posterior_sd import (
     _check_whole,
     _Curves,
     _prepare,
+    _prior_by_label,
     expected_posterior_sd,
     expected_posterior_var,
 )
@@ -163,10 +164,11 @@ def answers_needed(
         Largest number of further answers considered (a whole number >= 0, below 2**53).
     measure : {"amb", "modified"}, default "amb"
         Which measure; "old" and "entropy" raise :class:`NotImplementedError`.
-    prior : float, array_like or xarray.DataTree, default 1.0
-        Symmetric Dirichlet concentration, one per category, or a fitted
-        ``hierarchical_dirichlet`` result (averaged over its hyperparameters, as in
-        :func:`expected_posterior_var`).
+    prior : float, array_like, pandas.Series, xarray.DataArray or xarray.DataTree, default 1.0
+        Symmetric Dirichlet concentration, one per category (a bare array by position, a
+        labelled Series or DataArray by its category labels, as in
+        :func:`expected_posterior_var`), or a fitted ``hierarchical_dirichlet`` result
+        (averaged over its hyperparameters, as in :func:`expected_posterior_var`).
     cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
         labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
@@ -307,10 +309,11 @@ def next_batch(
         threshold) near 1/2) and can be settled.
     measure : {"amb", "modified"}, default "amb"
         Which measure; "old" and "entropy" raise :class:`NotImplementedError`.
-    prior : float, array_like or xarray.DataTree, default 1.0
-        Symmetric Dirichlet concentration, one per category, or a fitted
-        ``hierarchical_dirichlet`` result (averaged over its hyperparameters, as in
-        :func:`expected_posterior_var`).
+    prior : float, array_like, pandas.Series, xarray.DataArray or xarray.DataTree, default 1.0
+        Symmetric Dirichlet concentration, one per category (a bare array by position, a
+        labelled Series or DataArray by its category labels, as in
+        :func:`expected_posterior_var`), or a fitted ``hierarchical_dirichlet`` result
+        (averaged over its hyperparameters, as in :func:`expected_posterior_var`).
     cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
         labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
@@ -763,8 +766,11 @@ def plan(
         whatever the objective).
     measure : {"amb", "modified"}, default "amb"
         The ambiguity measure; "old" and "entropy" raise :class:`NotImplementedError`.
-    prior : float or array_like, default 1.0
-        The fixed Dirichlet prior: one positive number (symmetric) or one per category.
+    prior : float, array_like, pandas.Series or xarray.DataArray, default 1.0
+        The fixed Dirichlet prior: one positive number (symmetric) or one per category, a
+        bare array by position (in the order of the categories of ``counts``), a labelled
+        one (a Series indexed by the category labels, a DataArray with a ``category``
+        coordinate) by its labels, in any order.
     progress : callable, optional
         Called with one line of text as the allocation starts (the command line prints it
         on stderr).
@@ -782,7 +788,8 @@ def plan(
         For counts that are not counts of answers (a DataArray with dims other than
         ``("item", "category")``, negative or fractional counts, no items), a bad budget,
         objective, threshold (not strictly between 0 and 1, whatever the objective), measure
-        or prior, or a request too large to finish in time (as :func:`next_batch` and
+        or prior (a labelled prior also where its labels are not the categories of
+        ``counts``), or a request too large to finish in time (as :func:`next_batch` and
         :func:`expected_posterior_sd`).
     TypeError
         For a path or reader options instead of counts already read, ``counts`` of another
@@ -806,6 +813,7 @@ def plan(
 
     counts = as_counts(counts, "counts")
     values, cant_solve = count_values(counts)  # the label's position, in any category order
+    prior = _prior_by_label(prior, counts)  # the bare values below: a labelled prior by label
     model = {"measure": measure, "prior": prior, "cant_solve": cant_solve}
     if check_progress(progress) is not None:
         progress(

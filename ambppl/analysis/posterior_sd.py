@@ -20,6 +20,7 @@ from ambppl.internal.checks import (
     _describe,
     as_float_array,
     categories_last,
+    category_aligned,
     check_cant_solve,
     check_item_counts,
     check_n_proper,
@@ -172,6 +173,26 @@ def _in_counts_order(mu: xr.DataArray, counts: Any) -> xr.DataArray:
     return mu.isel(category=[have.index(c) for c in want])
 
 
+def _prior_by_label(prior: Any, counts: Any, name: str = "prior") -> Any:
+    """``prior`` read by its labels against ``counts`` (the items' counts, categories last).
+
+    A labelled ``prior`` (a :class:`pandas.Series` indexed by category labels, an
+    :class:`xarray.DataArray` with a category coordinate) is put in the order of the
+    categories of ``counts`` (a DataArray: along ``"category"``, else its last dimension) by
+    :func:`ambppl.internal.checks.category_aligned`, as one concentration per category (a
+    vector, not broadcast over the items); it is refused, naming ``name``, where its labels
+    differ from those categories, occur twice, or ``counts`` have none (a bare array: pass
+    ``prior.values`` in their order). Anything else (a number, a bare array, a learned
+    prior) is returned as it is, to be read by position. Without this a prior labelled in
+    another order than the counts' categories was read by position: the wrong category got
+    each concentration.
+    """
+    if isinstance(counts, xr.DataArray) and counts.ndim:
+        dim = "category" if "category" in counts.dims else counts.dims[-1]
+        return category_aligned(prior, counts[dim], name=name, data_name="counts")
+    return category_aligned(prior, counts, name=name, data_name="counts")
+
+
 class _Curves:
     """Evaluate ``f_i(m)`` (the expected posterior variance, prior-averaged if learned)."""
 
@@ -236,6 +257,7 @@ def _prepare(
     k = counts_arr.shape[-1]
     idx = check_cant_solve(resolve_cant_solve(counts, cant_solve, name="counts"), k)
     check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}", measure)
+    prior = _prior_by_label(prior, counts)  # a labelled prior by its labels; a fit unchanged
     hyper = _hyper_priors(prior, k, n_hyper, counts)
     if hyper is None:
         priors, weights = check_prior(prior, k, "prior")[None, :], np.ones(1)
@@ -562,12 +584,15 @@ def expected_posterior_var(
         :func:`ambppl.amb` or :func:`ambppl.amb_modified`. "old" and "entropy" are valid
         measure names but have no closed form here: they raise
         :class:`NotImplementedError`.
-    prior : float, array_like or xarray.DataTree, default 1.0
+    prior : float, array_like, pandas.Series, xarray.DataArray or xarray.DataTree, default 1.0
         Dirichlet prior: one concentration for all categories (symmetric) or one per
-        category, all finite and strictly positive; or a learned prior, the result of
-        ``ambppl.fit(counts, "hierarchical_dirichlet")`` (its ``posterior`` has ``mu``
-        (chain, draw, category) and ``kappa`` (chain, draw)): then the value is averaged
-        over the hyperparameters' posterior (see Notes, *Learned prior*).
+        category, all finite and strictly positive; a bare array is read by position (in
+        the order of the categories of ``counts``), a labelled one (a Series indexed by the
+        category labels, a DataArray with a ``category`` coordinate) by its labels, in any
+        order, against the ``category`` coordinate of ``counts``. Or a learned prior, the
+        result of ``ambppl.fit(counts, "hierarchical_dirichlet")`` (its ``posterior`` has
+        ``mu`` (chain, draw, category) and ``kappa`` (chain, draw)): then the value is
+        averaged over the hyperparameters' posterior (see Notes, *Learned prior*).
     cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
         labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
@@ -594,7 +619,9 @@ def expected_posterior_var(
         If ``measure`` is unknown; ``counts`` is negative, not whole, not finite, has fewer
         than 2 categories or more than 2 dimensions; ``extra`` is negative, not whole, or of
         the wrong shape, or its sums would take more than about a minute (Notes, *Large
-        m*); ``prior`` is not positive or has the wrong length; ``cant_solve`` is out of
+        m*); ``prior`` is not positive or has the wrong length, or is labelled with labels
+        other than the categories of ``counts`` (or repeated ones, or ``counts`` have no
+        category labels to read it by); ``cant_solve`` is out of
         range, a string other than ``"auto"`` or contradicts ``counts.attrs["cant_solve"]``;
         or ``measure="modified"`` has fewer than 2 proper categories. For
         a learned ``prior``: if it has no posterior ``mu`` and ``kappa`` or was learned on a
@@ -757,8 +784,9 @@ def expected_posterior_sd(
         The number ``m >= 0`` of answers still to come, for all items or one per item.
     measure : {"amb", "modified"}, default "amb"
         Which measure; "old" and "entropy" raise :class:`NotImplementedError`.
-    prior : float, array_like or xarray.DataTree, default 1.0
-        Symmetric Dirichlet concentration, one per category, or a fitted
+    prior : float, array_like, pandas.Series, xarray.DataArray or xarray.DataTree, default 1.0
+        Symmetric Dirichlet concentration, one per category (a bare array by position, a
+        labelled Series or DataArray by its category labels), or a fitted
         ``hierarchical_dirichlet`` result (averaged over its hyperparameters, as in
         :func:`expected_posterior_var`).
     cant_solve : int, None or "auto", default "auto"

@@ -12,7 +12,7 @@ from ambppl.analysis.hyperprior import PSENSE_THRESHOLD, hyperprior_sensitivity
 from ambppl.analysis.summary import summarize
 from ambppl.data.contract import as_counts, refuse_read_options
 from ambppl.inference.fitting import fit
-from ambppl.internal.checks import check_prior
+from ambppl.internal.checks import category_aligned, check_prior
 from ambppl.maths.measures import VARIABLES, measure_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,11 +47,14 @@ def _number(value: float) -> str:
     return short if float(short) == value else repr(value)
 
 
-def _check_priors(priors: Sequence[Any], n_categories: int) -> list[Any]:
+def _check_priors(priors: Sequence[Any], counts: Any) -> list[Any]:
     """Every element of ``priors`` checked before any fit: a learned prior's name, or a
     fixed prior (:func:`ambppl.internal.checks.check_prior`: a positive number or one per
-    category), with the element named (``priors[1]``) in the message."""
+    category; a labelled one, a Series or DataArray, first put in the order of the
+    categories of ``counts`` by its labels, :func:`ambppl.internal.checks.category_aligned`),
+    with the element named (``priors[1]``) in the message."""
     names = sorted(LEARNED_PRIORS)
+    n_categories = counts.sizes["category"]
     checked: list[Any] = []
     for i, prior in enumerate(priors):
         if isinstance(prior, str):
@@ -62,6 +65,9 @@ def _check_priors(priors: Sequence[Any], n_categories: int) -> list[Any]:
                 )
             checked.append(prior)
             continue
+        # by its labels: read by position, a Series in another order than the categories
+        # gave each concentration to the wrong category
+        prior = category_aligned(prior, counts["category"], name=f"priors[{i}]")
         try:
             vector = check_prior(prior, n_categories, name=f"priors[{i}]")
         except TypeError as err:
@@ -99,8 +105,10 @@ def prior_sensitivity(
         A non-empty sequence (a list, tuple or 1-D array; not a single value or a dict),
         each a positive number (the symmetric Dirichlet prior ``beta`` of
         ``dirichlet_categorical``, fitted exactly), a vector of one positive number per
-        category (that model's full Dirichlet prior, in the order of the categories; one of
-        equal numbers is the symmetric prior, labelled so) or the name of a learned prior:
+        category (that model's full Dirichlet prior: a bare array in the order of the
+        categories, a pandas Series indexed by the category labels or a DataArray with a
+        ``category`` coordinate by its labels, in any order; one of equal numbers is the
+        symmetric prior, labelled so) or the name of a learned prior:
         ``"hierarchical"`` (``hierarchical_dirichlet``, NUTS on ``mu`` and ``kappa`` then
         exact draws) or ``"empirical_bayes"`` (the same model with ``mu`` and ``kappa`` at
         their maximum marginal likelihood).
@@ -135,7 +143,8 @@ def prior_sensitivity(
     ValueError
         For a ``priors`` that is empty or not a sequence (None, one number or name, a
         dict), an element that is not positive and finite, a vector whose length is not the
-        number of categories, an unknown name, priors with the same label, or bad data (as
+        number of categories, a labelled vector whose labels are not the categories of
+        ``data``, an unknown name, priors with the same label, or bad data (as
         :func:`ambppl.fit`). Every element is checked before the first fit; the message
         names it (``priors[1]``).
     TypeError
@@ -182,7 +191,7 @@ def prior_sensitivity(
             "keywords are priors, measure, hdi_prob, threshold, draws, chains and random_seed"
         )
     counts = as_counts(data)
-    checked = _check_priors(priors, counts.sizes["category"])
+    checked = _check_priors(priors, counts)
     labels = [_label(p) for p in checked]
     repeated = sorted({x for x in labels if labels.count(x) > 1})
     if repeated:

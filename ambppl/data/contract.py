@@ -24,7 +24,7 @@ import numpy as np
 from ambppl.data.files import READ_OPTIONS
 from ambppl.data.labels import _order
 from ambppl.data.readers import read_annotations, read_long
-from ambppl.internal.checks import cant_solve_position, check_counts
+from ambppl.internal.checks import cant_solve_position, check_counts, show_values
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -143,7 +143,10 @@ def as_counts(data: Any, name: str = "data") -> xr.DataArray:
         type (a dict, a number, a list that is not a table of numbers).
     ValueError
         For a DataArray with other dims, counts that are not non-negative whole numbers, no
-        items, or ``attrs["cant_solve"]`` naming no category.
+        items, item or category labels that occur more than once (or print the same, as
+        ``1`` and ``"1"``: a can't-solve label given twice would be read as can't-solve in
+        one column and as a class in the other), or ``attrs["cant_solve"]`` naming no
+        category.
 
     Examples
     --------
@@ -189,6 +192,37 @@ def as_counts(data: Any, name: str = "data") -> xr.DataArray:
         dim: (counts[dim].values if dim in counts.coords else np.arange(counts.sizes[dim]))
         for dim in ("item", "category")
     }
+    # a label given twice is two rows or columns that no output tells apart, and a
+    # can't-solve label given twice had its first column taken as can't-solve and the other
+    # counted as a class; labels are compared as text, as the can't-solve label is (1, "1")
+    for dim, row, fix in (
+        ("item", "row", "sum the rows of each item into one"),
+        ("category", "column", "sum the columns of each label into one"),
+    ):
+        index = pd.Index(coords[dim])
+        mixed = pd.api.types.infer_dtype(index, skipna=False).startswith("mixed")
+        if index.is_unique and not mixed:  # one type: labels that differ print differently
+            continue
+        labels = index.tolist()
+        texts = [str(v) for v in labels]
+        counted = pd.Series(texts).value_counts(sort=False)
+        twice = counted.index[counted.to_numpy() > 1].tolist()
+        if not twice:
+            continue
+        groups = [[v for v, t in zip(labels, texts, strict=True) if t == d] for d in twice]
+        alike = [g for g in groups if len({repr(v) for v in g}) > 1]
+        if alike:
+            what = f"the labels {show_values(alike[0])} print the same (compared as text)"
+        elif len(groups) == 1:
+            what = f"the label {groups[0][0]!r} occurs more than once"
+        else:
+            what = f"the labels {show_values(g[0] for g in groups)} occur more than once"
+        among = f" among {show_values(labels)}" if dim == "category" else ""
+        raise ValueError(
+            f"{name} must have distinct {dim} labels (one {row} of counts per {dim}), but "
+            f"{what}{among}; {fix} ({name}.groupby({dim!r}).sum()), or give the {dim} "
+            f"{row}s distinct labels"
+        )
     attrs = dict(counts.attrs)
     attrs.setdefault("cant_solve", None)
     # a label that names no category would leave callers to guess its column

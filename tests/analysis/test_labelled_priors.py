@@ -1,0 +1,172 @@
+"""A labelled prior (a pandas Series indexed by category labels, a DataArray with a
+``category`` coordinate) is read by its labels by every analysis function that takes one:
+the planning curves, the threshold decision, ``plan`` and ``prior_sensitivity``.
+
+Before, they read it by position (``check_prior``): with counts labelled ``["cs", "a", "b"]``
+and a prior labelled ``["a", "b", "cs"]`` the can't-solve column got the concentration of
+``"a"``, silently. Each test compares the call with the labelled prior against the same call
+with the prior put in the counts' order by hand, and checks that the two orders give different
+answers here (so that reading by position would fail the test).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import ambppl
+from ambppl.analysis._decision import decision_gain, expected_correct_decision
+from ambppl.analysis.planning import (
+    answers_needed,
+    expected_posterior_sd,
+    expected_posterior_var,
+    next_batch,
+    plan,
+)
+
+#: The counts' categories, can't-solve first; the prior's labels in another order.
+CATEGORIES = ["cs", "a", "b"]
+LABELS = ["a", "b", "cs"]
+VALUES = [2.0, 0.5, 3.0]  # the prior's concentrations of "a", "b", "cs"
+BY_HAND = np.array([3.0, 2.0, 0.5])  # the same, in the counts' order (cs, a, b)
+BY_POSITION = np.array(VALUES)  # what the old code used: cs 2.0, a 0.5, b 3.0
+
+
+@pytest.fixture
+def counts():
+    return xr.DataArray(
+        [[5, 1, 2], [0, 5, 5], [1, 3, 0]],
+        dims=("item", "category"),
+        coords={"item": ["i0", "i1", "i2"], "category": CATEGORIES},
+        attrs={"cant_solve": "cs"},
+    )
+
+
+LABELLED = {
+    "series": lambda: pd.Series(VALUES, index=LABELS),
+    "dataarray": lambda: xr.DataArray(VALUES, dims="category", coords={"category": LABELS}),
+}
+
+
+def _differs(a, b) -> bool:
+    return not np.allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+
+
+@pytest.mark.parametrize("kind", sorted(LABELLED))
+def test_expected_posterior_var_reads_a_labelled_prior_by_label(counts, kind):
+    got = expected_posterior_var(counts, 5, prior=LABELLED[kind]())
+    want = expected_posterior_var(counts, 5, prior=BY_HAND)
+    np.testing.assert_array_equal(got, want)
+    assert _differs(want, expected_posterior_var(counts, 5, prior=BY_POSITION))
+
+
+@pytest.mark.parametrize("kind", sorted(LABELLED))
+def test_expected_posterior_sd_reads_a_labelled_prior_by_label(counts, kind):
+    got = expected_posterior_sd(counts, [3, 10, 0], prior=LABELLED[kind](), measure="modified")
+    want = expected_posterior_sd(counts, [3, 10, 0], prior=BY_HAND, measure="modified")
+    np.testing.assert_array_equal(got, want)
+    assert _differs(want, expected_posterior_sd(counts, [3, 10, 0], prior=BY_POSITION))
+
+
+def test_transposed_counts_read_a_labelled_prior_by_label(counts):
+    # counts with dims ("category", "item"): the categories by name, then the prior by label
+    got = expected_posterior_var(counts.T, 5, prior=LABELLED["series"]())
+    np.testing.assert_array_equal(got, expected_posterior_var(counts, 5, prior=BY_HAND))
+
+
+@pytest.mark.parametrize("kind", sorted(LABELLED))
+def test_answers_needed_reads_a_labelled_prior_by_label(counts, kind):
+    got = answers_needed(counts, target_sd=0.05, prior=LABELLED[kind]())
+    want = answers_needed(counts, target_sd=0.05, prior=BY_HAND)
+    np.testing.assert_array_equal(got, want)
+    assert _differs(want, answers_needed(counts, target_sd=0.05, prior=BY_POSITION))
+
+
+@pytest.mark.parametrize("objective", ["variance", "decision"])
+@pytest.mark.parametrize("kind", sorted(LABELLED))
+def test_next_batch_reads_a_labelled_prior_by_label(counts, kind, objective):
+    got = next_batch(counts, 9, prior=LABELLED[kind](), objective=objective)
+    want = next_batch(counts, 9, prior=BY_HAND, objective=objective)
+    np.testing.assert_array_equal(got, want)
+    assert _differs(want, next_batch(counts, 9, prior=BY_POSITION, objective=objective))
+
+
+@pytest.mark.parametrize("kind", sorted(LABELLED))
+def test_expected_correct_decision_reads_a_labelled_prior_by_label(counts, kind):
+    got = expected_correct_decision(counts, 5, prior=LABELLED[kind]())
+    want = expected_correct_decision(counts, 5, prior=BY_HAND)
+    np.testing.assert_array_equal(got, want)
+    assert _differs(want, expected_correct_decision(counts, 5, prior=BY_POSITION))
+
+
+@pytest.mark.parametrize("kind", sorted(LABELLED))
+def test_decision_gain_reads_a_labelled_prior_by_label(counts, kind):
+    # g(m) of the labelled counts and g(0) of their bare rows both with the aligned prior
+    got = decision_gain(counts, 5, prior=LABELLED[kind]())
+    want = decision_gain(counts, 5, prior=BY_HAND)
+    np.testing.assert_array_equal(got, want)
+    assert _differs(want, decision_gain(counts, 5, prior=BY_POSITION))
+
+
+@pytest.mark.parametrize("kind", sorted(LABELLED))
+def test_plan_reads_a_labelled_prior_by_label(counts, kind):
+    # plan reads the counts' bare values: the prior is aligned with their labels first
+    got = plan(counts, 9, prior=LABELLED[kind]())
+    want = plan(counts, 9, prior=BY_HAND)
+    pd.testing.assert_frame_equal(got, want)
+    other = plan(counts, 9, prior=BY_POSITION)
+    assert _differs(want.loc[other.index, "extra"], other["extra"])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c, p: expected_posterior_var(c, 5, prior=p),
+        lambda c, p: expected_correct_decision(c, 5, prior=p),
+        lambda c, p: decision_gain(c, 5, prior=p),
+    ],
+    ids=["expected_posterior_var", "expected_correct_decision", "decision_gain"],
+)
+def test_a_labelled_prior_that_cannot_be_aligned_is_refused(counts, call):
+    other = pd.Series(VALUES, index=["a", "b", "maybe"])
+    with pytest.raises(ValueError, match=r"^prior must have the labels of counts.*'maybe'"):
+        call(counts, other)
+    # bare counts have no labels to read it by: refused, not read by position
+    with pytest.raises(ValueError, match=r"^prior must be read by position.*prior\.values"):
+        call(counts.values, LABELLED["series"]())
+    twice = pd.Series([1.0, 1.0, 1.0], index=["a", "a", "cs"])
+    with pytest.raises(ValueError, match=r"^prior must label each entry.*'a'"):
+        call(counts, twice)
+
+
+def test_a_bare_prior_and_a_learned_prior_are_read_as_before(counts):
+    # an unlabelled vector stays positional; a fitted hierarchical prior is still averaged
+    bare = expected_posterior_var(counts.values, 5, prior=BY_HAND, cant_solve=0)
+    np.testing.assert_array_equal(bare, expected_posterior_var(counts, 5, prior=BY_HAND))
+    fitted = ambppl.fit(counts, "hierarchical_dirichlet", method="empirical_bayes")
+    kappa_mu = fitted["posterior"]["kappa"] * fitted["posterior"]["mu"]
+    fixed = kappa_mu.isel(chain=0, draw=0).sel(category=CATEGORIES).values
+    np.testing.assert_allclose(
+        expected_posterior_var(counts, 5, prior=fitted),
+        expected_posterior_var(counts, 5, prior=fixed),
+        rtol=1e-12,
+    )
+
+
+@pytest.mark.parametrize("kind", sorted(LABELLED))
+def test_prior_sensitivity_reads_a_labelled_prior_by_label(counts, kind):
+    settings = {"draws": 200, "chains": 2, "random_seed": 3}  # exact draws: same seed, same
+    got = ambppl.prior_sensitivity(counts, priors=[LABELLED[kind](), 1.0], **settings)
+    want = ambppl.prior_sensitivity(counts, priors=[BY_HAND, 1.0], **settings)
+    pd.testing.assert_frame_equal(got, want)
+    assert "beta=[3, 2, 0.5]" in got.columns.get_level_values("prior")
+    other = ambppl.prior_sensitivity(counts, priors=[BY_POSITION, 1.0], **settings)
+    assert _differs(want.iloc[:, 0], other.iloc[:, 0])
+
+
+def test_prior_sensitivity_refuses_a_labelled_prior_it_cannot_align(counts):
+    # the element is named; bare counts are labelled 0, 1, 2 by as_counts
+    with pytest.raises(ValueError, match=r"^priors\[1\] must have the labels of counts"):
+        ambppl.prior_sensitivity(counts.values, priors=[1.0, LABELLED["series"]()])
