@@ -855,8 +855,8 @@ def _exact_hdi(measure: str, alpha: np.ndarray, prob: float) -> tuple[np.ndarray
 #: final ends to PPF_ZTOL: the interval's length is flat at its minimum, so the inner error
 #: (1e-10 of x) moves it by far less, at 5-6 steps per quantile instead of 8-10.
 HDI_SEARCH_ZTOL = 1e-10
-#: :func:`_round_outwards` widens an HDI by one float at a time, at most this often.
-OUTWARD_STEPS = 4
+#: :func:`_round_outwards` widens an interval by one float at a time, at most this often.
+OUTWARD_STEPS = 8
 
 
 def _round_outwards(
@@ -864,23 +864,29 @@ def _round_outwards(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Move the ends of each interval out by one float until it holds ``prob`` (to 1e-12).
 
-    The quantiles are the floats nearest to the exact ones; where a float spacing holds
-    real mass (a density that diverges at 1 with most of its mass in the last ulp below 1,
-    a law narrower than the spacing) the nearest float can leave that mass outside: the
-    modified measure at (0.0048, 0.0247, 0.0195) put 0.14 of its mass between 1 - 2.2e-16
-    and 1, and the interval [0, 1 - 2.2e-16] held 0.86 of 0.9.
+    The mass of ``[lo, hi]`` is ``cdf(hi) - cdf(lo)`` (the law has no atoms). The quantiles
+    are the floats nearest to the exact ones; where a float spacing holds real mass (a
+    density that diverges at 1 with most of its mass in the last ulp below 1, a law narrower
+    than the spacing) the nearest float can leave that mass outside: the modified measure at
+    (0.0048, 0.0247, 0.0195) put 0.14 of its mass between 1 - 2.2e-16 and 1, and the
+    interval [0, 1 - 2.2e-16] held 0.86 of 0.9; amb at (2.5555e-3, 2.7468e-3, 9.8307e5)
+    holds 0.888 of its mass in [1 - 1.1e-16, 1], where both quantiles of a central 0.3 round
+    to 1.0 (an audit of 2026-12-07: [1, 1] was returned, holding nothing).
     """
-    for _ in range(OUTWARD_STEPS):
-        below = np.nextafter(lo, -1.0)  # P(A >= lo) = 1 - cdf(float below lo)
+    short = np.ones(lo.shape, dtype=bool)
+    lo, hi = lo.copy(), hi.copy()
+    for step in range(OUTWARD_STEPS + 1):
+        idx = np.flatnonzero(short)
         cdf, _ = _exact_cdf_sf(
-            measure, np.concatenate([np.maximum(below, 0.0), hi]), np.concatenate([alpha, alpha])
+            measure, np.concatenate([lo[idx], hi[idx]]), np.concatenate([alpha[idx], alpha[idx]])
         )
-        n = lo.size
-        short = cdf[n:] - cdf[:n] < prob - 1e-12
-        if not short.any():
+        still = cdf[idx.size :] - cdf[: idx.size] < prob - 1e-12
+        short[idx] = still
+        if step == OUTWARD_STEPS or not still.any():
             break
-        lo = np.where(short, np.maximum(below, 0.0), lo)
-        hi = np.where(short, np.minimum(np.nextafter(hi, 2.0), 1.0), hi)
+        idx = idx[still]
+        lo[idx] = np.maximum(np.nextafter(lo[idx], -1.0), 0.0)
+        hi[idx] = np.minimum(np.nextafter(hi[idx], 2.0), 1.0)
     return lo, hi
 
 

@@ -28,6 +28,7 @@ as one 2-D numpy array; ``benchmarks/bench_exact.py`` compares it with
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,7 @@ from ambppl.maths._exact_route import (
     _exact_logpdf,
     _exact_ppf,
     _mean,
+    _round_outwards,
     _var,
     exact_refusal,
 )
@@ -308,11 +310,26 @@ class AmbiguityPosterior:
         return self.ppf(0.5)
 
     def interval(self, confidence: float = 0.94) -> tuple[Any, Any]:
-        """Equal-tailed interval holding ``confidence`` of the mass: (lower, upper)."""
+        """Equal-tailed interval holding ``confidence`` of the mass: (lower, upper).
+
+        The ends are the quantiles ``ppf((1 - confidence) / 2)`` and ``isf(...)``; on the
+        exact route, where float rounding of those quantiles leaves mass outside (a law
+        with much of its mass within a float spacing, e.g. in the last float below 1), the
+        ends move out by whole floats until ``cdf(upper) - cdf(lower)`` holds
+        ``confidence`` (to 1e-12).
+        """
         conf = _check_mass(confidence, "confidence")
-        lo = self.ppf(np.full(self.batch_shape, (1.0 - conf) / 2.0))
-        hi = self.isf(np.full(self.batch_shape, (1.0 - conf) / 2.0))
-        return lo, hi
+        tail = (1.0 - conf) / 2.0
+        if self.method == "sampling":
+            lo = self.ppf(np.full(self.batch_shape, tail))
+            hi = self.isf(np.full(self.batch_shape, tail))
+            return lo, hi
+        q = np.full(self._flat.shape[0], tail)
+        lo = _exact_ppf(self.measure, q, self._flat, upper=False)
+        hi = _exact_ppf(self.measure, q, self._flat, upper=True)
+        lo, hi = _round_outwards(self.measure, self._flat, conf, lo, hi)
+        lo, hi = np.asarray(lo)[self._inv], np.asarray(hi)[self._inv]
+        return self._out(lo, self.batch_shape), self._out(hi, self.batch_shape)
 
     def hdi(self, prob: float = 0.94) -> tuple[Any, Any]:
         """Shortest interval holding ``prob`` of the mass: (lower, upper).
@@ -337,10 +354,13 @@ class AmbiguityPosterior:
         """Exact draws of the measure, shape ``size + batch_shape``.
 
         C = 2 draws two independent Beta variables (``V = 1 - q_cs`` and ``pi``); otherwise
-        Dirichlet vectors pushed through the measure.
+        Dirichlet vectors pushed through the measure. ``size`` is a non-negative int or a
+        tuple of them; ``random_state`` a non-negative int, a ``numpy.random.Generator`` or
+        None (as ``random_seed`` of :func:`ambiguity_posterior`); anything else raises
+        ``TypeError`` or ``ValueError``.
         """
-        rng = np.random.default_rng(random_state)
-        size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+        size = _check_size(size)
+        rng = np.random.default_rng(check_random_seed(random_state, "random_state"))
         shape = size + self.batch_shape
         if self.alpha.shape[-1] == 3:
             a1, a2, c = (np.broadcast_to(self.alpha[..., i], shape) for i in range(3))
@@ -367,6 +387,23 @@ def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     position = np.empty_like(order)
     position[order] = np.arange(len(order))
     return rows[first[order]], position[inverse.reshape(-1)]
+
+
+def _check_size(size: Any) -> tuple[int, ...]:
+    """``size`` of :meth:`AmbiguityPosterior.rvs` as a tuple of non-negative ints."""
+    dims = (size,) if isinstance(size, numbers.Integral) else size
+    if (
+        isinstance(size, bool)
+        or not isinstance(dims, tuple | list)
+        or not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) for d in dims)
+    ):
+        raise TypeError(
+            f"size must be a non-negative int or a tuple of them (e.g. 1000 or (10, 5)), "
+            f"but got {size!r}"
+        )
+    if any(d < 0 for d in dims):
+        raise ValueError(f"size must be non-negative (a number of draws), but got {size!r}")
+    return tuple(int(d) for d in dims)
 
 
 def _check_mass(prob: Any, name: str) -> float:
@@ -415,7 +452,8 @@ def ambiguity_posterior(
         |log B(a1 + a2, a_cs)|`` at most 2.5e7: about ``alpha_0 <= 1e7``); "auto" takes it
         there and "sampling" otherwise.
     n_draws : int, default 100000
-        Dirichlet draws per distribution for the sampling route.
+        Dirichlet draws per distribution for the sampling route, at least 2 (``var`` and
+        ``mcse`` use the draws' sample variance).
     random_seed : int, numpy.random.Generator or None
         Seed of the sampling route (a non-negative int); checked on either route.
 
@@ -434,11 +472,12 @@ def ambiguity_posterior(
         sums to more than 1e300, ``cant_solve`` is out of range or None (given, or from
         ``alpha.attrs["cant_solve"]``) or contradicts that attribute, there are fewer
         than 2 proper categories, or ``method="exact"`` is asked for other than 3 categories
-        or for an alpha it cannot resolve (see ``method``), or ``random_seed`` is a
-        negative int.
+        or for an alpha it cannot resolve (see ``method``), ``random_seed`` is a
+        negative int, or the sampling route gets ``n_draws`` below 2.
     TypeError
-        If ``alpha`` is not numeric, or ``random_seed`` is not an int, a
-        ``numpy.random.Generator`` or None.
+        If ``alpha`` is not numeric, ``random_seed`` is not an int, a
+        ``numpy.random.Generator`` or None, or the sampling route gets an ``n_draws`` that
+        is not an int.
 
     Notes
     -----
@@ -456,11 +495,13 @@ def ambiguity_posterior(
     half its mass below the smallest double), below ``a = 1e-60`` the density and CDF are
     their two-term expansion at 0, and the CDF's absolute error is 1e-12 plus 4e-17 times
     the size of the log-densities' terms (1.4e-10 at alpha = (1e6, 1e6, 1e6)); quantiles
-    are solved for ``logit(x)`` to 1e-14 of ``x`` and ``1 - x``, and HDI ends move out by
-    whole floats until the interval holds its mass (``tests/maths/test_exact_properties.py``:
-    entries in [1e-3, 1e6]). At the ends of [0, 1] ``pdf``
-    returns the limits (:errata:`E4`: ``inf`` at 1 for "modified"; for "amb" 0 at 1 iff
-    ``a_1 + a_2 > 1``, and ``inf`` at 1/2 when ``a_cs <= 1/2``).
+    are solved for ``logit(x)`` to 1e-14 of ``x`` and ``1 - x``, and the ends of ``hdi``
+    and ``interval`` move out by whole floats until ``cdf(upper) - cdf(lower)`` holds the
+    mass (``tests/maths/test_exact_properties.py``: entries in [1e-3, 1e6];
+    ``tests/maths/test_maths_audit_numerics.py``: mass within the last float below 1). At
+    the ends of [0, 1] ``pdf`` returns the limits (:errata:`E4`: ``inf`` at 1 for
+    "modified"; for "amb" 0 at 1 iff ``a_1 + a_2 > 1``, and ``inf`` at 1/2 when
+    ``a_cs <= 1/2``).
 
     Sampling route (C > 2): ``n_draws`` exact Dirichlet draws per distribution; ``cdf``,
     ``ppf``, ``interval``, ``mean``, ``var`` and ``hdi`` (shortest interval of the sorted
@@ -539,5 +580,11 @@ def ambiguity_posterior(
     if method == "auto":
         method = "exact" if n_cat == 3 else "sampling"
     if method == "sampling":
-        check_positive_int(n_draws, "n_draws")
+        name = option("n_draws", "--n-draws")
+        check_positive_int(n_draws, name)
+        if n_draws < 2:
+            raise ValueError(
+                f"{name} must be at least 2 on the sampling route (var() and mcse are the "
+                f"draws' sample variance, which needs two draws), but got {n_draws}"
+            )
     return AmbiguityPosterior(np.array(arr, dtype=float), measure, method, n_draws, random_seed)
