@@ -44,7 +44,7 @@ from ambppl.analysis.summary import COLUMNS, summarize
 from ambppl.data.contract import READ_OPTIONS, as_counts, refuse_path, refuse_read_options
 from ambppl.data.lazy import LazyCounts, from_dataarray
 from ambppl.inference.catalog import ModelEntry, get_model, model_parameters
-from ambppl.inference.fitting import choose_method, fit_with_progress
+from ambppl.inference.fitting import POINT_METHODS, choose_method, fit_with_progress
 from ambppl.internal.checks import (
     SHOWN,
     check_counts,
@@ -395,11 +395,20 @@ def _refuse_unused(given: dict[str, Any], conjugate: bool, model: str, method: s
             f"method {method!r} is scored from its distinct count vectors, with as many "
             f"exact draws as mcse= needs; drop {listed} or choose another method"
         )
+    if method in POINT_METHODS:  # one point (the mode): no draws, so nothing for mcse= to bound
+        fitted = (
+            "gives one point, the posterior mode (ambppl.fit, then ambppl.summarize): no "
+            f"draws, so no Monte Carlo error to bound; drop {listed}"
+        )
+    else:
+        fitted = (
+            f"is fitted (ambppl.fit, then ambppl.summarize); drop {listed} or set the fit's "
+            "draws= and chains="
+        )
     raise ValueError(
         f"{listed} {verb} to the conjugate route (methods {' and '.join(CONJUGATE_METHODS)} "
         f"of a model of counts, scored from distinct count vectors), but model {model!r} with "
-        f"method {method!r} is fitted (ambppl.fit, then ambppl.summarize); drop {listed} or "
-        "set the fit's draws= and chains="
+        f"method {method!r} {fitted}"
     )
 
 

@@ -208,6 +208,7 @@ def _standard(result: Any) -> dict[str, Any] | None:
         "divergences": record.get("divergences"),
         "failed": [str(f) for f in record.get("failed", [])],
         "reason": record.get("reason"),
+        "tune": record.get("tune"),  # the warm-up steps per chain, where the fit knew them
         "limits": dict(CONVERGENCE),
     }
 
@@ -758,6 +759,12 @@ def _verdict(
         "ess_bulk": _nan_worst([w["ess_bulk"] for w in values], largest=False),
         "ess_tail": _nan_worst([w["ess_tail"] for w in values], largest=False),
         "draws": convergence["draws"],
+        # what the advice reads besides the failures (convergence_advice): one chain is told
+        # to run several, R-hat to tune twice the warm-up the fit had (the fit's record), and
+        # the worst parameter's variable may be one the model is known to mix slowly
+        "chains": convergence["chains"],
+        "tune": standard.get("tune") if standard else None,
+        "worst": worst,
         "reason": standard.get("reason") if standard else None,
     }
     model = str(result.attrs.get("model", posterior.attrs.get("model", ""))) or None
