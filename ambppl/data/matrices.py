@@ -231,6 +231,32 @@ def alike_ids(ids: Any) -> list[str]:
     ]
 
 
+def ids_of_one_type(ids: Any) -> np.ndarray:
+    """Item or rater ids as given where they are of one type, else all as text.
+
+    Ids of mixed types that print apart (``0`` and ``"x1"``, which a Python table may hold;
+    a file's column is read as one type) are legitimate, but samplers and netCDF take one
+    type per coordinate: they are written as text (``"0"``, ``"x1"``), as a file would give
+    them. Run :func:`alike_ids` first: ids that print alike are refused, so the text is one
+    per id. Missing ids (None, NaN) stay missing.
+
+    Examples
+    --------
+    >>> ids_of_one_type([0, "x1"]).tolist(), ids_of_one_type([0, 1]).tolist()
+    (['0', 'x1'], [0, 1])
+    """
+    import pandas as pd
+
+    index = pd.Index(ids, dtype=object) if not isinstance(ids, pd.Index) else ids
+    if not pd.api.types.infer_dtype(index, skipna=True).startswith("mixed"):
+        return np.asarray(ids)
+    present = ~np.asarray(index.isna())
+    return np.array(
+        [_label_str(v) if keep else v for v, keep in zip(index, present, strict=True)],
+        dtype=object,
+    )
+
+
 def _numeric_counts(table: pd.DataFrame, ids: np.ndarray, text: bool) -> np.ndarray:
     """The count columns of a frame as one numpy array: int64 when every column holds whole
     numbers without a gap, else float64 (a missing cell NaN, which
@@ -361,6 +387,7 @@ def _from_counts(
         place = grouped = note = ""
     if grouped:
         check_distinct_ids(np.asarray(ids), place, grouped, note)
+        ids = ids_of_one_type(ids)  # 0 and "x1": as text, one type
     named = labels is not None and len(labels) == np.shape(values)[-1]
     arr = check_counts(
         values, "counts", items=np.asarray(ids), categories=labels if named else categories

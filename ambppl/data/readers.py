@@ -14,7 +14,9 @@ Conventions (kept for every source):
   the same. Frames and Parquet files keep their ids as they are typed. A count matrix and a
   wide table have one row per item: repeated ids are refused, never summed; so are ids of
   two types that print the same (``1`` and ``"1"``) in any layout, item ids and rater ids
-  (a long table's rater column, a wide table's header) alike.
+  (a long table's rater column, a wide table's header) alike. Ids of two types that print
+  apart (``0`` beside ``"x1"``) are given as text (``"0"``, ``"x1"``), as a file's column
+  would be: samplers, summaries and netCDF take one type per coordinate.
 * Category labels become strings. An answer's text is kept as written less surrounding
   whitespace (``" ?"`` and ``"?"`` are one label, matched so by ``cant_solve=``,
   ``categories=`` and ``na_values=``; ``"2"`` and ``"2.0"`` in a file are two categories,
@@ -72,7 +74,7 @@ from ambppl.data.labels import (
     _text_id_column,
 )
 from ambppl.data.lazy import LazyCounts
-from ambppl.data.matrices import _from_counts
+from ambppl.data.matrices import _from_counts, ids_of_one_type
 from ambppl.data.tables import (
     _check_wide_header,
     _check_wide_layout,
@@ -200,6 +202,8 @@ def read_long(
     rater_values = obj[rater].to_numpy()[parsed.kept] if rater is not None else pd.NA
     if rater is not None and obj.attrs.get(_READ_NOTE, {}).get("text"):
         rater_values = _text_id_column(rater_values)  # as written; plain integers as int64
+    if rater is not None:  # checked to print apart by _parse_long: 0 and "w1" as text
+        rater_values = ids_of_one_type(rater_values)
     out = pd.DataFrame(
         {
             "item": parsed.items[parsed.item_codes],

@@ -39,7 +39,7 @@ from ambppl.data.labels import (
     _quote,
     _show,
 )
-from ambppl.data.matrices import ID_HEADERS, alike_ids
+from ambppl.data.matrices import ID_HEADERS, alike_ids, ids_of_one_type
 from ambppl.internal.messages import reader_option, say
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -255,6 +255,7 @@ def _parse_long(
     if note.get("text"):  # ids as written; plain integers as int64
         items = _plain_integer_ids(np.asarray(items, dtype=object))
     _check_ids_print_apart(items, f"item column {item!r}", desc, f"frame[{item!r}]")
+    items = ids_of_one_type(items)  # 0 and "x1" (printing apart): as text, one type
     if np.any(item_codes < 0):
         first = int(np.flatnonzero(kept)[np.argmax(item_codes < 0)])
         raise ValueError(

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from ambppl.data.contract import count_values
-from ambppl.data.matrices import alike_ids
+from ambppl.data.matrices import alike_ids, ids_of_one_type
 from ambppl.inference.convergence import ConvergenceWarning
 from ambppl.internal.checks import (
     as_float_array,
@@ -927,8 +927,9 @@ def answer_codes(answers: Any, model: str) -> dict[str, Any]:
         "item": item_code.astype(np.int64),
         "rater": rater_code.astype(np.int64),
         "y": label.cat.codes.to_numpy().astype(np.int64),
-        "item_ids": list(item_ids),
-        "rater_ids": list(rater_ids),
+        # 0 and "x1" (printing apart, checked above): as text, as the readers give them
+        "item_ids": list(ids_of_one_type(item_ids)),
+        "rater_ids": list(ids_of_one_type(rater_ids)),
         "categories": categories,
         "cant_solve": None if cs_label is None else str(cs_label),
     }

@@ -46,14 +46,15 @@ def test_the_suggested_fix_reads_one_rater_per_printed_id():
     assert answers.attrs["n_raters"] == 4  # "1", "2", "a", "b"
 
 
-def test_ids_of_two_types_that_print_apart_are_kept():
-    # mixed types alone are no fault: 1 and "a" print differently
+def test_ids_of_two_types_that_print_apart_are_kept_as_text():
+    # mixed types alone are no fault: 1 and "a" print differently, and are given as text
+    # (one type per coordinate, as samplers and netCDF need; tests/inference/test_mixed_ids.py)
     frame = pd.DataFrame(
         {"task": [1, 1, 2, 2], "worker": [1, "a", 2, "a"], "label": ["x", "y", "x", "x"]}
     )
     answers = read_long(frame)
     assert answers.attrs["n_raters"] == 3
-    assert answers["rater"].tolist() == [1, "a", 2, "a"]
+    assert answers["rater"].tolist() == ["1", "a", "2", "a"]
 
 
 def test_a_wide_header_of_rater_names_that_print_the_same_is_refused():

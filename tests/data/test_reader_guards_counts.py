@@ -309,9 +309,9 @@ def test_item_ids_of_two_types_that_print_the_same_are_refused() -> None:
     frame = pd.DataFrame(VALUES, columns=CATEGORIES, index=pd.Index([1, "1"], dtype=object))
     kind, text = _message(read_annotations, frame, format="counts")
     assert kind is ValueError and "the ids [1, '1']" in text and "print the same" in text
-    # ids that differ in print are kept
+    # ids that differ in print are kept, as text (one type per coordinate)
     frame.index = pd.Index([1, "2"], dtype=object)
-    assert read_annotations(frame, format="counts")["item"].values.tolist() == [1, "2"]
+    assert read_annotations(frame, format="counts")["item"].values.tolist() == ["1", "2"]
 
 
 def test_long_and_wide_item_ids_of_two_types_that_print_the_same_are_refused() -> None:
@@ -332,7 +332,7 @@ def test_long_and_wide_item_ids_of_two_types_that_print_the_same_are_refused() -
     assert kind is ValueError and "the ids [1, '1'] (in the index of 'DataFrame')" in text
     assert "and one row to each item" in text
     wide.index = pd.Index([1, "2"], dtype=object)  # ids that print apart are kept
-    assert read_annotations(wide, format="wide")["item"].values.tolist() == [1, "2"]
+    assert read_annotations(wide, format="wide")["item"].values.tolist() == ["1", "2"]
 
 
 def test_repeated_item_ids_are_refused_in_chunks(tmp_path) -> None:
