@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ambppl.data.files import READ_OPTIONS
-from ambppl.data.labels import _order
+from ambppl.data.labels import _label_str, _order
+from ambppl.data.matrices import ids_of_one_type
 from ambppl.data.readers import read_annotations, read_long
 from ambppl.internal.checks import cant_solve_position, check_counts, show_values
 
@@ -225,6 +226,12 @@ def as_counts(data: Any, name: str = "data") -> xr.DataArray:
         )
     attrs = dict(counts.attrs)
     attrs.setdefault("cant_solve", None)
+    # labels of two types that print apart (0 beside "x1", checked above): as text, as the
+    # readers give them (samplers, summaries and netCDF take one type per coordinate)
+    mixed_categories = ids_of_one_type(coords["category"]) is not coords["category"]
+    coords = {dim: ids_of_one_type(labels) for dim, labels in coords.items()}
+    if mixed_categories and attrs["cant_solve"] is not None:
+        attrs["cant_solve"] = _label_str(attrs["cant_solve"])
     # a label that names no category would leave callers to guess its column
     cant_solve_position(attrs["cant_solve"], coords["category"], "data.attrs['cant_solve']")
     return xr.DataArray(

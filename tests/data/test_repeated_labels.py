@@ -85,9 +85,10 @@ def test_distinct_labels_and_unlabelled_dims_pass():
     out = as_counts(labelled)
     assert out["category"].values.tolist() == ["a", "b", "cs"]
     assert out["item"].values.tolist() == [10, 11]
-    # distinct labels of two types (1 and "2") print differently: kept
+    # distinct labels of two types (1 and "2") print differently: kept, as text (one type
+    # per coordinate, as the readers give them; tests/inference/test_mixed_ids.py)
     mixed = _counts([[1, 2]], category=np.array([1, "2"], dtype=object))
-    assert as_counts(mixed)["category"].values.tolist() == [1, "2"]
+    assert as_counts(mixed)["category"].values.tolist() == ["1", "2"]
     unlabelled = as_counts(_counts([[1, 2], [2, 2], [3, 1]]))  # positions as labels
     assert unlabelled["item"].values.tolist() == [0, 1, 2]
     assert unlabelled["category"].values.tolist() == [0, 1]

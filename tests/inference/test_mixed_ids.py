@@ -149,3 +149,40 @@ def test_every_route_fits_mixed_ids(model, method, sampler, counts, answers):
         np.testing.assert_array_equal(observed["counts"].values, counts.values)
     table = ambppl.summarize(result)
     assert table.index.tolist() == ITEM_TEXTS
+
+
+def test_a_hand_made_data_array_of_mixed_labels_is_given_as_text(tmp_path: Path):
+    from ambppl.data import as_counts
+
+    made = xr.DataArray(
+        [[3, 1, 1], [0, 4, 1]],
+        dims=("item", "category"),
+        coords={
+            "item": np.array([0, "x1"], dtype=object),
+            "category": np.array([1, 2, "?"], dtype=object),
+        },
+        attrs={"cant_solve": "?"},
+    )
+    counts = as_counts(made)
+    assert counts["item"].values.tolist() == ["0", "x1"]
+    assert counts["category"].values.tolist() == ["1", "2", "?"]
+    assert counts.attrs["cant_solve"] == "?"
+    # a can't-solve label of the other type follows its category into text
+    counts = as_counts(made.assign_attrs(cant_solve=2))
+    assert counts.attrs["cant_solve"] == "2"
+    np.testing.assert_array_equal(counts.values, made.values)
+    result = _fit(made, "dirichlet_categorical", **TINY)
+    assert ambppl.summarize(result).index.tolist() == ["0", "x1"]
+    result.to_netcdf(tmp_path / "made.nc")
+
+
+@pytest.mark.slow
+def test_a_hand_made_data_array_of_mixed_ids_fits_with_nuts():
+    made = xr.DataArray(
+        [[3, 1, 1], [0, 4, 1]],
+        dims=("item", "category"),
+        coords={"item": np.array([0, "x1"], dtype=object), "category": ["a", "b", "?"]},
+        attrs={"cant_solve": "?"},
+    )
+    result = _fit(made, "dirichlet_categorical", method="nuts", sample_kwargs=TUNE, **TINY)
+    assert result["posterior"]["item"].values.tolist() == ["0", "x1"]
