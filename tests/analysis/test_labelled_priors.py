@@ -54,60 +54,35 @@ def _differs(a, b) -> bool:
     return not np.allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
 
 
-@pytest.mark.parametrize("kind", sorted(LABELLED))
-def test_expected_posterior_var_reads_a_labelled_prior_by_label(counts, kind):
-    got = expected_posterior_var(counts, 5, prior=LABELLED[kind]())
-    want = expected_posterior_var(counts, 5, prior=BY_HAND)
-    np.testing.assert_array_equal(got, want)
-    assert _differs(want, expected_posterior_var(counts, 5, prior=BY_POSITION))
+#: The analyses that give an array per item, each as ``call(counts, prior)``.
+ARRAY_CALLS = {
+    "expected_posterior_var": lambda c, p: expected_posterior_var(c, 5, prior=p),
+    "expected_posterior_sd": lambda c, p: expected_posterior_sd(
+        c, [3, 10, 0], prior=p, measure="modified"
+    ),
+    "answers_needed": lambda c, p: answers_needed(c, target_sd=0.05, prior=p),
+    "next_batch-variance": lambda c, p: next_batch(c, 9, prior=p, objective="variance"),
+    "next_batch-decision": lambda c, p: next_batch(c, 9, prior=p, objective="decision"),
+    "expected_correct_decision": lambda c, p: expected_correct_decision(c, 5, prior=p),
+    # g(m) of the labelled counts and g(0) of their bare rows both with the aligned prior
+    "decision_gain": lambda c, p: decision_gain(c, 5, prior=p),
+}
 
 
 @pytest.mark.parametrize("kind", sorted(LABELLED))
-def test_expected_posterior_sd_reads_a_labelled_prior_by_label(counts, kind):
-    got = expected_posterior_sd(counts, [3, 10, 0], prior=LABELLED[kind](), measure="modified")
-    want = expected_posterior_sd(counts, [3, 10, 0], prior=BY_HAND, measure="modified")
+@pytest.mark.parametrize("name", list(ARRAY_CALLS))
+def test_array_analyses_read_a_labelled_prior_by_label(counts, name, kind):
+    call = ARRAY_CALLS[name]
+    got = call(counts, LABELLED[kind]())
+    want = call(counts, BY_HAND)
     np.testing.assert_array_equal(got, want)
-    assert _differs(want, expected_posterior_sd(counts, [3, 10, 0], prior=BY_POSITION))
+    assert _differs(want, call(counts, BY_POSITION))
 
 
 def test_transposed_counts_read_a_labelled_prior_by_label(counts):
     # counts with dims ("category", "item"): the categories by name, then the prior by label
     got = expected_posterior_var(counts.T, 5, prior=LABELLED["series"]())
     np.testing.assert_array_equal(got, expected_posterior_var(counts, 5, prior=BY_HAND))
-
-
-@pytest.mark.parametrize("kind", sorted(LABELLED))
-def test_answers_needed_reads_a_labelled_prior_by_label(counts, kind):
-    got = answers_needed(counts, target_sd=0.05, prior=LABELLED[kind]())
-    want = answers_needed(counts, target_sd=0.05, prior=BY_HAND)
-    np.testing.assert_array_equal(got, want)
-    assert _differs(want, answers_needed(counts, target_sd=0.05, prior=BY_POSITION))
-
-
-@pytest.mark.parametrize("objective", ["variance", "decision"])
-@pytest.mark.parametrize("kind", sorted(LABELLED))
-def test_next_batch_reads_a_labelled_prior_by_label(counts, kind, objective):
-    got = next_batch(counts, 9, prior=LABELLED[kind](), objective=objective)
-    want = next_batch(counts, 9, prior=BY_HAND, objective=objective)
-    np.testing.assert_array_equal(got, want)
-    assert _differs(want, next_batch(counts, 9, prior=BY_POSITION, objective=objective))
-
-
-@pytest.mark.parametrize("kind", sorted(LABELLED))
-def test_expected_correct_decision_reads_a_labelled_prior_by_label(counts, kind):
-    got = expected_correct_decision(counts, 5, prior=LABELLED[kind]())
-    want = expected_correct_decision(counts, 5, prior=BY_HAND)
-    np.testing.assert_array_equal(got, want)
-    assert _differs(want, expected_correct_decision(counts, 5, prior=BY_POSITION))
-
-
-@pytest.mark.parametrize("kind", sorted(LABELLED))
-def test_decision_gain_reads_a_labelled_prior_by_label(counts, kind):
-    # g(m) of the labelled counts and g(0) of their bare rows both with the aligned prior
-    got = decision_gain(counts, 5, prior=LABELLED[kind]())
-    want = decision_gain(counts, 5, prior=BY_HAND)
-    np.testing.assert_array_equal(got, want)
-    assert _differs(want, decision_gain(counts, 5, prior=BY_POSITION))
 
 
 @pytest.mark.parametrize("kind", sorted(LABELLED))
@@ -121,15 +96,10 @@ def test_plan_reads_a_labelled_prior_by_label(counts, kind):
 
 
 @pytest.mark.parametrize(
-    "call",
-    [
-        lambda c, p: expected_posterior_var(c, 5, prior=p),
-        lambda c, p: expected_correct_decision(c, 5, prior=p),
-        lambda c, p: decision_gain(c, 5, prior=p),
-    ],
-    ids=["expected_posterior_var", "expected_correct_decision", "decision_gain"],
+    "name", ["expected_posterior_var", "expected_correct_decision", "decision_gain"]
 )
-def test_a_labelled_prior_that_cannot_be_aligned_is_refused(counts, call):
+def test_a_labelled_prior_that_cannot_be_aligned_is_refused(counts, name):
+    call = ARRAY_CALLS[name]
     other = pd.Series(VALUES, index=["a", "b", "maybe"])
     with pytest.raises(ValueError, match=r"^prior must have the labels of counts.*'maybe'"):
         call(counts, other)

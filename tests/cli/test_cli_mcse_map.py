@@ -26,29 +26,31 @@ def answers_csv(tmp_path: Path) -> Path:
     return path
 
 
+def _mcse_refusal(command: str, method: str, answers_csv: Path, tmp_path: Path, capsys) -> str:
+    """The one error line of ``ambppl <command> --model dawid_skene --method <method> --mcse
+    0.01`` on the answers (exit 2, no traceback; no output file written)."""
+    output = tmp_path / ("o.html" if command == "report" else "o.csv")
+    argv = [command, str(answers_csv), "--model", "dawid_skene", "--method", method]
+    line = command_error_line(
+        [*argv, "--cant-solve", "cant", "--mcse", "0.01", "-q", "-o", str(output)], capsys
+    )
+    assert not output.exists()
+    return line
+
+
 @pytest.mark.parametrize("command", ["score", "report"])
 def test_mcse_with_map_says_the_mode_has_no_draws(
     command: str, answers_csv: Path, tmp_path: Path, capsys
 ) -> None:
-    output = tmp_path / ("o.html" if command == "report" else "o.csv")
-    argv = [command, str(answers_csv), "--model", "dawid_skene", "--method", "map"]
-    line = command_error_line(
-        [*argv, "--cant-solve", "cant", "--mcse", "0.01", "-q", "-o", str(output)], capsys
-    )
+    line = _mcse_refusal(command, "map", answers_csv, tmp_path, capsys)
     assert "--model dawid_skene with --method map gives one point, the posterior mode" in line
     assert "no draws, so no Monte Carlo error to bound; drop --mcse" in line
     assert "--draws" not in line and "fits draws" not in line
-    assert not output.exists()
 
 
 @pytest.mark.parametrize("command", ["score", "report"])
 def test_mcse_with_laplace_still_points_at_draws(
     command: str, answers_csv: Path, tmp_path: Path, capsys
 ) -> None:
-    output = tmp_path / ("o.html" if command == "report" else "o.csv")
-    argv = [command, str(answers_csv), "--model", "dawid_skene", "--method", "laplace"]
-    line = command_error_line(
-        [*argv, "--cant-solve", "cant", "--mcse", "0.01", "-q", "-o", str(output)], capsys
-    )
+    line = _mcse_refusal(command, "laplace", answers_csv, tmp_path, capsys)
     assert line.endswith("with --method laplace fits draws: drop --mcse (--draws sets how many)")
-    assert not output.exists()

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _fit_helpers import Sampled, record_nuts_routes
 
 import ambppl
 from ambppl.cli import main
@@ -20,27 +21,16 @@ from ambppl.inference.catalog import get_model
 fitting = importlib.import_module("ambppl.inference.fitting")
 
 
-class _Sampled(Exception):
-    """Raised by the recording route instead of sampling."""
-
-
 @pytest.fixture
 def recorded(monkeypatch):
-    """The NUTS routes replaced by one that records the job's sampler and sample_kwargs."""
-    seen: dict = {}
-
-    def record(job):
-        seen.update(sampler=job.sampler, sample_kwargs=job.sample_kwargs)
-        raise _Sampled
-
-    for method in ("nuts", "collapsed"):
-        monkeypatch.setitem(fitting._ROUTES, method, record)
-    return seen
+    """The NUTS routes replaced by one that records the job's sampler and sample_kwargs
+    (:func:`_fit_helpers.record_nuts_routes`)."""
+    return record_nuts_routes(monkeypatch)
 
 
 def _sent(data, model, **kwargs):
     """What fit hands the NUTS route (sampler, sample_kwargs), without sampling."""
-    with pytest.raises(_Sampled):
+    with pytest.raises(Sampled):
         ambppl.fit(data, model, **kwargs)
 
 

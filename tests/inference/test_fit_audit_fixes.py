@@ -3,7 +3,7 @@ defaults against the model files', the tune in the convergence record, valid JSO
 and what computed a ``map`` fit.
 
 Every refused input is refused before any sampling: the NUTS routes are replaced by one that
-raises :class:`_Sampled`, so a test of a refusal fails (with ``_Sampled``) where the check is
+raises :class:`Sampled`, so a test of a refusal fails (with ``Sampled``) where the check is
 missing instead of running PyMC.
 """
 
@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from _fit_helpers import Sampled, record_nuts_routes
 
 import ambppl
 from ambppl.inference.catalog import ENV_VAR, get_model
@@ -34,22 +35,11 @@ from ambppl.internal.messages import command_line_messages
 fitting = importlib.import_module("ambppl.inference.fitting")
 
 
-class _Sampled(Exception):
-    """Raised by the recording route instead of sampling."""
-
-
 @pytest.fixture
 def recorded(monkeypatch):
-    """The NUTS routes replaced by one that records the job's sample_kwargs."""
-    seen: dict = {}
-
-    def record(job):
-        seen.update(sampler=job.sampler, sample_kwargs=job.sample_kwargs)
-        raise _Sampled
-
-    for method in ("nuts", "collapsed"):
-        monkeypatch.setitem(fitting._ROUTES, method, record)
-    return seen
+    """The NUTS routes replaced by one that records the job's sampler and sample_kwargs
+    (:func:`_fit_helpers.record_nuts_routes`)."""
+    return record_nuts_routes(monkeypatch)
 
 
 # ------------------------------------------------------- findings 1-2: sample_kwargs values
@@ -150,7 +140,7 @@ def test_good_sample_kwargs_values_pass_as_plain_numbers(small_counts, recorded)
         "target_accept": np.float32(0.5),
         "max_treedepth": np.int16(3),
     }
-    with pytest.raises(_Sampled):
+    with pytest.raises(Sampled):
         ambppl.fit(small_counts, method="nuts", sampler="pymc", sample_kwargs=given)
     sent = recorded["sample_kwargs"]
     assert sent == {"tune": 0, "cores": 1, "target_accept": 0.5, "max_treedepth": 3}
@@ -162,11 +152,11 @@ def test_good_sample_kwargs_values_pass_as_plain_numbers(small_counts, recorded)
     ]
     assert type(given["tune"]) is np.int64  # the caller's dict is not changed
     same = {"tune": None, "cores": None, "return_inferencedata": np.True_, "step": None}
-    with pytest.raises(_Sampled):
+    with pytest.raises(Sampled):
         ambppl.fit(small_counts, method="nuts", sampler="pymc", sample_kwargs=same)
     assert recorded["sample_kwargs"] == same
     nested = {"nuts": {"target_accept": 0.9, "max_treedepth": np.int64(12)}}
-    with pytest.raises(_Sampled):
+    with pytest.raises(Sampled):
         ambppl.fit(small_counts, method="nuts", sampler="nutpie", sample_kwargs=nested)
     assert recorded["sample_kwargs"]["nuts"] == {"target_accept": 0.9, "max_treedepth": 12}
     assert type(nested["nuts"]["max_treedepth"]) is np.int64

@@ -8,9 +8,10 @@
 * ApproximateDistribution.ppf / isf: NaN for NaN input, where the exact posterior raises.
 
 Reference for the moments: exact rational arithmetic (Python's :mod:`fractions`) by
-explicit multinomial enumeration, independent of :mod:`ambppl.maths._higher_moments`:
-``E[S^m]`` expands ``(sum_k p_k^2)^m`` over the compositions ``n`` of ``m`` with the
-Dirichlet moments ``E[prod_k p_k^(2 n_k)] = prod_k (a_k)_(2 n_k) / (A)_(2m)``,
+explicit multinomial enumeration (``enumerated_moments`` in ``tests/_exact_laws.py``),
+independent of :mod:`ambppl.maths._higher_moments`: ``E[S^m]`` expands ``(sum_k p_k^2)^m``
+over the compositions ``n`` of ``m`` with the Dirichlet moments
+``E[prod_k p_k^(2 n_k)] = prod_k (a_k)_(2 n_k) / (A)_(2m)``,
 ``E[(1 - u)^m] = (A)_m / (alpha_0)_m``, and the measure ``1 - (1 - u) S`` (amb) or
 ``1 - (1 - u) (C S - 1) / (C - 1)`` (modified) is expanded and centred in fractions.
 ``Fraction(float)`` is exact, so these are the exact moments of the float inputs.
@@ -23,6 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _exact_laws import enumerated_moments
 
 import ambppl
 from ambppl.maths import _higher_moments as hm
@@ -31,57 +33,6 @@ from ambppl.maths.approx import approximate_distribution
 #: What the docstring of dirichlet_moments promises: every mu_r within this many
 #: var^(r/2) of the exact value, or the exact value correctly rounded.
 PROMISE = 1e-12
-
-
-# ----------------------------------------------------------------- exact reference moments
-def _compositions(m: int, c: int):
-    if c == 1:
-        yield (m,)
-        return
-    for i in range(m + 1):
-        for rest in _compositions(m - i, c - 1):
-            yield (i, *rest)
-
-
-def _rising(x: Fraction, n: int) -> Fraction:
-    out = Fraction(1)
-    for i in range(n):
-        out *= x + i
-    return out
-
-
-def exact_moments(alpha, measure: str, has_cs: bool, order: int):
-    """(mean, [mu_0..mu_order]) in exact fractions (the module docstring's enumeration)."""
-    a = [Fraction(float(x)) for x in alpha]
-    proper, a_cs = (a[:-1], a[-1]) if has_cs else (a, Fraction(0))
-    c, big_a = len(proper), sum(proper)
-    es = []
-    for m in range(order + 1):
-        total = Fraction(0)
-        for n in _compositions(m, c):
-            term = Fraction(math.factorial(m) // math.prod(math.factorial(x) for x in n))
-            for ak, nk in zip(proper, n, strict=True):
-                if nk:
-                    term *= _rising(ak, 2 * nk)
-            total += term
-        es.append(total / _rising(big_a, 2 * m))
-    ex = [_rising(big_a, m) / _rising(big_a + a_cs, m) for m in range(order + 1)]
-    if measure == "amb":
-        ey = es
-    else:
-        ey = [
-            sum(math.comb(m, i) * c**i * es[i] * (-1) ** (m - i) for i in range(m + 1))
-            / Fraction(c - 1) ** m
-            for m in range(order + 1)
-        ]
-    ew = [x * y for x, y in zip(ex, ey, strict=True)]
-    ev = [sum(math.comb(m, i) * (-1) ** i * ew[i] for i in range(m + 1)) for m in range(order + 1)]
-    mean = ev[1]
-    central = [
-        sum(math.comb(r, j) * ev[j] * (-mean) ** (r - j) for j in range(r + 1))
-        for r in range(order + 1)
-    ]
-    return mean, central
 
 
 def _scaled_excess(got: float, exact: Fraction, var: Fraction, r: int) -> float:
@@ -101,7 +52,7 @@ def _standardized(central, var):
 
 def _check_against_exact(alpha, measure, has_cs, order):
     got = ambppl.dirichlet_moments(alpha, measure, order=order, cant_solve=-1 if has_cs else None)
-    mean, central = exact_moments(alpha, measure, has_cs, order)
+    mean, central = enumerated_moments(alpha, measure, has_cs, order)
     var = central[2]
     assert float(got.mean) == pytest.approx(float(mean), rel=1e-15)
     assert float(got.var) == pytest.approx(float(var), rel=1e-15)

@@ -10,6 +10,7 @@ from pathlib import Path
 import mpmath as mp
 import numpy as np
 import pytest
+from _exact_laws import enumerated_moments
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -429,66 +430,6 @@ def test_missing_variances_raise_not_implemented(measure):
 
 
 # ------------------------------------------------------------------ higher moments
-def _compositions(m, c):
-    """All (n_1..n_c) of non-negative integers summing to m."""
-    if c == 1:
-        yield (m,)
-        return
-    for i in range(m + 1):
-        for rest in _compositions(m - i, c - 1):
-            yield (i, *rest)
-
-
-def _rising(x, n):
-    out = x * 0 + 1
-    for i in range(n):
-        out *= x + i
-    return out
-
-
-def enumerated_moments(alpha, measure, has_cs, order=4, exact=True):
-    """(mean, central moments mu_0..mu_order) of the measure by explicit enumeration.
-
-    Independent of ambppl.maths._higher_moments: E[S^m] expands (sum_k p_k^2)^m over all
-    compositions n of m (multinomial coefficients) with the Dirichlet moments
-    E[prod p_k^{2 n_k}] = prod (a_k)_{2 n_k} / (A)_{2m}; E[(1-u)^m] = (A)_m / (alpha_0)_m;
-    then amb = 1 - (1-u) S or modified = 1 - (1-u)(C S - 1)/(C - 1) expanded binomially and
-    centred, all in exact fractions (``exact``) or 60-digit mpmath.
-    """
-    num = (lambda x: Fraction(float(x))) if exact else (lambda x: mp.mpf(float(x)))
-    a = [num(x) for x in alpha]
-    proper, a_cs = (a[:-1], a[-1]) if has_cs else (a, num(0))
-    c, big_a = len(proper), sum(proper)
-    a0 = big_a + a_cs
-    es = []
-    for m in range(order + 1):
-        total = num(0)
-        for n in _compositions(m, c):
-            term = num(math.factorial(m) // math.prod(math.factorial(x) for x in n))
-            for ak, nk in zip(proper, n, strict=True):
-                if nk:
-                    term *= _rising(ak, 2 * nk)
-            total += term
-        es.append(total / _rising(big_a, 2 * m))
-    ex = [_rising(big_a, m) / _rising(a0, m) for m in range(order + 1)]
-    if measure == "amb":
-        ey = es
-    else:
-        ey = [
-            sum(math.comb(m, i) * num(c) ** i * es[i] * (-1) ** (m - i) for i in range(m + 1))
-            / num(c - 1) ** m
-            for m in range(order + 1)
-        ]
-    ew = [x * y for x, y in zip(ex, ey, strict=True)]
-    ev = [sum(math.comb(m, i) * (-1) ** i * ew[i] for i in range(m + 1)) for m in range(order + 1)]
-    mean = ev[1]
-    central = [
-        sum(math.comb(r, j) * ev[j] * (-mean) ** (r - j) for j in range(r + 1))
-        for r in range(order + 1)
-    ]
-    return mean, central
-
-
 HIGHER_CASES = [
     ((1.0, 1.0, 1.0), True),
     ((0.5, 2.5, 7.0, 0.3), True),

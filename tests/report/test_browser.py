@@ -16,6 +16,7 @@ from urllib.parse import unquote
 import numpy as np
 import pandas as pd
 import pytest
+from _report_helpers import console_messages, sort_in_browser
 from conftest import REPORT_SECTIONS, run_browser
 
 from ambppl.cli import main
@@ -25,37 +26,8 @@ EVIL_LABEL = "<script>alert(1)</script>"
 EVIL_ITEM = "<img src=x onerror=alert(2)>"
 
 
-#: Appended to a copy of the report: click the "mean" header twice (descending, then
-#: ascending) and record the resulting column in the DOM for the test to read back.
-SORT_PROBE = """
-<script>
-(function () {
-  var table = document.getElementById("item-table");
-  var heads = table.tHead.rows[0].cells, col = -1;
-  for (var i = 0; i < heads.length; i++) { if (heads[i].textContent === "mean") { col = i; } }
-  function column() {
-    return Array.prototype.map.call(table.tBodies[0].rows, function (r) {
-      return r.cells[col].getAttribute("data-value") + "|" +
-        encodeURIComponent(r.cells[1].textContent);
-    }).join(";");
-  }
-  heads[col].click();
-  document.body.setAttribute("data-probe-desc", column());
-  heads[col].click();
-  document.body.setAttribute("data-probe-asc", column());
-  document.body.setAttribute("data-probe-sort", heads[col].getAttribute("aria-sort"));
-}());
-</script>
-"""
-
-
 def _run(browser: str, page: Path, tmp: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return run_browser(browser, page.as_uri(), tmp, *extra)
-
-
-def _console(stderr: str) -> list[str]:
-    """Console messages (any level) and uncaught errors that Chromium logged."""
-    return [line for line in stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +71,7 @@ def learned_report(browser: str, tmp_path_factory: pytest.TempPathFactory) -> Pa
 
 def test_learned_prior_renders(browser: str, learned_report: Path, tmp_path: Path) -> None:
     done = _run(browser, learned_report, tmp_path, "--dump-dom")
-    assert _console(done.stderr) == []
+    assert console_messages(done.stderr) == []
     dom = done.stdout
     assert len(re.findall(r'<table class="sortable" id="[\w-]+" data-sortable="ready"', dom)) == 3
     for section in (*REPORT_SECTIONS, "learned-prior"):
@@ -111,7 +83,7 @@ def test_learned_prior_renders(browser: str, learned_report: Path, tmp_path: Pat
 
 def test_renders_without_console_errors(browser: str, report: Path, tmp_path: Path) -> None:
     done = _run(browser, report, tmp_path, "--dump-dom")
-    assert _console(done.stderr) == []
+    assert console_messages(done.stderr) == []
     dom = done.stdout
     # the sorting script ran on every sortable table
     assert len(re.findall(r'<table class="sortable" id="[\w-]+" data-sortable="ready"', dom)) == 3
@@ -136,11 +108,7 @@ def test_user_strings_stay_text(browser: str, report: Path, tmp_path: Path) -> N
 
 
 def test_sorting_in_the_browser(browser: str, report: Path, tmp_path: Path) -> None:
-    probe = tmp_path / "probe.html"
-    probe.write_text(report.read_text(encoding="utf-8").replace("</body>", SORT_PROBE + "</body>"))
-    done = _run(browser, probe, tmp_path, "--dump-dom")
-    assert _console(done.stderr) == []
-    found = dict(re.findall(r'data-probe-(\w+)="([^"]*)"', done.stdout))
+    found, _ = sort_in_browser(browser, report, "mean", tmp_path)
     assert found["sort"] == "ascending"
     desc = [float(cell.split("|")[0]) for cell in found["desc"].split(";")]
     asc = [float(cell.split("|")[0]) for cell in found["asc"].split(";")]
@@ -154,7 +122,7 @@ def test_sorting_in_the_browser(browser: str, report: Path, tmp_path: Path) -> N
 def test_screenshot(browser: str, report: Path, tmp_path: Path) -> None:
     shot = tmp_path / "report.png"
     done = _run(browser, report, tmp_path, f"--screenshot={shot}", "--window-size=1200,3000")
-    assert _console(done.stderr) == []
+    assert console_messages(done.stderr) == []
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")

@@ -58,22 +58,30 @@ def _page_advice(result, **kwargs) -> str:
     return html.unescape(" ".join(found.group(1).split()))
 
 
+def _advice(result, warning: str, command: str) -> tuple[str, str]:
+    """The page's advice and that of a page of the ambppl command ``command``, each checked
+    word for word against :func:`convergence_advice` (and the first against the fit's own
+    warning, which ends with it)."""
+    record, model = stored_record(result), result.attrs["model"]
+    advice = _page_advice(result)
+    assert advice == convergence_advice(record, model=model)
+    assert warning.endswith(f"; {advice}")
+    line = _page_advice(result, command=command)
+    assert line == convergence_advice(record, command_line=True, model=model)
+    return advice, line
+
+
 @pytest.mark.slow  # compiles the PyMC program of dirichlet_categorical
 def test_a_one_chain_fit_is_told_to_run_several_chains(counts) -> None:
     result, warning = _fit(counts, draws=20, chains=1)
     record = stored_record(result)
     assert record["chains"] == 1 and "r_hat" in record["failed"]
-    advice = _page_advice(result)
+    advice, line = _advice(result, warning, "ambppl report counts.csv --method nuts --chains 1")
     assert "one chain cannot show that the sampler reached the posterior" in advice
     assert "run several (chains=4)" in advice
     assert "tune longer" not in advice
-    # the fit's own warning gives the same advice, word for word
-    assert advice == convergence_advice(record, model=result.attrs["model"])
-    assert warning.endswith(f"; {advice}")
     # a page of the ambppl command names the option
-    line = _page_advice(result, command="ambppl report counts.csv --method nuts --chains 1")
     assert "run several (--chains 4)" in line
-    assert line == convergence_advice(record, command_line=True, model=result.attrs["model"])
 
 
 @pytest.mark.slow  # compiles the PyMC program of dirichlet_categorical
@@ -82,12 +90,9 @@ def test_a_fit_tuned_longer_than_1000_is_told_twice_its_tune(counts) -> None:
     record = stored_record(result)
     assert record["chains"] == 2 and record["tune"] == 1100
     assert "r_hat" in record["failed"]
-    advice = _page_advice(result)
+    advice, line = _advice(result, warning, "ambppl report counts.csv --method nuts --tune 1100")
     assert "tune longer (sample_kwargs={'tune': 2200})" in advice
     assert "'tune': 2000" not in advice
-    assert advice == convergence_advice(record, model=result.attrs["model"])
-    assert warning.endswith(f"; {advice}")
-    line = _page_advice(result, command="ambppl report counts.csv --method nuts --tune 1100")
     assert "tune longer (--tune 2200)" in line
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pandas as pd
 import pytest
+from _report_helpers import latent_class_answers
 
 from ambppl.analysis.raters import summarize_raters
 from ambppl.data import read_long
@@ -20,19 +20,7 @@ pytestmark = pytest.mark.slow  # compiles the PyMC program of dawid_skene
 def _answers() -> pd.DataFrame:
     """40 items, 6 raters (r0 and r1 reliable, r5 at random, r4 says "cs" often), 5 answers
     per item; seeded."""
-    rng = np.random.default_rng(26)
-    truth = rng.integers(0, 2, size=40)
-    rows = []
-    for i, z in enumerate(truth):
-        for r in rng.choice(6, size=5, replace=False):
-            if r == 4 and rng.random() < 0.5:
-                label = "cs"
-            elif r == 5 or rng.random() > (0.95 if r < 2 else 0.75):
-                label = "ab"[rng.integers(0, 2)]
-            else:
-                label = "ab"[z]
-            rows.append((f"t{i}", f"r{r}", label))
-    frame = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    frame = latent_class_answers(26, n_items=40, per_item=5, cs_rate=0.5)
     return read_long(frame, cant_solve="cs")
 
 

@@ -12,55 +12,22 @@ import math
 import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
-from conftest import run_browser
+from _report_helpers import latent_class_answers, sort_in_browser
 
 import ambppl
 from ambppl.cli import main
 from ambppl.data import read_long
 from ambppl.report import render_report
 
-#: Appended to a copy of the page: click the item table's "label prob" header twice
-#: (descending, then ascending) and record that column and the item ids in the DOM.
-SORT_PROBE = """
-<script>
-(function () {
-  var table = document.getElementById("item-table");
-  var heads = table.tHead.rows[0].cells, col = -1;
-  for (var i = 0; i < heads.length; i++) { if (heads[i].textContent === "label prob") { col = i; } }
-  function column() {
-    return Array.prototype.map.call(table.tBodies[0].rows, function (r) {
-      return r.cells[col].getAttribute("data-value") + "|" +
-        encodeURIComponent(r.cells[1].textContent);
-    }).join(";");
-  }
-  heads[col].click();
-  document.body.setAttribute("data-probe-desc", column());
-  heads[col].click();
-  document.body.setAttribute("data-probe-asc", column());
-}());
-</script>
-"""
-
 
 def _frame() -> pd.DataFrame:
     """30 items, 6 raters (r0, r1 reliable, r5 at random, r4 says "cs" often), 4 answers per
     item, and two items answered "cs" only; seeded."""
-    rng = np.random.default_rng(20261207)
-    rows = []
-    for i, z in enumerate(rng.integers(0, 2, size=30)):
-        for r in rng.choice(6, size=4, replace=False):
-            if r == 4 and rng.random() < 0.4:
-                label = "cs"
-            elif r == 5 or rng.random() > (0.95 if r < 2 else 0.75):
-                label = "ab"[rng.integers(0, 2)]
-            else:
-                label = "ab"[z]
-            rows.append((f"t{i}", f"r{r}", label))
-    rows += [("x1", "r0", "cs"), ("x1", "r4", "cs"), ("x2", "r2", "cs"), ("x2", "r3", "cs")]
-    return pd.DataFrame(rows, columns=["task", "worker", "label"])
+    frame = latent_class_answers(20261207, n_items=30, per_item=4, cs_rate=0.4)
+    only_cs = [("x1", "r0", "cs"), ("x1", "r4", "cs"), ("x2", "r2", "cs"), ("x2", "r3", "cs")]
+    return pd.concat([frame, pd.DataFrame(only_cs, columns=frame.columns)], ignore_index=True)
 
 
 def _table(page: str, table_id: str) -> tuple[list[tuple[str, str]], list[list[tuple]]]:
@@ -153,18 +120,14 @@ def test_a_model_without_classes_has_no_label_columns() -> None:
 
 def test_the_label_columns_sort_in_a_browser(browser: str, map_page, tmp_path: Path) -> None:
     out, table = map_page
-    probe = tmp_path / "probe.html"
-    probe.write_text(out.read_text(encoding="utf-8").replace("</body>", SORT_PROBE + "</body>"))
-    done = run_browser(browser, probe.as_uri(), tmp_path, "--dump-dom")
-    errors = [line for line in done.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
-    assert errors == []
+    found, done = sort_in_browser(browser, out, "label prob", tmp_path)
     dom = done.stdout
     n_tables = len(re.findall(r'<table class="sortable"', dom))
     assert n_tables >= 3
     assert len(re.findall(r'<table class="sortable" id="[\w-]+" data-sortable="ready"', dom)) == (
         n_tables
     )
-    found = dict(re.findall(r'data-probe-(\w+)="([^"]*)"', dom))
+    assert found["sort"] == "ascending"
     desc = [cell.split("|") for cell in found["desc"].split(";")]
     asc = [cell.split("|") for cell in found["asc"].split(";")]
     assert [float(v) for v, _ in desc] == sorted((float(v) for v, _ in desc), reverse=True)
