@@ -16,6 +16,7 @@ from _fit_helpers import Sampled, record_nuts_routes
 
 import ambppl
 from ambppl.cli import main
+from ambppl.inference import sample_settings
 from ambppl.inference.catalog import get_model
 
 fitting = importlib.import_module("ambppl.inference.fitting")
@@ -73,7 +74,7 @@ def test_callers_nuts_target_accept_reaches_pymcs_step(small_counts, monkeypatch
 
     targets = []
     original = NUTS.__init__
-    fitting._sample_keywords()  # read PyMC's signatures before the spy stands in
+    sample_settings.sample_keywords()  # read PyMC's signatures before the spy stands in
 
     @functools.wraps(original)
     def spy(self, *args, **kwargs):
@@ -147,13 +148,13 @@ def test_sample_kwargs_keys_follow_the_installed_pymc(small_counts, recorded):
     named = [
         p.name
         for p in inspect.signature(pm.sample).parameters.values()
-        if p.kind is not p.VAR_KEYWORD and p.name not in fitting._RESERVED_SAMPLE_KWARGS
+        if p.kind is not p.VAR_KEYWORD and p.name not in sample_settings.RESERVED_SAMPLE_KWARGS
     ]
     assert {"tune", "cores", "init", "idata_kwargs", "compile_kwargs"} <= set(named)
-    known = fitting._sample_keywords()
+    known = sample_settings.sample_keywords()
     assert set(named) <= known
     assert {"target_accept", "max_treedepth", "step_scale", "nuts"} <= known
-    assert not set(fitting._RESERVED_SAMPLE_KWARGS) & known
+    assert not set(sample_settings.RESERVED_SAMPLE_KWARGS) & known
     given = {"tune": 50, "cores": 1, "target_accept": 0.9, "max_treedepth": 8, "init": "adapt_diag"}
     _sent(small_counts, "dirichlet_categorical", method="nuts", sampler="pymc", sample_kwargs=given)
     assert recorded["sample_kwargs"] == given
