@@ -231,6 +231,39 @@ def alike_ids(ids: Any) -> list[str]:
     ]
 
 
+def refuse_alike_ids(
+    ids: Any, where: str, column: str, role: str = "item", then: str | None = None
+) -> None:
+    """Refuse distinct item (or rater) ids that print the same (``1`` and ``"1"``,
+    :func:`alike_ids`): they would give two items (raters) that no output tells apart.
+
+    ``where`` says which ids (``"the item column 'task' of 'answers.csv'"``), ``column`` how
+    to name them in the fix (``"frame['task']"``) and ``role`` whose ids they are
+    (``"item"`` or ``"rater"``); ``then`` ends the fix (default: that it makes them one
+    item or rater). The readers and :func:`ambppl.inference.modeling.answer_codes`
+    give this one message.
+
+    Examples
+    --------
+    >>> try:
+    ...     refuse_alike_ids([1, "1"], "the item column 'task'", "frame['task']")
+    ... except ValueError as err:
+    ...     print(str(err).split(";")[0])
+    item ids must print differently (one id per item), but the ids [1, '1'] (in the item
+    column 'task') are different values that print the same, which would give items that no
+    output tells apart
+    """
+    groups = alike_ids(ids)
+    if groups:
+        raise ValueError(
+            f"{role} ids must print differently (one id per {role}), but the ids "
+            f"{', '.join(groups)} (in {where}) are different values that print the same, "
+            f"which would give {role}s that no output tells apart; give the ids one type "
+            f"(e.g. all text: {column}.astype(str))"
+            + (f", which makes them one {role}" if then is None else then)
+        )
+
+
 def ids_of_one_type(ids: Any) -> np.ndarray:
     """Item or rater ids as given where they are of one type, else all as text.
 

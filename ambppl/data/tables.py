@@ -39,7 +39,7 @@ from ambppl.data.labels import (
     _quote,
     _show,
 )
-from ambppl.data.matrices import ID_HEADERS, alike_ids, ids_of_one_type
+from ambppl.data.matrices import ID_HEADERS, ids_of_one_type, refuse_alike_ids
 from ambppl.internal.messages import reader_option, say
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -254,7 +254,7 @@ def _parse_long(
     items = np.asarray(items)
     if note.get("text"):  # ids as written; plain integers as int64
         items = _plain_integer_ids(np.asarray(items, dtype=object))
-    _check_ids_print_apart(items, f"item column {item!r}", desc, f"frame[{item!r}]")
+    refuse_alike_ids(items, f"the item column {item!r} of {desc!r}", f"frame[{item!r}]")
     items = ids_of_one_type(items)  # 0 and "x1" (printing apart): as text, one type
     if np.any(item_codes < 0):
         first = int(np.flatnonzero(kept)[np.argmax(item_codes < 0)])
@@ -267,8 +267,8 @@ def _parse_long(
     if rater is not None:
         rater_codes, raters = _factorize(df[kept], rater, "rater")
         # 1 and "1" would be two raters that no output tells apart, as items would
-        _check_ids_print_apart(
-            raters, f"rater column {rater!r}", desc, f"frame[{rater!r}]", RATER_THEN, "rater"
+        refuse_alike_ids(
+            raters, f"the rater column {rater!r} of {desc!r}", f"frame[{rater!r}]", "rater"
         )
         n_raters = int(np.max(rater_codes, initial=-1)) + 1
     return _Parsed(
@@ -281,33 +281,6 @@ def _parse_long(
         n_dropped=n_dropped,
         cant_solve=cs,
     )
-
-
-#: How the fix of rater ids that print the same ends (:func:`_check_ids_print_apart`).
-RATER_THEN = ", which makes them one rater"
-
-
-def _check_ids_print_apart(
-    ids: Any,
-    where: str,
-    desc: str,
-    column: str,
-    then: str = ", which makes them one item",
-    role: str = "item",
-) -> None:
-    """Refuse distinct item (or rater) ids that print the same (``1`` and ``"1"``,
-    :func:`ambppl.data.matrices.alike_ids`), as a count matrix's are refused: they would
-    give two items (raters) that no output tells apart. ``where`` says which ids (``"item
-    column 'task'"``), ``column`` how to name them in the fix (``"frame['task']"``),
-    ``then`` what follows and ``role`` whose ids they are (``"item"`` or ``"rater"``)."""
-    groups = alike_ids(ids)
-    if groups:
-        raise ValueError(
-            f"{role} ids must print differently (one id per {role}), but the ids "
-            f"{', '.join(groups)} (in the {where} of {desc!r}) are different values that print "
-            f"the same, which would give {role}s that no output tells apart; give the ids one "
-            f"type (e.g. all text: {column}.astype(str)){then}"
-        )
 
 
 def _check_first_row_is_data(
@@ -476,7 +449,7 @@ def _check_wide_ids(df: pd.DataFrame, item: Any, desc: str) -> None:
     # the rater names are the header's other cells: 1 and "1" would be two raters
     raters = df.columns[np.asarray(df.columns != item)] if item in df.columns else df.columns
     where = "header (one column per rater)"
-    _check_ids_print_apart(raters, where, desc, "frame.columns", RATER_THEN, "rater")
+    refuse_alike_ids(raters, f"the {where} of {desc!r}", "frame.columns", "rater")
     if item in df.columns:
         ids = df[item]
         where, column = f"item column {item!r}", f"frame[{item!r}]"
@@ -491,7 +464,7 @@ def _check_wide_ids(df: pd.DataFrame, item: Any, desc: str) -> None:
         return
     if len(repeated) == 0:
         then = " and one row to each item"  # a wide table has one row per item
-        _check_ids_print_apart(pd.unique(ids.dropna()), where, desc, column, then)
+        refuse_alike_ids(pd.unique(ids.dropna()), f"the {where} of {desc!r}", column, then=then)
         return
     first = [v.item() if isinstance(v, np.generic) else v for v in pd.unique(repeated)]
     layout = say(

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from ambppl.data.contract import count_values
-from ambppl.data.matrices import alike_ids, ids_of_one_type
+from ambppl.data.matrices import ids_of_one_type, refuse_alike_ids
 from ambppl.inference.convergence import ConvergenceWarning
 from ambppl.internal.checks import (
     as_float_array,
@@ -907,15 +907,8 @@ def answer_codes(answers: Any, model: str) -> dict[str, Any]:
     item_code, item_ids = pd.factorize(answers["item"], sort=False)
     rater_code, rater_ids = pd.factorize(answers["rater"], sort=False)
     for role, ids in (("item", item_ids), ("rater", rater_ids)):
-        groups = alike_ids(ids)  # 1 and "1": two ids no output tells apart (as the readers)
-        if groups:
-            raise ValueError(
-                f"{role} ids must print differently (one id per {role}), but the ids "
-                f"{', '.join(groups)} (in answers[{role!r}]) are different values that print "
-                f"the same, which would give {role}s that no output tells apart; give the ids "
-                f"one type (e.g. all text: answers[{role!r}].astype(str)), which makes them "
-                f"one {role}"
-            )
+        # 1 and "1": two ids no output tells apart (the readers' own refusal)
+        refuse_alike_ids(ids, f"answers[{role!r}]", f"answers[{role!r}]", role)
     categories = [str(c) for c in label.cat.categories]
     cs_label = answers.attrs.get("cant_solve")
     if cs_label is not None and str(cs_label) not in categories:
