@@ -78,7 +78,10 @@ def concentration(hyper: Any, *, n_categories: int, prior: Any = 1.0) -> np.ndar
     n_categories : int
         Number of categories K.
     prior : float or array_like, default 1.0
-        Symmetric Dirichlet concentration, or one positive value per category.
+        Symmetric Dirichlet concentration, or one positive value per category in the order
+        of the categories (there are no counts here to read a labelled prior by: a pandas
+        Series or labelled DataArray is refused; :func:`model` and ``ambppl.fit`` read one
+        by its labels).
 
     Returns
     -------
@@ -88,7 +91,7 @@ def concentration(hyper: Any, *, n_categories: int, prior: Any = 1.0) -> np.ndar
     Raises
     ------
     ValueError, TypeError
-        If ``prior`` is not positive or has the wrong length.
+        If ``prior`` is not positive, has the wrong length or is labelled.
     """
     return prior_concentration(prior, n_categories)
 
@@ -101,8 +104,10 @@ def model(counts: Any, *, prior: Any = 1.0) -> Any:
     counts : xarray.DataArray
         Counts with dims ``("item", "category")``; ``counts.attrs["cant_solve"]`` is the
         can't-solve label (one of the category coordinates) or ``None``.
-    prior : float or array_like, default 1.0
-        Symmetric Dirichlet concentration, or one positive value per category.
+    prior : float, array_like or pandas.Series, default 1.0
+        Symmetric Dirichlet concentration, or one positive value per category: in the order
+        of the counts' categories, or labelled by category (a Series indexed by the labels,
+        a DataArray with a ``category`` coordinate) and read by its labels.
 
     Returns
     -------
@@ -122,6 +127,8 @@ def model(counts: Any, *, prior: Any = 1.0) -> Any:
     import pymc as pm
 
     values, cs = count_values(counts)
+    # a prior labelled by category is read by its labels, not by position
+    prior = prior_concentration(prior, values.shape[1], categories=counts["category"])
     alpha = concentration(None, n_categories=values.shape[1], prior=prior)
     with pm.Model(coords=model_coords(counts)) as dirichlet_categorical:
         add_annotation_data(counts, prior=alpha)

@@ -129,9 +129,13 @@ HYPERPARAMETERS: tuple[str, ...] = ("mu", "kappa")
 LOG_CONCENTRATION_BOUNDS = (-14.0, 14.0)
 
 
-def _check_params(n_categories: int, mu_prior: Any, kappa_scale: Any) -> tuple[np.ndarray, float]:
-    """The checked parameters: mu's Dirichlet concentration and the scale (median) of kappa."""
-    mu_alpha = prior_concentration(mu_prior, n_categories, "mu_prior")
+def _check_params(
+    n_categories: int, mu_prior: Any, kappa_scale: Any, categories: Any = None
+) -> tuple[np.ndarray, float]:
+    """The checked parameters: mu's Dirichlet concentration (a ``mu_prior`` labelled by
+    category read by its labels against ``categories``, the counts' categories) and the scale
+    (median) of kappa."""
+    mu_alpha = prior_concentration(mu_prior, n_categories, "mu_prior", categories=categories)
     scale = positive_parameter(kappa_scale, "kappa_scale")
     return mu_alpha, n_categories * scale
 
@@ -179,7 +183,7 @@ def _hyperpriors(counts: Any, mu_prior: Any, kappa_scale: Any) -> tuple:
     import pymc as pm
 
     values, cs = count_values(counts)
-    mu_alpha, median = _check_params(values.shape[1], mu_prior, kappa_scale)
+    mu_alpha, median = _check_params(values.shape[1], mu_prior, kappa_scale, counts["category"])
     add_annotation_data(counts)
     mu = pm.Dirichlet("mu", a=mu_alpha, dims="category")
     # a float64 constant: PyTensor would take a Python float that float32 holds exactly (6.0)
@@ -195,8 +199,10 @@ def hyper_model(counts: Any, *, mu_prior: Any = 1.0, kappa_scale: float = 1.0) -
     ----------
     counts : xarray.DataArray
         Counts with dims ``("item", "category")`` and ``attrs["cant_solve"]``.
-    mu_prior : float or array_like, default 1.0
-        Dirichlet concentration of ``mu`` (one number or one per category).
+    mu_prior : float, array_like or pandas.Series, default 1.0
+        Dirichlet concentration of ``mu`` (one number or one per category: in the order of
+        the counts' categories, or labelled by category, a Series indexed by the labels or a
+        DataArray with a ``category`` coordinate, and read by its labels).
     kappa_scale : float, default 1.0
         Median of ``kappa / K`` under its half-Cauchy prior (the symmetric ``beta`` it
         corresponds to): ``kappa ~ HalfCauchy(K * kappa_scale)``.
@@ -346,7 +352,7 @@ def empirical_bayes(
 
     values, _ = count_values(counts)
     k = values.shape[1]
-    mu_alpha, _ = _check_params(k, mu_prior, kappa_scale)
+    mu_alpha, _ = _check_params(k, mu_prior, kappa_scale, counts["category"])
     # fit passes only the caller's keywords; a refit from a fit's record passes the defaults
     unused = {
         name: value

@@ -59,6 +59,7 @@ from ambppl.inference.convergence import ConvergenceWarning
 from ambppl.internal.checks import (
     as_float_array,
     cant_solve_position,
+    category_aligned,
     check_counts,
     check_flag,
     check_positive_int,
@@ -184,17 +185,26 @@ def model_coords(counts: Any) -> dict[str, list]:
     }
 
 
-def prior_concentration(prior: Any, n_categories: int, name: str = "prior") -> np.ndarray:
+def prior_concentration(
+    prior: Any, n_categories: int, name: str = "prior", *, categories: Any = None
+) -> np.ndarray:
     """A Dirichlet concentration vector from one positive number or one per category.
 
     Parameters
     ----------
-    prior : float or array_like
-        Symmetric concentration, or one positive value per category.
+    prior : float, array_like, pandas.Series or xarray.DataArray
+        Symmetric concentration, or one positive value per category: by position, or
+        labelled by category (a Series indexed by the category labels, a DataArray with a
+        ``category`` coordinate), read by its labels against ``categories``.
     n_categories : int
         Number of categories K, a positive integer.
     name : str, default "prior"
         The argument's name in error messages.
+    categories : xarray.DataArray, optional
+        The counts' categories (``counts["category"]``) that a labelled ``prior`` is put in
+        the order of (:func:`ambppl.internal.checks.category_aligned`). Without it a
+        labelled prior is refused: there are no labels to read it by, and reading it by
+        position gave each concentration to whichever category stood there.
 
     Returns
     -------
@@ -204,15 +214,24 @@ def prior_concentration(prior: Any, n_categories: int, name: str = "prior") -> n
     ------
     ValueError, TypeError
         If a value is not positive and finite, or the length is not 1 or K; if
-        ``n_categories`` is not a positive integer.
+        ``n_categories`` is not a positive integer; if a labelled ``prior`` has other labels
+        than ``categories``, or ``categories`` is not given.
 
     Examples
     --------
     >>> prior_concentration(0.5, 3).tolist()
     [0.5, 0.5, 0.5]
+    >>> import pandas as pd, xarray as xr
+    >>> labels = xr.DataArray(["yes", "no", "cs"], dims="category")
+    >>> labels = labels.assign_coords(category=labels.values)
+    >>> by_label = pd.Series({"cs": 5.0, "yes": 1.0, "no": 2.0})
+    >>> prior_concentration(by_label, 3, categories=labels).tolist()
+    [1.0, 2.0, 5.0]
     """
-
-    return check_prior(prior, check_positive_int(n_categories, "n_categories"), name)
+    n = check_positive_int(n_categories, "n_categories")
+    unlabelled = np.zeros(n)  # refuses a labelled prior: nothing to align it with
+    aligned = category_aligned(prior, unlabelled if categories is None else categories, name=name)
+    return check_prior(aligned, n, name)
 
 
 def positive_parameter(value: Any, name: str) -> float:

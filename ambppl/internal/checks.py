@@ -487,14 +487,17 @@ def category_aligned(
     """``value`` (a prior) read by its labels against ``data`` (the counts).
 
     A labelled ``value``, an :class:`xarray.DataArray` with an index (coordinate) along a
-    dimension or a :class:`pandas.Series` (labelled by its index, the categories), is put in
-    the order of ``data``'s labels along each such dimension, as xarray's arithmetic would
-    (``data + value``); anything else is returned as it is, to be read by position.
+    dimension, a :class:`pandas.Series` (labelled by its index, the categories) or a
+    :class:`pandas.DataFrame` (one row per item, labelled by its index, along ``data``'s one
+    other dimension; its columns labelled by the categories, as ``xarray.DataArray(frame)``
+    reads it), is put in the order of ``data``'s labels along each such dimension, as
+    xarray's arithmetic would (``data + value``); anything else is returned as it is, to be
+    read by position.
 
     Parameters
     ----------
     value : object
-        The argument to align; only a DataArray or a Series is changed.
+        The argument to align; only a DataArray, a Series or a DataFrame is changed.
     data : array_like or xarray.DataArray
         What ``value`` goes with.
     dim : str, optional
@@ -518,10 +521,12 @@ def category_aligned(
         If ``value`` has labels where ``data`` has none to align them with (``data`` a
         numpy array, or a DataArray without a coordinate along that dimension), labels that
         differ from ``data``'s or occur twice, or (``data`` a DataArray) a dimension that
-        ``data`` lacks.
+        ``data`` lacks; if ``value`` is a DataFrame and ``data`` has not exactly one
+        dimension besides the categories.
     """
     series = _is_type(value, "Series", "pandas")
-    if not (series or _is_type(value, "DataArray", "xarray")):
+    frame = _is_type(value, "DataFrame", "pandas")
+    if not (series or frame or _is_type(value, "DataArray", "xarray")):
         return value
     data_da = _is_type(data, "DataArray", "xarray")
     cdim = dim if dim is not None else "category"
@@ -531,6 +536,24 @@ def category_aligned(
         dims: tuple[Any, ...] = (cdim,)
         values = value.to_numpy()
         labels = {cdim: list(value.index)}
+    elif frame:  # items by its index, categories by its columns, as xr.DataArray(frame)
+        others = [d for d in data.dims if d != cdim] if data_da else ["item"]
+        if not others:  # the caller aligns one concentration per category
+            raise ValueError(
+                f"{name} must be one concentration per category here (a number, a sequence, "
+                f"or a pandas Series labelled by category), but got a pandas DataFrame of "
+                f"shape {value.shape}; pass one row of it (a Series) or a number"
+            )
+        if len(others) != 1:
+            raise ValueError(
+                f"{name} must be a pandas DataFrame only where {data_name} have one dimension "
+                f"besides the categories (its rows), but {data_name} have dims "
+                f"{tuple(data.dims)}; pass {name} as an xarray.DataArray with "
+                f"{data_name}' dimension names, or one concentration per category"
+            )
+        dims = (others[0], cdim)
+        values = value.to_numpy()
+        labels = {others[0]: list(value.index), cdim: list(value.columns)}
     else:
         if value.ndim == 0:
             return value.values[()]
@@ -542,6 +565,8 @@ def category_aligned(
     kind = (
         "a pandas Series (labelled by its index)"
         if series
+        else "a pandas DataFrame (its rows labelled by its index, its categories by its columns)"
+        if frame
         else ("a labelled DataArray" if labels else "a DataArray")
     )
     if not data_da:

@@ -254,3 +254,56 @@ def test_the_mode_is_more_certain_than_laplace_on_cant_solve_only_items():
         mcse = per_draw.std(ddof=1) / np.sqrt(per_draw.size)
         prob = float(mode.loc[item, "label_prob"])
         assert prob - per_draw.mean() > 5 * mcse + 0.03, (item, prob, per_draw.mean(), mcse)
+
+
+# -- a labelled prior given to a model file directly -----------------------------------------
+
+#: small_counts' categories (a, b, c) labelled in another order, and the same values by hand.
+BY_LABEL = {"c": 5.0, "a": 1.0, "b": 2.0}
+IN_ORDER = [1.0, 2.0, 5.0]
+
+
+@pytest.mark.parametrize(
+    "labelled",
+    [
+        pd.Series(BY_LABEL),
+        xr.DataArray(
+            list(BY_LABEL.values()), dims="category", coords={"category": ["c", "a", "b"]}
+        ),
+    ],
+    ids=["series", "dataarray"],
+)
+def test_the_model_files_read_a_labelled_prior_by_its_labels(labelled):
+    """Called directly (not through fit, which aligned it), the model files read a Series or
+    labelled DataArray prior by position: ``prior`` c=5, a=1, b=2 went in as a=5, b=1, c=2.
+    Reference: the same prior written by hand in the counts' order."""
+    counts = small_counts()
+    flat = get_model("dirichlet_categorical").module
+    learned = get_model("hierarchical_dirichlet").module
+    assert flat.model(counts, prior=labelled)["prior"].get_value().tolist() == IN_ORDER
+    # mu's Dirichlet concentration is the last input of its node, in both programs
+    for build in (learned.model, learned.hyper_model):
+        mu = build(counts, mu_prior=labelled)["mu"]
+        assert mu.owner.inputs[-1].eval().tolist() == IN_ORDER
+    by_hand = learned.empirical_bayes(counts, mu_prior=[1.0, 1.0, 1.0])
+    # empirical Bayes takes only the default; a labelled default is read, not refused
+    same = learned.empirical_bayes(counts, mu_prior=pd.Series({"c": 1.0, "b": 1.0, "a": 1.0}))
+    assert float(same["kappa"]) == float(by_hand["kappa"])
+
+
+def test_the_model_files_refuse_a_labelled_prior_they_cannot_align():
+    counts = small_counts()
+    flat = get_model("dirichlet_categorical").module
+    learned = get_model("hierarchical_dirichlet").module
+    other = pd.Series({"a": 1.0, "b": 1.0, "z": 1.0})
+    with pytest.raises(ValueError, match=r"^prior must have the labels of counts .* has \['z'\]"):
+        flat.model(counts, prior=other)
+    with pytest.raises(ValueError, match=r"^mu_prior must have the labels of counts"):
+        learned.hyper_model(counts, mu_prior=other)
+    with pytest.raises(ValueError, match=r"^mu_prior must have the labels of counts"):
+        learned.empirical_bayes(counts, mu_prior=other)
+    # concentration() has no counts to read labels by: refused, not read by position
+    with pytest.raises(ValueError, match=r"^prior must be read by position .* pandas Series"):
+        flat.concentration(None, n_categories=3, prior=pd.Series(BY_LABEL))
+    # by position, as before
+    assert flat.concentration(None, n_categories=3, prior=IN_ORDER).tolist() == IN_ORDER

@@ -84,6 +84,40 @@ def test_a_prior_labelled_by_item_is_aligned_too():
     np.testing.assert_allclose(ambppl.dirichlet_mean(counts + prior).values, want, rtol=1e-14)
 
 
+def test_a_prior_data_frame_is_read_by_its_index_and_columns():
+    """A pandas DataFrame of priors per item (rows by item, columns by category), in another
+    order than the counts along both, was read by position: it gave [0.8231, 0.5030] where
+    the exact fractions of the posteriors (the same as the DataArray test above) give
+    [8/11, 0.6957]. It is now read as ``xarray.DataArray(frame)`` would label it."""
+    counts = _audit_counts()
+    frame = pd.DataFrame(
+        [[10.0, 1.0, 2.0], [1.0, 1.0, 1.0]], index=["i2", "i1"], columns=["cs", "b", "a"]
+    )
+    want = [float(_amb_mean(2, 3, 6)), float(_amb_mean(7, 6, 10))]
+    by_position = ambppl.estimate(counts, "posterior_mean", prior=frame.to_numpy())
+    assert not np.allclose(by_position.values, want)  # the old reading differs here
+    got = ambppl.estimate(counts, "posterior_mean", prior=frame)
+    np.testing.assert_allclose(got.values, want, rtol=1e-14)
+    np.testing.assert_allclose(
+        ambppl.dirichlet_mean(counts + xr.DataArray(frame, dims=("item", "category"))).values,
+        want,
+        rtol=1e-14,
+    )
+    # labels it cannot be aligned by are refused, naming prior and the way out
+    with pytest.raises(ValueError, match=r"^prior must have the labels of counts along 'item'"):
+        ambppl.estimate(counts, "posterior_mean", prior=frame.rename(index={"i2": "i9"}))
+    with pytest.raises(
+        ValueError, match=r"^prior must be read by position .* a pandas DataFrame .* prior.values"
+    ):
+        ambppl.estimate(counts.values, "posterior_mean", prior=frame, cant_solve=0)
+    with pytest.raises(ValueError, match=r"^prior must be a pandas DataFrame only where counts"):
+        ambppl.estimate(counts.expand_dims(rater=2).copy(), "posterior_mean", prior=frame)
+    # where one concentration per category is asked for (fit, the planning curves), a frame is
+    # refused in those words, not read as a vector
+    with pytest.raises(ValueError, match=r"^prior must be one concentration per category here"):
+        category_aligned(frame, counts["category"])
+
+
 @pytest.mark.parametrize("method", ["plugin", "less_biased", "posterior_mean"])
 def test_a_labelled_prior_that_cannot_be_aligned_is_refused(method):
     counts = _audit_counts()
