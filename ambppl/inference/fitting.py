@@ -182,9 +182,10 @@ def fit(
         ``nuts={"adaptation": ...}`` where the sampler is nutpie, unless
         ``sample_kwargs["nuts"]`` sets its own. Values checked: ``tune`` a whole number >= 0,
         ``cores`` one >= 1 (both or None), ``target_accept`` a number in (0, 1) and
-        ``max_treedepth`` a whole number >= 1 (at the top level or in ``nuts``); ``step`` and
-        ``return_inferencedata=False`` are refused (fit runs NUTS on its own program and
-        builds its result from PyMC's DataTree).
+        ``max_treedepth`` (nutpie's ``maxdepth``, in ``nuts``) a whole number >= 1 (at the
+        top level or in ``nuts``); ``step``, ``return_inferencedata=False`` and the settings
+        of another step method (``{"metropolis": {...}}``) are refused (fit runs NUTS on its
+        own program and builds its result from PyMC's DataTree).
     log_likelihood : bool, default True
         Store the ``log_likelihood`` group (draws x chains x items x 8 bytes). True or
         False (numpy's bools too).
@@ -244,8 +245,9 @@ def fit(
         defaults (the message shows the reader's call that names the column),
         ``sample_kwargs`` keys that the installed PyMC does not take (the message names a
         close key: "did you mean 'cores'?") or that fit sets itself or cannot honour
-        (``step``, ``return_inferencedata=False``), ``sample_kwargs`` values out of range
-        (``tune=-5``, ``target_accept=2``, ``cores=0``, ``max_treedepth=0``; a value of
+        (``step``, ``return_inferencedata=False``, ``metropolis``), ``sample_kwargs`` values
+        out of range (``tune=-5``, ``target_accept=2``, ``cores=0``, ``max_treedepth=0``,
+        ``nuts={"maxdepth": 0}``; a value of
         another type, ``tune=1.5``, is a TypeError), a ``target_accept`` given both at the
         top level and in ``nuts``, or bad data; and up front, before any sampling, when the
         fit's peak memory (:func:`memory_needed`: the draws to store,

@@ -4,8 +4,9 @@
 blackjax). This module checks them before anything is built or sampled: the keys against
 the installed ``pymc.sample`` and its NUTS step (a misspelt key is named with the closest
 one), where the settings go for each NUTS implementation (``nuts={...}``), the values of
-the numbers ``fit`` knows (``tune``, ``cores``, ``target_accept``, ``max_treedepth``) and
-the keys it cannot honour (``step``, ``return_inferencedata``). PyMC and nutpie take a
+the numbers ``fit`` knows (``tune``, ``cores``, ``target_accept``, ``max_treedepth``,
+nutpie's ``maxdepth``) and the keys it cannot honour (``step``, ``return_inferencedata``,
+the settings of another step method). PyMC and nutpie take a
 negative ``tune`` (dropping draws) or a ``target_accept`` of 2 without a word.
 """
 
@@ -24,6 +25,7 @@ __all__ = [
     "RESERVED_SAMPLE_KWARGS",
     "THREADED_SAMPLERS",
     "check_sample_kwargs",
+    "other_step_methods",
     "sample_keywords",
     "sample_kwargs_dict",
 ]
@@ -71,17 +73,24 @@ _SET_BY_INIT_NUTS = frozenset(
 def sample_keywords() -> frozenset[str]:
     """The keys ``sample_kwargs`` may hold at the top level: the named parameters of the
     installed ``pymc.sample`` (less :data:`RESERVED_SAMPLE_KWARGS`), ``nuts`` (the step's
-    settings, for every NUTS sampler), the settings of PyMC's NUTS step (its ``**kwargs``
-    go to the step: :func:`_step_settings`) and the names of PyMC's step methods (with
-    ``step=``, ``**kwargs`` are per step method: ``{"metropolis": {...}}``). ``pymc.sample``
-    passes nothing else on: other keys reach PyMC's own NUTS unused (PyMC 6.4 gives it a
-    compiled log density, so it reads no compile options) or an external sampler, which
-    refuses them."""
+    settings, for every NUTS sampler) and the settings of PyMC's NUTS step (its ``**kwargs``
+    go to the step: :func:`_step_settings`). ``pymc.sample`` passes nothing else on: other
+    keys reach PyMC's own NUTS unused (PyMC 6.4 gives it a compiled log density, so it reads
+    no compile options) or an external sampler, which refuses them. The settings of PyMC's
+    other step methods (``{"metropolis": {...}}``, :func:`other_step_methods`) are not
+    among them: they apply only with ``step=``, which ``fit`` refuses."""
+    names = _sample_parameters() | {"nuts"} | _step_settings()
+    return frozenset(names - set(RESERVED_SAMPLE_KWARGS))
+
+
+@functools.cache
+def other_step_methods() -> frozenset[str]:
+    """The names of PyMC's step methods other than NUTS (``metropolis``, ``slice``, ...):
+    ``pymc.sample(**kwargs)`` reads a key of that name as that method's settings, used only
+    where ``step=`` assigns it; with NUTS, as ``fit`` samples, PyMC drops them unread."""
     from pymc.step_methods import STEP_METHODS
 
-    names = _sample_parameters() | {"nuts"} | _step_settings()
-    names |= {str(method.name) for method in STEP_METHODS}
-    return frozenset(names - set(RESERVED_SAMPLE_KWARGS))
+    return frozenset(str(method.name) for method in STEP_METHODS) - {"nuts"}
 
 
 @functools.cache
@@ -136,6 +145,13 @@ def check_sample_kwargs(sample_kwargs: Any, sampler: str | None = None) -> dict[
         raise ValueError(
             f"sample_kwargs must not contain {clash}: fit sets them itself (use fit's own "
             "arguments draws=, chains=, random_seed=, progressbar=, var_names=, sampler=)"
+        )
+    other = sorted(set(kwargs) & other_step_methods())
+    if other:
+        raise ValueError(
+            f"sample_kwargs must not hold settings of step methods other than NUTS (fit "
+            f"samples with NUTS only, and PyMC drops them unread), but got {other}; drop "
+            f"them (NUTS's own settings go at the top level or in nuts={{...}})"
         )
     known = sample_keywords()
     unknown = [key for key in kwargs if key not in known]
@@ -217,6 +233,9 @@ _SAMPLE_NUMBERS: dict[str, tuple[int | None, bool, bool, str, str | None]] = {
         "--target-accept",
     ),
     "max_treedepth": (1, True, False, "the largest depth of a NUTS tree, e.g. 10", None),
+    # nutpie's name for it, in nuts={...} (at the top level it is refused as misplaced):
+    # nutpie 0.16 took maxdepth=0 and sampled without a word
+    "maxdepth": (1, True, False, "nutpie's largest depth of a NUTS tree, e.g. 10", None),
 }
 
 

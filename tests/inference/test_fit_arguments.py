@@ -155,6 +155,9 @@ def test_sample_kwargs_keys_follow_the_installed_pymc(small_counts, recorded):
     assert set(named) <= known
     assert {"target_accept", "max_treedepth", "step_scale", "nuts"} <= known
     assert not set(sample_settings.RESERVED_SAMPLE_KWARGS) & known
+    # another step method's settings apply only with step=, which fit refuses
+    assert "metropolis" in sample_settings.other_step_methods()
+    assert not sample_settings.other_step_methods() & known
     given = {"tune": 50, "cores": 1, "target_accept": 0.9, "max_treedepth": 8, "init": "adapt_diag"}
     _sent(small_counts, "dirichlet_categorical", method="nuts", sampler="pymc", sample_kwargs=given)
     assert recorded["sample_kwargs"] == given

@@ -110,6 +110,12 @@ def test_the_command_line_words_name_the_options(small_counts, recorded):
             r"^sample_kwargs must not set step \(fit samples with NUTS .*\), but got "
             r"step='metropolis'; drop it \(sampler= chooses the NUTS implementation\)$",
         ),
+        (
+            {"metropolis": {"scaling": 2.0}},
+            ValueError,
+            r"^sample_kwargs must not hold settings of step methods other than NUTS \(fit "
+            r"samples with NUTS only, and PyMC drops them unread\), but got \['metropolis'\]",
+        ),
     ],
 )
 def test_bad_sample_kwargs_values_are_one_clear_error(
@@ -118,10 +124,22 @@ def test_bad_sample_kwargs_values_are_one_clear_error(
     """PyMC and nutpie took target_accept=2 or -1 without a word; tune=-1 (nutpie
     OverflowError), tune=1.5 (TypeError), cores=0 (ZeroDivisionError),
     max_treedepth=0 (UnboundLocalError), return_inferencedata=False (KeyError) and
-    step='metropolis' (TypeError) failed inside the libraries."""
+    step='metropolis' (TypeError) failed inside the libraries; PyMC sampled NUTS with the
+    settings of Metropolis dropped unread."""
     with pytest.raises(error, match=match):
         ambppl.fit(small_counts, method="nuts", sampler=sampler, draws=30, chains=1,
                    sample_kwargs=given)  # fmt: skip
+    assert not recorded
+
+
+def test_nutpie_s_maxdepth_is_checked(small_counts, recorded):
+    """nutpie 0.16 sampled with nuts={"maxdepth": 0} without a word."""
+    for bad, error in ((0, ValueError), (2.5, TypeError)):
+        with pytest.raises(
+            error, match=r"^sample_kwargs\['nuts'\]\['maxdepth'\] must be a whole number >= 1 "
+        ):
+            ambppl.fit(small_counts, "hierarchical_dirichlet", sampler="nutpie",
+                       sample_kwargs={"nuts": {"maxdepth": bad}})  # fmt: skip
     assert not recorded
 
 
