@@ -57,6 +57,7 @@ from ambppl.internal.checks import (
     check_n_proper,
     check_option,
     check_prior,
+    item_aligned,
     resolve_cant_solve,
 )
 from ambppl.internal.limits import check_memory, option
@@ -290,7 +291,9 @@ def expected_correct_decision(
         Answers so far per category (non-negative whole numbers), ``K >= 2``; a DataArray
         with a ``"category"`` dimension is read by that name, in either dimension order.
     extra : int or array_like of int, shape (items,)
-        The number ``m >= 0`` of answers still to come, for all items or one per item.
+        The number ``m >= 0`` of answers still to come, for all items or one per item: by
+        position, or labelled by item (a pandas Series indexed by the items, a DataArray
+        with an item coordinate) and read by its labels against labelled counts.
     threshold : float, default 0.4
         The level ``t`` in (0, 1) the measure is compared with.
     measure : {"amb", "modified", "old"}, default "amb"
@@ -400,7 +403,7 @@ def expected_correct_decision(
     prior = _prior_by_label(prior, counts)  # a labelled prior by its category labels
     prior_vec = check_prior(prior, k, "prior")
     alpha = counts_arr.reshape(-1, k) + prior_vec
-    m = _check_extra(extra, alpha.shape[0])
+    m = _check_extra(item_aligned(extra, counts), alpha.shape[0])  # labelled: by item
     out = np.empty(alpha.shape[0])
     sizes = np.array([min(_n_vectors(int(mi), k), 10**300) for mi in m], dtype=np.float64)
     if method is None and route == "exact":
@@ -546,7 +549,7 @@ def decision_gain(
     kw["prior"] = _prior_by_label(prior, counts)
     counts_arr = check_counts(counts, "counts")
     n_items = 1 if counts_arr.ndim == 1 else counts_arr.shape[0]
-    m = _check_extra(extra, n_items)
+    m = _check_extra(item_aligned(extra, counts), n_items)  # labelled: by item
     if n_items == 0:  # no items: no gains (as g of no items is empty)
         return np.zeros(0)
     if method is None:

@@ -26,6 +26,7 @@ from ambppl.internal.checks import (
     check_n_proper,
     check_option,
     check_prior,
+    item_aligned,
     resolve_cant_solve,
 )
 from ambppl.internal.work import WORK as _WORK
@@ -579,7 +580,9 @@ def expected_posterior_var(
         axis, ``K >= 2``. A DataArray with a ``"category"`` dimension is read by that name,
         in either dimension order (``("category", "item")`` is its transpose).
     extra : int or array_like of int, shape (items,)
-        The number ``m >= 0`` of answers still to come, for all items or one per item.
+        The number ``m >= 0`` of answers still to come, for all items or one per item: by
+        position, or labelled by item (a pandas Series indexed by the items, a DataArray
+        with an item coordinate) and read by its labels against labelled counts.
     measure : {"amb", "modified"}, default "amb"
         :func:`ambppl.amb` or :func:`ambppl.amb_modified`. "old" and "entropy" are valid
         measure names but have no closed form here: they raise
@@ -756,6 +759,7 @@ def expected_posterior_var(
     [0.009536, 0.000566]
     """
     curves, single = _prepare(counts, measure, prior, cant_solve, n_hyper)
+    extra = item_aligned(extra, counts)  # labelled by item: read by its labels
     m = _check_extra(extra, None if single else curves.n)
     if curves.n == 0:
         return np.empty(0)
@@ -781,7 +785,9 @@ def expected_posterior_sd(
         Answers so far per category (non-negative whole numbers), ``K >= 2``; a DataArray
         with a ``"category"`` dimension is read by that name, in either dimension order.
     extra : int or array_like of int, shape (items,)
-        The number ``m >= 0`` of answers still to come, for all items or one per item.
+        The number ``m >= 0`` of answers still to come, for all items or one per item: by
+        position, or labelled by item (a pandas Series indexed by the items, a DataArray
+        with an item coordinate) and read by its labels against labelled counts.
     measure : {"amb", "modified"}, default "amb"
         Which measure; "old" and "entropy" raise :class:`NotImplementedError`.
     prior : float, array_like, pandas.Series, xarray.DataArray or xarray.DataTree, default 1.0

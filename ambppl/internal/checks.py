@@ -571,11 +571,12 @@ def category_aligned(
     )
     if not data_da:
         if labels:
+            whose = {"category": "categories", "item": "items"}.get(cdim, f"{cdim} entries")
             raise ValueError(
-                f"{name} must be read by position against {data_name} without category "
+                f"{name} must be read by position against {data_name} without {cdim} "
                 f"labels, but got {kind} with labels along {show_values(labels)}; pass "
-                f"{name}.values in the order of the categories of {data_name}, or "
-                f"{data_name} as an xarray.DataArray with a 'category' coordinate"
+                f"{name}.values in the order of the {whose} of {data_name}, or "
+                f"{data_name} as an xarray.DataArray with a coordinate {cdim!r}"
             )
         return np.moveaxis(values, dims.index(cdim), -1)
     for d in (cdim, *dims):
@@ -620,6 +621,58 @@ def category_aligned(
     values = np.transpose(values, [dims.index(d) for d in order])
     shape = [values.shape[order.index(d)] if d in order else 1 for d in data.dims if d != cdim]
     return values.reshape(*shape, values.shape[-1])
+
+
+def item_aligned(value: Any, data: Any, *, name: str = "extra", data_name: str = "counts") -> Any:
+    """``value`` (one entry per item, e.g. the answers still to come) read by its item labels
+    against ``data`` (the counts).
+
+    A :class:`pandas.Series` indexed by item, or an :class:`xarray.DataArray` with an item
+    coordinate, is put in the order of ``data``'s items (its one dimension besides the
+    categories: ``"category"``, else its last) by :func:`category_aligned` along that
+    dimension; anything else is returned as it is, to be read by position. Before, such a
+    value was read by position: each item got another item's entry.
+
+    Parameters
+    ----------
+    value : object
+        The argument to align; only a Series or a DataArray is changed.
+    data : array_like or xarray.DataArray
+        The counts, items by categories (either order where labelled).
+    name, data_name : str, default "extra", "counts"
+        The arguments' names, for messages.
+
+    Returns
+    -------
+    object or numpy.ndarray
+        ``value`` unchanged where it is neither a Series nor a DataArray; a 0-d DataArray's
+        value; else a numpy array in the order of ``data``'s items.
+
+    Raises
+    ------
+    ValueError
+        As :func:`category_aligned`: labels where ``data`` has none along its items (``data``
+        a numpy array, or a DataArray without an item coordinate or with no item
+        dimension), or labels that differ from ``data``'s or occur twice.
+
+    Examples
+    --------
+    >>> import pandas as pd, xarray as xr
+    >>> counts = xr.DataArray([[3, 1], [0, 4]], dims=("item", "category"),
+    ...                       coords={"item": ["a", "b"], "category": ["yes", "no"]})
+    >>> item_aligned(pd.Series({"b": 100, "a": 10}), counts).tolist()
+    [10, 100]
+    """
+    if not (_is_type(value, "Series", "pandas") or _is_type(value, "DataArray", "xarray")):
+        return value
+    if _is_type(data, "DataArray", "xarray"):
+        cdim = "category" if "category" in data.dims else data.dims[-1]
+        others = [d for d in data.dims if d != cdim]
+        if len(others) == 1:
+            return category_aligned(
+                value, data[others[0]], dim=others[0], name=name, data_name=data_name
+            )
+    return category_aligned(value, np.empty(0), dim="item", name=name, data_name=data_name)
 
 
 def cant_solve_absent(label: Any, labels: list[str], python: str | None = None) -> str:

@@ -1,6 +1,7 @@
 """A labelled prior (a pandas Series indexed by category labels, a DataArray with a
 ``category`` coordinate) is read by its labels by every analysis function that takes one:
-the planning curves, the threshold decision, ``plan`` and ``prior_sensitivity``.
+the planning curves, the threshold decision, ``plan`` and ``prior_sensitivity``; and the
+answers still to come (``extra``), labelled by item, by their item labels.
 
 Before, they read it by position (``check_prior``): with counts labelled ``["cs", "a", "b"]``
 and a prior labelled ``["a", "b", "cs"]`` the can't-solve column got the concentration of
@@ -140,3 +141,51 @@ def test_prior_sensitivity_refuses_a_labelled_prior_it_cannot_align(counts):
     # the element is named; bare counts are labelled 0, 1, 2 by as_counts
     with pytest.raises(ValueError, match=r"^priors\[1\] must have the labels of counts"):
         ambppl.prior_sensitivity(counts.values, priors=[1.0, LABELLED["series"]()])
+
+
+# -- the answers still to come, labelled by item ------------------------------------------
+
+#: ``extra`` labelled by item in another order than the counts' items (i0, i1, i2).
+EXTRA = {"i2": 0, "i0": 20, "i1": 3}
+EXTRA_BY_HAND = [20, 3, 0]  # the same, in the counts' order
+EXTRA_LABELLED = {
+    "series": lambda: pd.Series(EXTRA),
+    "dataarray": lambda: xr.DataArray(
+        list(EXTRA.values()), dims="item", coords={"item": list(EXTRA)}
+    ),
+}
+#: The analyses that take ``extra`` per item, each as ``call(counts, extra)``.
+EXTRA_CALLS = {
+    "expected_posterior_var": lambda c, m: expected_posterior_var(c, m),
+    "expected_posterior_sd": lambda c, m: expected_posterior_sd(c, m, measure="modified"),
+    "expected_correct_decision": lambda c, m: expected_correct_decision(c, m),
+    "decision_gain": lambda c, m: decision_gain(c, m),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(EXTRA_LABELLED))
+@pytest.mark.parametrize("name", list(EXTRA_CALLS))
+def test_extra_labelled_by_item_is_read_by_label(counts, name, kind):
+    """``extra`` as a Series or DataArray labelled by item was read by position: each item
+    got another item's number of answers still to come. Reference: the same numbers put in
+    the counts' order by hand; reading by position gives other values here."""
+    call = EXTRA_CALLS[name]
+    want = call(counts, EXTRA_BY_HAND)
+    np.testing.assert_array_equal(call(counts, EXTRA_LABELLED[kind]()), want)
+    np.testing.assert_array_equal(call(counts.T, EXTRA_LABELLED[kind]()), want)  # transposed
+    assert _differs(want, call(counts, list(EXTRA.values())))
+
+
+@pytest.mark.parametrize("name", list(EXTRA_CALLS))
+def test_extra_that_cannot_be_aligned_is_refused(counts, name):
+    call = EXTRA_CALLS[name]
+    with pytest.raises(ValueError, match=r"^extra must have the labels of counts along 'item'"):
+        call(counts, pd.Series({"i0": 1, "i1": 1, "x": 1}))
+    with pytest.raises(
+        ValueError,
+        match=r"^extra must be read by position against counts without item labels, .* pass "
+        r"extra.values in the order of the items of counts",
+    ):
+        call(counts.values, pd.Series(EXTRA))
+    # a number, a list and a 0-d DataArray are read as before
+    np.testing.assert_array_equal(call(counts, xr.DataArray(5)), call(counts, 5))
