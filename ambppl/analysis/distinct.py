@@ -24,6 +24,7 @@ import numpy as np
 from ambppl.data.contract import as_counts, count_values
 from ambppl.inference.catalog import get_model, model_parameters
 from ambppl.inference.fitting import choose_method, usable_cpus
+from ambppl.inference.modeling import category_parameters
 from ambppl.internal.checks import check_random_seed
 from ambppl.internal.limits import as_count, check_memory, check_time, option
 from ambppl.maths.approx import accuracy_map, approximate_distribution
@@ -607,10 +608,14 @@ def _conjugate_entry(model: str, method: str | None) -> tuple[Any, str]:
     return entry, method
 
 
-def _concentration(entry: Any, method: str, counts: Any, params: dict, n_categories: int) -> Any:
+def _concentration(entry: Any, method: str, counts: Any, params: dict, categories: Any) -> Any:
     """The fixed Dirichlet concentration of ``method``: estimated from ``counts`` in memory
     for ``"empirical_bayes"``; ``counts`` may be None for the other methods (counts read in
-    chunks, which ``score`` refuses with ``"empirical_bayes"`` before this)."""
+    chunks, which ``score`` refuses with ``"empirical_bayes"`` before this). A parameter
+    labelled by category is read by its labels against ``categories`` (the counts'
+    ``category`` coordinate, or their labels in order)."""
+    params = category_parameters(params, categories)
+    n_categories = len(categories)
     hyper = None
     if method == "empirical_bayes":
         hyper = {
@@ -668,7 +673,7 @@ def conjugate_setup(
     entry, method = _conjugate_entry(model, method)
     params = model_parameters(entry, kwargs, caller)  # reader options: TypeError
     counts = as_counts(data)  # a path: TypeError naming the reader
-    conc = _concentration(entry, method, counts, params, counts.sizes["category"])
+    conc = _concentration(entry, method, counts, params, counts["category"])
     return counts, conc, method
 
 

@@ -554,7 +554,7 @@ def _score_lazy(
         _refuse_empirical_bayes(entry)
     lazy, cs, kwargs = _lazy_options(lazy, kwargs)
     params = model_parameters(entry, kwargs, "score")
-    conc = _concentration(entry, method, None, params, len(lazy.categories))
+    conc = _concentration(entry, method, None, params, lazy.categories)
     start = time.perf_counter()
     blocks, item_blocks = lazy.blocks()
     if progress is not None:

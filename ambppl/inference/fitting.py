@@ -55,7 +55,7 @@ from ambppl.data.contract import (
 from ambppl.inference.catalog import ModelEntry, get_model, model_parameters
 from ambppl.inference.convergence import CONVERGENCE, ConvergenceWarning, check_convergence
 from ambppl.inference.laplace import POINT_SENTENCE, laplace_draws, mode_point
-from ambppl.inference.modeling import log_likelihood
+from ambppl.inference.modeling import category_parameters, log_likelihood
 from ambppl.inference.reuse import reused_program
 from ambppl.inference.sample_settings import (
     THREADED_SAMPLERS,
@@ -64,7 +64,6 @@ from ambppl.inference.sample_settings import (
 )
 from ambppl.internal.checks import (
     NO_CANT_SOLVE,
-    category_aligned,
     check_option,
     check_positive_int,
     check_progress,
@@ -334,7 +333,7 @@ def fit(
     # the fit's warnings, raised as ever and kept in the result for the report
     with collecting_warnings() as raised:
         answers, counts = _read_data(data, long, reader)
-        params = _aligned_parameters(model_parameters(entry, kwargs, "fit"), counts)
+        params = category_parameters(model_parameters(entry, kwargs, "fit"), counts["category"])
         # before sampling: what the result records (the info record's defaults filled in)
         parameters = json.dumps(_jsonable({**entry.defaults, **params}))
         method = choose_method(entry, method, sampler, sample_kwargs)
@@ -570,20 +569,6 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, numbers.Real):
         return float(value)
     return repr(value)
-
-
-def _aligned_parameters(params: dict[str, Any], counts: xr.DataArray) -> dict[str, Any]:
-    """The model's parameters with every labelled one (a pandas Series, an xarray
-    DataArray with a ``category`` coordinate) put in the order of the counts' categories by
-    its labels (:func:`ambppl.internal.checks.category_aligned`: labels that differ from the
-    counts' are refused), as a numpy array; the others unchanged (read by position). Without
-    this a Series labelled by category was read by position, and written to the result's
-    ``parameters`` only after the sampling (where it failed: not JSON)."""
-    categories = counts["category"]
-    return {
-        name: category_aligned(value, categories, name=name, data_name="counts")
-        for name, value in params.items()
-    }
 
 
 # ---------------------------------------------------------------------------------------

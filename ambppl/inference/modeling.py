@@ -78,6 +78,7 @@ __all__ = [
     "add_annotation_data",
     "add_measures",
     "answer_codes",
+    "category_parameters",
     "count_statistics",
     "count_values",
     "dirichlet_multinomial_logp",
@@ -232,6 +233,51 @@ def prior_concentration(
     unlabelled = np.zeros(n)  # refuses a labelled prior: nothing to align it with
     aligned = category_aligned(prior, unlabelled if categories is None else categories, name=name)
     return check_prior(aligned, n, name)
+
+
+def category_parameters(params: dict[str, Any], categories: Any) -> dict[str, Any]:
+    """A model's parameters with every one labelled by category put in the counts' order.
+
+    Parameters
+    ----------
+    params : dict
+        The model's parameters by name (``{"prior": ...}``), as :func:`ambppl.fit` or
+        :func:`ambppl.score` take them.
+    categories : xarray.DataArray or sequence
+        The counts' categories: ``counts["category"]``, or their labels in order (counts
+        read in chunks).
+
+    Returns
+    -------
+    dict
+        ``params`` with each labelled value (a pandas Series indexed by category, an
+        xarray DataArray with a ``category`` coordinate) as a numpy array in the order of
+        ``categories`` (:func:`ambppl.internal.checks.category_aligned`); the others as
+        given, read by position. Without this a Series labelled by category was read by
+        position: each category got another's concentration.
+
+    Raises
+    ------
+    ValueError
+        If a labelled value's labels differ from ``categories`` or occur twice.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> aligned = category_parameters({"prior": pd.Series({"no": 2.0, "yes": 1.0})},
+    ...                               ["yes", "no"])
+    >>> aligned["prior"].tolist()
+    [1.0, 2.0]
+    """
+    if not is_dataarray(categories):
+        import xarray as xr
+
+        labels = list(categories)
+        categories = xr.DataArray(labels, dims="category", coords={"category": labels})
+    return {
+        name: category_aligned(value, categories, name=name, data_name="counts")
+        for name, value in params.items()
+    }
 
 
 def positive_parameter(value: Any, name: str) -> float:

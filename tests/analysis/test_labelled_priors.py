@@ -189,3 +189,27 @@ def test_extra_that_cannot_be_aligned_is_refused(counts, name):
         call(counts.values, pd.Series(EXTRA))
     # a number, a list and a 0-d DataArray are read as before
     np.testing.assert_array_equal(call(counts, xr.DataArray(5)), call(counts, 5))
+
+
+# -- score ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", sorted(LABELLED))
+def test_score_reads_a_labelled_prior_by_label(counts, kind, tmp_path):
+    """``score`` gave the prior to the model file's ``concentration`` as it was: a Series
+    labelled by category was read by position (at 5c43d0a the means here were [0.6667,
+    0.5206, 0.6105] for [0.7635, 0.5615, 0.5020]). In memory and read in chunks, it now
+    scores as the prior put in the counts' order by hand."""
+    want = ambppl.score(counts, prior=BY_HAND, random_seed=1)
+    got = ambppl.score(counts, prior=LABELLED[kind](), random_seed=1)
+    pd.testing.assert_frame_equal(got, want)
+    assert _differs(want["mean"], ambppl.score(counts, prior=BY_POSITION, random_seed=1)["mean"])
+    path = tmp_path / "counts.parquet"
+    frame = pd.DataFrame(counts.values, columns=CATEGORIES)
+    frame.index = pd.Index(counts["item"].values, name="item")
+    frame.to_parquet(path)
+    lazy = ambppl.data.read_in_chunks(path, chunk_items=2, cant_solve="cs")
+    chunked = ambppl.score(lazy, prior=LABELLED[kind](), random_seed=1).compute()
+    np.testing.assert_allclose(np.asarray(chunked["mean"]), want["mean"].to_numpy(), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"^prior must have the labels of counts"):
+        ambppl.score(counts, prior=pd.Series({"a": 1.0, "b": 1.0, "z": 1.0}))
