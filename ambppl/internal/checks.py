@@ -509,11 +509,11 @@ def category_aligned(
     Returns
     -------
     object or numpy.ndarray
-        ``value`` unchanged where it is neither a DataArray nor a Series; a 0-d DataArray's
-        value as a numpy scalar; else a numpy array with the categories on the last axis and
-        ``data``'s other dimensions before them, in ``data``'s order (length 1 where
-        ``value`` lacks them), so that it broadcasts against ``data`` with its category
-        dimension moved last.
+        ``value`` unchanged where it is no DataArray, Series or DataFrame; a 0-d
+        DataArray's value as a numpy scalar; else a numpy array with the categories on the
+        last axis and ``data``'s other dimensions before them, in ``data``'s order (length 1
+        where ``value`` lacks them), so that it broadcasts against ``data`` with its
+        category dimension moved last.
 
     Raises
     ------
