@@ -26,7 +26,8 @@ Central moments follow from raw ones by the binomial sum, which cancels: relativ
 ``mean / sd`` grows like ``alpha_0`` (e.g. ``1.4 alpha_0`` for two equal classes), so plain
 float64 loses every digit of the fourth central moment at ``alpha_0 = 10^4``. Everything here
 therefore runs in double-double arithmetic (pairs of float64, ``eps ~ 2^-104 ~ 5e-32``:
-Dekker's products and Knuth's sums, vectorized over rows), which keeps the fourth central
+Dekker's products and Knuth's sums, vectorized over rows: :mod:`ambppl.maths._double_double`),
+which keeps the fourth central
 moment to better than 1e-12 relative up to ``mean / sd ~ 10^4.5`` and 1e-8 up to ``10^5.5``.
 The module estimates that error per row; rows whose estimate exceeds :data:`DD_TOL` (and rows
 whose concentrations lie outside what the float route holds, :func:`dd_fits`) are recomputed
@@ -49,6 +50,18 @@ from ambppl.internal.checks import (
     check_option,
     resolve_cant_solve,
 )
+from ambppl.maths._double_double import (
+    DD,
+    EPS_DD,
+    dd,
+    dd_add,
+    dd_div,
+    dd_mul,
+    dd_neg,
+    dd_scale,
+    dd_sum_rows,
+    two_sum,
+)
 from ambppl.maths.measures import MEASURES, min_proper
 
 #: Measures with finite moment sums (polynomials in q after the split of module docstring).
@@ -58,8 +71,6 @@ MAX_ORDER = 12
 
 #: Rows per block (the double-double temporaries of one block stay in the cache).
 BLOCK_ROWS = 4096
-#: Unit round-off of double-double arithmetic (2^-104), used in the error estimate.
-EPS_DD = 2.0**-104
 #: Largest estimated double-double error of a central moment ``mu_r`` (relative to
 #: ``var ** (r / 2)``) a row keeps; rows above it are recomputed exactly
 #: (:func:`exact_row_moments`).
@@ -67,77 +78,6 @@ DD_TOL = 1e-12
 #: Largest ``alpha_0`` the double-double route takes (Dekker's split of a product overflows
 #: near 1e300); larger rows are computed exactly.
 DD_MAX_TOTAL = 1e290
-_SPLITTER = 134217729.0  # 2^27 + 1 (Dekker's split)
-
-DD = tuple[np.ndarray, np.ndarray]
-
-
-# --------------------------------------------------------------------------- double-double
-def _two_sum(a: np.ndarray, b: np.ndarray) -> DD:
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-def _quick_two_sum(a: np.ndarray, b: np.ndarray) -> DD:
-    s = a + b
-    return s, b - (s - a)
-
-
-def _two_prod(a: np.ndarray, b: np.ndarray) -> DD:
-    p = a * b
-    t = _SPLITTER * a
-    ah = t - (t - a)
-    al = a - ah
-    t = _SPLITTER * b
-    bh = t - (t - b)
-    bl = b - bh
-    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
-
-
-def dd(x: np.ndarray | float) -> DD:
-    """A float64 array (or number) as a double-double with zero low part."""
-    hi = np.asarray(x, dtype=np.float64)
-    return hi, np.zeros_like(hi)
-
-
-def dd_add(x: DD, y: DD) -> DD:
-    s, e = _two_sum(x[0], y[0])
-    t, f = _two_sum(x[1], y[1])
-    s, e = _quick_two_sum(s, e + t)
-    return _quick_two_sum(s, e + f)
-
-
-def dd_neg(x: DD) -> DD:
-    return -x[0], -x[1]
-
-
-def dd_mul(x: DD, y: DD) -> DD:
-    p, e = _two_prod(x[0], y[0])
-    return _quick_two_sum(p, e + (x[0] * y[1] + x[1] * y[0]))
-
-
-def dd_div(x: DD, y: DD) -> DD:
-    q1 = x[0] / y[0]
-    r = dd_add(x, dd_neg(dd_mul(y, dd(q1))))
-    q2 = r[0] / y[0]
-    r = dd_add(r, dd_neg(dd_mul(y, dd(q2))))
-    q3 = r[0] / y[0]
-    return dd_add(_quick_two_sum(q1, q2), dd(q3))
-
-
-def dd_scale(x: DD, c: float) -> DD:
-    """``x * c`` for a float ``c`` (exact input)."""
-    p, e = _two_prod(x[0], np.full_like(x[0], c))
-    return _quick_two_sum(p, e + x[1] * c)
-
-
-def dd_sum_rows(a: np.ndarray) -> DD:
-    """Double-double sum over axis 0 of a (C, n) float array (exact up to dd rounding)."""
-    total = dd(a[0])
-    for row in a[1:]:
-        total = dd_add(total, dd(row))
-    return total
 
 
 # --------------------------------------------------------------------------- moments
@@ -151,7 +91,7 @@ def raw_moments_sumsq(a: np.ndarray, big_a: DD, order: int) -> list[DD]:
         run = dd(np.ones_like(row))
         for j in range(1, order + 1):
             for i in (2 * j - 2, 2 * j - 1):
-                run = dd_mul(run, dd_mul(_two_sum(row, np.full_like(row, float(i))), inv_a))
+                run = dd_mul(run, dd_mul(two_sum(row, np.full_like(row, float(i))), inv_a))
             h.append(dd_div(run, dd(np.full_like(row, float(math.factorial(j))))))
         new = [poly[0]]
         for m in range(1, order + 1):

@@ -40,6 +40,7 @@ from ambppl.internal.checks import (
     resolve_cant_solve,
 )
 from ambppl.maths import _higher_moments as hm
+from ambppl.maths._double_double import dd, dd_add
 
 __all__ = ["ApproximateDistribution", "accuracy_map", "approximate_distribution"]
 
@@ -130,13 +131,13 @@ def family_standardized(a: Any, b: Any, order: int = 6) -> np.ndarray:
     """Standardized central moments ``m_3..m_order`` of Beta(a, b) (any location/scale).
 
     Raw moments ``(a)_r / (a + b)_r`` and the binomial centring run in double-double
-    arithmetic (:mod:`ambppl.maths._higher_moments`): for concentrated fits the centring cancels.
+    arithmetic (:mod:`ambppl.maths._double_double`): for concentrated fits the centring cancels.
     Returns an array with a leading axis of length ``order - 2``.
     """
 
     a = np.asarray(a, dtype=float).ravel()
     b = np.asarray(b, dtype=float).ravel()
-    raw = hm.raw_moments_beta(hm.dd(a), hm.dd_add(hm.dd(a), hm.dd(b)), order)
+    raw = hm.raw_moments_beta(dd(a), dd_add(dd(a), dd(b)), order)
     central, _ = hm.central_from_raw(raw)
     mu = np.stack([c[0] + c[1] for c in central])
     return mu[3:] / mu[2] ** (np.arange(3, order + 1)[:, None] / 2.0)
