@@ -265,6 +265,10 @@ def fit(
         After NUTS, when the fit misses :data:`CONVERGENCE` (R-hat <= 1.01, bulk and tail
         ESS >= 400, no divergences), checked on the hyperparameters (``collapsed``) or on
         every stored variable (``nuts``).
+    UserWarning
+        After ``map`` or ``laplace``, when the optimizer stopped before it converged
+        (``optimizer_converged`` False: the iteration limit, or a failed line search): the
+        mode may be off.
 
     Notes
     -----
@@ -412,6 +416,7 @@ def fit(
         tree["posterior"].attrs.update(attrs)
         if method in NUTS_METHODS:
             _check_convergence(tree, entry, method, job.sample_kwargs.get("tune"))
+        _check_optimizer(tree, entry, method)
         if raised:
             tree.attrs[FIT_WARNINGS] = warnings_attr(raised)
         _storable_attrs(tree)
@@ -884,6 +889,27 @@ def _check_convergence(
     names = list(entry.hyperparameters) if method == "collapsed" else list(post.data_vars)
     check_convergence(
         tree, names, what=f"the {method} fit of {entry.name!r}", stacklevel=3, tune=tune
+    )
+
+
+def _check_optimizer(tree: xr.DataTree, entry: ModelEntry, method: str) -> None:
+    """Warn where the optimizer of an optimizing route (``map``, ``laplace``) stopped
+    before it converged (``optimizer_converged`` False in its record: the iteration limit,
+    or a line search that failed): its mode, and the draws around it, may be off. Before,
+    the record said so and nothing else did."""
+    import warnings
+
+    converged = tree.attrs.get("optimizer_converged")
+    if converged is None or bool(converged):
+        return
+    around = " and the Laplace draws around it" if method == "laplace" else ""
+    warnings.warn(
+        f"the optimizer of the {method} fit of {entry.name!r} stopped before it converged "
+        f"(after {tree.attrs.get('optimizer_iterations')} iterations: "
+        f"{tree.attrs.get('optimizer_message')}); the posterior mode{around} may be off: "
+        f"fit with method='nuts' to check",
+        UserWarning,
+        stacklevel=3,
     )
 
 

@@ -434,3 +434,40 @@ def test_map_without_a_files_mode_records_laplace(tmp_path, monkeypatch, small_c
         warnings.simplefilter("error")
         result = ambppl.fit(small_counts, "mode_only", method="map")
     assert result.attrs["sampler"] == "ambppl.inference.laplace"
+
+
+# -- an optimizer that stopped early ----------------------------------------------------------
+
+
+def test_an_optimizer_that_stopped_early_is_said(monkeypatch):
+    """The map and laplace routes recorded ``optimizer_converged=False`` and said nothing
+    else: a mode cut off after 3 L-BFGS iterations (the model file's own optimizer, its
+    iteration limit lowered) came back as if it were the mode. It now warns, and the
+    warning is kept for the report."""
+    import functools
+
+    module = get_model("dawid_skene").module
+    answers = pd.DataFrame(
+        [(f"i{i}", f"r{r}", ["a", "b"][(i + r) % 3 == 0]) for i in range(30) for r in range(4)],
+        columns=["item", "rater", "label"],
+    )
+    data = ambppl.data.read_long(answers, item="item", rater="rater", label="label")
+    monkeypatch.setattr(
+        module, "posterior_mode", functools.partial(module.posterior_mode, maxiter=3)
+    )
+    stopped = (
+        r"^the optimizer of the map fit of 'dawid_skene' stopped before it converged "
+        r"\(after 3 iterations: .*fit with method='nuts' to check$"
+    )
+    with pytest.warns(UserWarning, match=stopped):
+        result = ambppl.fit(data, "dawid_skene", method="map", random_seed=1)
+    assert not result.attrs["optimizer_converged"]
+    kept = json.loads(result.attrs["fit_warnings"])
+    assert any("stopped before it converged" in k["message"] for k in kept)
+    # the default limit converges on the same data: no such warning
+    monkeypatch.undo()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = ambppl.fit(data, "dawid_skene", method="map", random_seed=1)
+    assert result.attrs["optimizer_converged"]
+    assert not any("stopped before it converged" in str(w.message) for w in caught)
