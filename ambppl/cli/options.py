@@ -322,14 +322,17 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
         help="a parameter of the model, repeatable: a number, a comma-separated list of "
         "numbers or true/false/null, e.g. --param kappa_scale=0.5 --param mu_prior=1,1,2 "
         "--param centred=false (the parameters are listed by 'ambppl models --verbose'; "
-        "default: the model's defaults)",
+        "a list per category follows the order --prior does; default: the model's "
+        "defaults)",
     )
     group.add_argument(
         "--prior",
         type=_prior,
         default=None,
         help="dirichlet_categorical's Dirichlet prior (its parameter 'prior'): one number "
-        "for a symmetric prior or one per category, comma-separated (default: 1)",
+        "for a symmetric prior or one per category, comma-separated, in the order the data "
+        "are read: the labels sorted (a count table: its columns), the can't-solve category "
+        "last; a progress line names that order (default: 1)",
     )
     _add_sampling_options(group)
 

@@ -71,7 +71,9 @@ def _add_plan(subparsers: Any) -> argparse.ArgumentParser:
         type=_prior,
         default=1.0,
         help="the flat Dirichlet model's fixed prior: one positive number for a symmetric "
-        "prior or one per category, comma-separated (default: 1)",
+        "prior or one per category, comma-separated, in the order the data are read: the "
+        "labels sorted (a count table: its columns), the can't-solve category last; a "
+        "progress line names that order (default: 1)",
     )
     _add_output_options(
         parser,
