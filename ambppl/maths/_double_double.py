@@ -12,7 +12,8 @@ References
 ----------
 .. [1] T. J. Dekker, "A floating-point technique for extending the available precision",
    Numerische Mathematik 18 (1971) 224-242.
-.. [2] D. E. Knuth, The Art of Computer Programming, vol. 2, section 4.2.2 (two-sum).
+.. [2] D. E. Knuth, The Art of Computer Programming, vol. 2, 3rd ed. (1997), section 4.2.2
+   (two-sum).
 .. [3] Y. Hida, X. S. Li and D. H. Bailey, "Algorithms for quad-double precision floating
    point arithmetic", ARITH-15 (2001) (the QD library's double-double operations).
 """
