@@ -171,8 +171,10 @@ def answers_needed(
         (averaged over its hyperparameters, as in :func:`expected_posterior_var`).
     cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
-        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
-        else the last category.
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it);
+        for bare counts with a learned ``prior`` whose fit names a can't-solve category, that
+        category's position in the fit (bare counts are read in the fit's order; an explicit
+        value must agree); else the last category.
     hdi_prob : float, default 0.94
         Probability mass of the interval, in (0, 1); used only with ``target_hdi_width``.
     n_hyper : int, default 100
@@ -316,8 +318,10 @@ def next_batch(
         (averaged over its hyperparameters, as in :func:`expected_posterior_var`).
     cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
-        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
-        else the last category.
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it);
+        for bare counts with a learned ``prior`` whose fit names a can't-solve category, that
+        category's position in the fit (bare counts are read in the fit's order; an explicit
+        value must agree); else the last category.
     n_hyper : int, default 100
         Draws of a learned ``prior`` averaged over (see :func:`expected_posterior_var`);
         :math:`f_i` is then the prior-averaged expected posterior variance.

@@ -155,6 +155,30 @@ def _hyper_priors(
     return uniq, weight / weight.sum()
 
 
+#: :func:`_fit_cant_solve` of a prior that is no fit, or of labelled counts.
+_NOT_A_FIT = object()
+
+
+def _fit_cant_solve(prior: Any, counts: Any) -> Any:
+    """The position of a fitted prior's can't-solve category where ``counts`` are bare
+    (read in the fit's order); :data:`_NOT_A_FIT` where ``prior`` is no fit, the fit names
+    no can't-solve category (bare counts keep their convention, the last), or ``counts``
+    are a DataArray (their own ``cant_solve``, and ``mu`` aligned by label). Before, bare
+    counts took the last category as can't-solve whatever the fit had: a fit of counts with
+    can't-solve first gave wrong curves, silently."""
+    if not isinstance(prior, xr.DataTree) or isinstance(counts, xr.DataArray):
+        return _NOT_A_FIT
+    if "observed_data" not in prior.children or "counts" not in prior["observed_data"]:
+        return _NOT_A_FIT
+    observed = prior["observed_data"]["counts"]
+    label = observed.attrs.get("cant_solve", prior.attrs.get("cant_solve"))
+    labels = [str(c) for c in observed["category"].values] if "category" in observed.coords else []
+    if label is None or str(label) not in labels:
+        # a fit without a can't-solve category: the bare counts' own convention (the last)
+        return _NOT_A_FIT
+    return labels.index(str(label))
+
+
 def _in_counts_order(mu: xr.DataArray, counts: Any) -> xr.DataArray:
     """``mu`` with its categories in the order of the labelled ``counts`` (else as it is)."""
     if not (
@@ -256,7 +280,16 @@ def _prepare(
     counts = categories_last(counts)  # labelled counts: read by the 'category' name
     counts_arr, single = check_item_counts(counts)
     k = counts_arr.shape[-1]
+    fitted = _fit_cant_solve(prior, counts)
+    if fitted is not _NOT_A_FIT and isinstance(cant_solve, str) and cant_solve == "auto":
+        cant_solve = fitted  # bare counts are in the fit's order: its can't-solve too
     idx = check_cant_solve(resolve_cant_solve(counts, cant_solve, name="counts"), k)
+    if fitted is not _NOT_A_FIT and idx != fitted % k:
+        raise ValueError(
+            f"cant_solve must be the fitted prior's can't-solve category for counts in the "
+            f"fit's order (position {fitted}), but got {cant_solve!r}; leave cant_solve out "
+            f"(it then follows the fit), or pass counts labelled by category"
+        )
     check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}", measure)
     prior = _prior_by_label(prior, counts)  # a labelled prior by its labels; a fit unchanged
     hyper = _hyper_priors(prior, k, n_hyper, counts)
@@ -598,8 +631,10 @@ def expected_posterior_var(
         averaged over the hyperparameters' posterior (see Notes, *Learned prior*).
     cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
-        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
-        else the last category.
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it);
+        for bare counts with a learned ``prior`` whose fit names a can't-solve category, that
+        category's position in the fit (bare counts are read in the fit's order; an explicit
+        value must agree); else the last category.
     n_hyper : int, default 100
         With a learned ``prior``: the number of posterior draws of ``(mu, kappa)`` averaged
         over, an evenly thinned subset of the chain x draw draws (all if fewer); a whole
@@ -797,8 +832,10 @@ def expected_posterior_sd(
         :func:`expected_posterior_var`).
     cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
-        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
-        else the last category.
+        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it);
+        for bare counts with a learned ``prior`` whose fit names a can't-solve category, that
+        category's position in the fit (bare counts are read in the fit's order; an explicit
+        value must agree); else the last category.
     n_hyper : int, default 100
         Draws of a learned ``prior`` averaged over (see :func:`expected_posterior_var`).
 

@@ -213,3 +213,41 @@ def test_score_reads_a_labelled_prior_by_label(counts, kind, tmp_path):
     np.testing.assert_allclose(np.asarray(chunked["mean"]), want["mean"].to_numpy(), rtol=1e-12)
     with pytest.raises(ValueError, match=r"^prior must have the labels of counts"):
         ambppl.score(counts, prior=pd.Series({"a": 1.0, "b": 1.0, "z": 1.0}))
+
+
+# -- bare counts with a fitted prior whose can't-solve category is not last ------------------
+
+
+def test_bare_counts_take_the_fitted_priors_cant_solve_category():
+    """A learned prior fitted to counts with can't-solve first, then asked with those
+    counts' bare values: ``cant_solve="auto"`` took the last category as can't-solve (the
+    bare arrays' convention) although the fit had it first ([0.0118, 0.0161, 0.0057, 0.0099]
+    for [0.00455, 0.00519, 0.00398, 0.0129]). Bare counts are read in the fit's order, so
+    its can't-solve category now comes with them. Reference: the same call with the
+    labelled counts, and with ``cant_solve=0`` given."""
+    rng = np.random.default_rng(1)
+    q = rng.dirichlet([1.0, 1.0, 0.5], size=30)
+    values = np.array(
+        [rng.multinomial(n, p) for n, p in zip(rng.integers(3, 12, 30), q, strict=True)]
+    )
+    labelled = xr.DataArray(
+        values[:, [2, 0, 1]],
+        dims=("item", "category"),
+        coords={"item": [f"i{i}" for i in range(30)], "category": ["cs", "x", "y"]},
+        attrs={"cant_solve": "cs"},
+    )
+    fitted = ambppl.fit(labelled, "hierarchical_dirichlet", method="empirical_bayes")
+    want = expected_posterior_var(labelled[:4], 5, prior=fitted)
+    np.testing.assert_array_equal(
+        expected_posterior_var(labelled[:4].values, 5, prior=fitted, cant_solve=0), want
+    )
+    np.testing.assert_array_equal(
+        expected_posterior_var(labelled[:4].values, 5, prior=fitted), want
+    )
+    # an explicit position that contradicts the fit is refused, not used
+    with pytest.raises(ValueError, match=r"^cant_solve must be the fitted prior's can't-solve"):
+        expected_posterior_var(labelled[:4].values, 5, prior=fitted, cant_solve=2)
+    np.testing.assert_array_equal(
+        next_batch(labelled[:6].values, 10, prior=fitted),
+        next_batch(labelled[:6], 10, prior=fitted),
+    )
