@@ -481,6 +481,48 @@ def _is_type(x: Any, name: str, module: str) -> bool:
     return cls.__name__ == name and cls.__module__.startswith(module)
 
 
+def _by_labels(
+    values: np.ndarray,
+    axis: int,
+    own: list[Any],
+    want: list[Any],
+    dim: Any,
+    name: str,
+    data_name: str,
+    kind: str,
+) -> np.ndarray:
+    """``values`` along ``axis`` (labelled ``own``) put in the order of the labels ``want``,
+    labels compared as text; refused (naming ``name`` and the fix) where either labels an
+    entry twice or the two differ. The one comparison of labels of :func:`category_aligned`
+    and :func:`points_aligned`."""
+    own_s = [str(v) for v in own]
+    want_s = [str(v) for v in want]
+    for whose, these in ((name, own_s), (data_name, want_s)):
+        if len(set(these)) != len(these):
+            seen: set[str] = set()
+            twice = sorted({v for v in these if v in seen or seen.add(v)})
+            raise ValueError(
+                f"{whose} must label each entry along {dim!r} once to align {name} with "
+                f"{data_name}, but {show_values(twice)} occur more than once; "
+                f"pass {name}.values in the order of {data_name} instead"
+            )
+    if set(own_s) != set(want_s):
+        missing = [v for v in want_s if v not in set(own_s)]
+        extra = [v for v in own_s if v not in set(want_s)]
+        lack = "lack" if data_name.endswith("s") else "lacks"
+        differ = " and ".join(
+            [f"lacks {show_values(missing)}"] * bool(missing)
+            + [f"has {show_values(extra)}, which {data_name} {lack}"] * bool(extra)
+        )
+        raise ValueError(
+            f"{name} must have the labels of {data_name} along {dim!r} {show_values(want_s)}, "
+            f"but got {kind} that {differ}; give {name} the labels of {data_name}, or "
+            f"pass {name}.values in the order of {data_name}"
+        )
+    position = {v: i for i, v in enumerate(own_s)}
+    return np.take(values, [position[v] for v in want_s], axis=axis)
+
+
 def category_aligned(
     value: Any, data: Any, *, dim: str | None = None, name: str = "prior", data_name: str = "counts"
 ) -> Any:
@@ -594,29 +636,9 @@ def category_aligned(
                 f"{d!r}, but got {kind} labelled along it ({show_values(own)}); pass "
                 f"{name}.values in the order of {data_name}, or label {data_name} along {d!r}"
             )
-        own_s = [str(v) for v in own]
-        want = [str(v) for v in data.indexes[d]]
-        for whose, these in ((name, own_s), (data_name, want)):
-            twice = sorted({v for v in these if these.count(v) > 1})
-            if twice:
-                raise ValueError(
-                    f"{whose} must label each entry along {d!r} once to align {name} with "
-                    f"{data_name}, but {show_values(twice)} occur more than once; "
-                    f"pass {name}.values in the order of {data_name} instead"
-                )
-        if set(own_s) != set(want):
-            missing = [v for v in want if v not in own_s]
-            extra = [v for v in own_s if v not in want]
-            differ = " and ".join(
-                [f"lacks {show_values(missing)}"] * bool(missing)
-                + [f"has {show_values(extra)}, which {data_name} lack"] * bool(extra)
-            )
-            raise ValueError(
-                f"{name} must have the labels of {data_name} along {d!r} {show_values(want)}, "
-                f"but got {kind} that {differ}; give {name} the labels of {data_name}, or "
-                f"pass {name}.values in the order of {data_name}"
-            )
-        values = np.take(values, [own_s.index(v) for v in want], axis=dims.index(d))
+        values = _by_labels(
+            values, dims.index(d), own, list(data.indexes[d]), d, name, data_name, kind
+        )
     order = [d for d in data.dims if d != cdim and d in dims] + [cdim]
     values = np.transpose(values, [dims.index(d) for d in order])
     shape = [values.shape[order.index(d)] if d in order else 1 for d in data.dims if d != cdim]
@@ -673,6 +695,140 @@ def item_aligned(value: Any, data: Any, *, name: str = "extra", data_name: str =
                 value, data[others[0]], dim=others[0], name=name, data_name=data_name
             )
     return category_aligned(value, np.empty(0), dim="item", name=name, data_name=data_name)
+
+
+def batch_labels(alpha: Any) -> tuple[tuple[Any, ...] | None, dict[Any, list]]:
+    """The batch dimensions of ``alpha`` and their labels, kept to read labelled points.
+
+    Parameters
+    ----------
+    alpha : array_like or xarray.DataArray
+        The concentrations a distribution is built from, categories last (as
+        :func:`ambppl.internal.checks.resolve_cant_solve` requires of a DataArray).
+
+    Returns
+    -------
+    dims : tuple or None
+        ``None`` where ``alpha`` is no :class:`xarray.DataArray` (its batch has no names);
+        else its dimensions but the last (the categories).
+    labels : dict
+        For each of ``dims`` with an index (a coordinate): its labels, in ``alpha``'s order.
+    """
+    if not _is_type(alpha, "DataArray", "xarray"):
+        return None, {}
+    dims = tuple(alpha.dims[:-1])
+    return dims, {d: list(alpha.indexes[d]) for d in dims if d in alpha.indexes}
+
+
+def points_aligned(
+    x: Any,
+    dims: tuple[Any, ...] | None,
+    labels: dict[Any, list],
+    name: str = "x",
+    data_name: str = "alpha",
+) -> Any:
+    """``x`` (points, or levels of a quantile) read by its labels against a batch of
+    distributions whose dimensions and labels are ``dims`` and ``labels``
+    (:func:`batch_labels`).
+
+    A :class:`pandas.Series` is labelled by its index along the one batch dimension (the
+    items); an :class:`xarray.DataArray` with an index (a coordinate) is read by its
+    dimensions' names: along a batch dimension it is put in the order of the batch's
+    labels, and its other dimensions (a grid of points, labelled or not) come first, so that
+    the result broadcasts against the batch shape as ``x`` broadcast against the labelled
+    batch in xarray's arithmetic. A 0-d DataArray gives its value, a DataArray without
+    coordinates its values (read by position, as before); anything else is returned as it
+    is, to be read by position.
+
+    Parameters
+    ----------
+    x : object
+        The argument; only a Series, a DataFrame or a DataArray is changed or refused.
+    dims : tuple or None
+        The batch's dimension names (``None``: the distribution was built from a bare
+        array).
+    labels : dict
+        The batch's labels along those of ``dims`` that have them.
+    name, data_name : str, default "x", "alpha"
+        The arguments' names, for messages.
+
+    Returns
+    -------
+    object or numpy.ndarray
+        ``x`` unchanged where it is no Series or DataArray; else a numpy array with ``x``'s
+        other dimensions first and the batch dimensions after them in the batch's order
+        (length 1 where ``x`` lacks them).
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is a DataFrame (which of its axes holds the items is not said); if it is
+        labelled where the batch has no labels to align it with (a bare ``alpha``, no
+        labels along that dimension, or for a Series not exactly one batch dimension); if
+        its labels along a batch dimension differ from the batch's or occur twice.
+    """
+    series = _is_type(x, "Series", "pandas")
+    if _is_type(x, "DataFrame", "pandas"):
+        names = "" if not dims else f" {tuple(dims)}"
+        raise ValueError(
+            f"{name} must be a number, an array (read by position), a pandas Series labelled "
+            f"by item or an xarray.DataArray, but got a pandas DataFrame of shape {x.shape}; "
+            f"pass {name}.to_numpy() to read it by position, or an xarray.DataArray with the "
+            f"dimension names of {data_name}{names} to read it by its labels"
+        )
+    if not (series or _is_type(x, "DataArray", "xarray")):
+        return x
+    if series:
+        one = dims[0] if dims is not None and len(dims) == 1 else "item"
+        xdims: tuple[Any, ...] = (one,)
+        values = x.to_numpy()
+        own = {one: list(x.index)}
+        kind = "a pandas Series (labelled by its index)"
+        if dims is not None and len(dims) > 1:
+            raise ValueError(
+                f"{name} must be an xarray.DataArray with the dimension names of {data_name} "
+                f"{tuple(dims)} where {data_name} has several batch dimensions, but got {kind}; "
+                f"pass xarray.DataArray({name}) with its dimension named, or {name}.values in "
+                f"the order of {data_name}"
+            )
+    else:
+        if x.ndim == 0:
+            return x.values[()]
+        xdims = tuple(x.dims)
+        values = x.values
+        own = {d: list(x.indexes[d]) for d in xdims if d in x.indexes}
+        kind = "an xarray.DataArray"
+        if not own:  # no coordinates: read by position, as before
+            return values
+    for d, these in own.items():
+        if dims is not None and d not in dims and not series:
+            continue  # another dimension (a grid of points): broadcast against the batch
+        if dims is None or d not in labels:
+            whose = "items" if dims is None or not dims or d == "item" else f"{d!r} entries"
+            where = (
+                f"with labels {show_values(these)}"
+                if series
+                else f"labelled along {d!r} ({show_values(these)})"
+            )
+            fix = (
+                f"build the distribution from an xarray.DataArray {data_name} with a "
+                "coordinate along its items"
+                if dims is None or not dims or d not in dims
+                else f"label {data_name} along {d!r}"
+            )
+            raise ValueError(
+                f"{name} must be read by position where {data_name} has no labels along its "
+                f"{whose}, but got {kind} {where}; "
+                f"pass {name}.values in the order of the {whose} of {data_name}, or {fix}"
+            )
+        values = _by_labels(values, xdims.index(d), these, labels[d], d, name, data_name, kind)
+    batch = tuple(dims or ())
+    others = [d for d in xdims if d not in batch]
+    order = others + [d for d in batch if d in xdims]
+    values = np.transpose(values, [xdims.index(d) for d in order])
+    shape = list(values.shape[: len(others)])
+    shape += [values.shape[order.index(d)] if d in xdims else 1 for d in batch]
+    return values.reshape(shape)
 
 
 def cant_solve_absent(label: Any, labels: list[str], python: str | None = None) -> str:

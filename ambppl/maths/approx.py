@@ -35,8 +35,10 @@ import numpy as np
 
 from ambppl.internal.checks import (
     as_float_array,
+    batch_labels,
     check_option,
     check_prob,
+    points_aligned,
     resolve_cant_solve,
 )
 from ambppl.maths import _higher_moments as hm
@@ -252,8 +254,11 @@ class ApproximateDistribution:
     fitted Beta on ``[lo, hi]``), ``family`` (``"beta"`` or ``"pearson"`` per row, a string
     array), ``mismatch`` (:func:`moment_mismatch` of the fitted law), ``max_error`` (the
     mapped worst CDF error; ``inf`` outside the map or where the mismatch is above
-    :data:`MISMATCH_MAX`), ``bound`` and ``accurate`` (``max_error <= bound``). Points
-    broadcast against the batch shape.
+    :data:`MISMATCH_MAX`), ``bound`` and ``accurate`` (``max_error <= bound``). Where
+    ``alpha`` came as an :class:`xarray.DataArray`, the names of its batch dimensions and
+    their labels are kept in the object (:func:`ambppl.internal.checks.batch_labels`). Points
+    broadcast against the batch shape by position, or are read by these labels where
+    labelled by item (:meth:`cdf`); the results are numpy arrays in ``alpha``'s order.
     """
 
     def __init__(
@@ -265,7 +270,11 @@ class ApproximateDistribution:
         max_error: np.ndarray,
         bound: float,
         mismatch: np.ndarray,
+        batch_dims: tuple[Any, ...] | None = None,
+        batch_labels: dict[Any, list] | None = None,
     ) -> None:
+        self._batch_dims = None if batch_dims is None else tuple(batch_dims)
+        self._batch_labels = dict(batch_labels or {})
         self.mean = moments.mean
         self.var = moments.var
         self.skewness = moments.skewness
@@ -284,7 +293,8 @@ class ApproximateDistribution:
         return self.max_error <= check_prob(bound, "bound")
 
     def _broadcast(self, x: Any, name: str) -> tuple[np.ndarray, ...]:
-        arr = as_float_array(x, name)
+        # a labelled x is read by its labels (or refused), not by position
+        arr = as_float_array(points_aligned(x, self._batch_dims, self._batch_labels, name), name)
         try:
             shape = np.broadcast_shapes(arr.shape, self.batch_shape)
         except ValueError as err:
@@ -299,14 +309,82 @@ class ApproximateDistribution:
         return np.clip((xb - lo) / (hi - lo), 0.0, 1.0), a, b
 
     def cdf(self, x: Any) -> Any:
-        """``P(measure <= x)``."""
+        """``P(measure <= x)``, ``x`` broadcast against the batch shape.
+
+        Parameters
+        ----------
+        x : float, array_like, pandas.Series or xarray.DataArray
+            Points, by position: broadcast against ``batch_shape`` by numpy's rules (a
+            scalar for every row, one point per row, or a grid such as ``x[:, None]``
+            against a batch of items). Or labelled by item, read by its labels: a Series
+            indexed by item, or a DataArray with a coordinate along a batch dimension, is
+            put in the order of the items where the object was built from a DataArray
+            ``alpha`` labelled along that dimension (a labelled DataArray's other
+            dimensions come first, as a grid of points).
+
+        Returns
+        -------
+        numpy.ndarray or numpy.float64
+            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
+            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
+
+        Raises
+        ------
+        ValueError
+            If ``x`` does not broadcast against ``batch_shape``; if it is labelled where
+            the batch has no labels to align it with (``alpha`` a bare array, or a
+            DataArray without a coordinate along its items: pass ``x.values`` in the
+            items' order), its labels differ from the items' or occur twice, or it is a
+            pandas DataFrame.
+        TypeError
+            If ``x`` is not numeric.
+
+        Examples
+        --------
+        >>> import pandas as pd, xarray as xr
+        >>> from ambppl.maths.approx import approximate_distribution
+        >>> alpha = xr.DataArray([[5.0, 4.0, 1.0], [2.0, 2.0, 6.0]], dims=("item", "category"),
+        ...                      coords={"item": ["a", "b"]})
+        >>> d = approximate_distribution(alpha)
+        >>> bool((d.cdf(pd.Series({"b": 0.7, "a": 0.3})) == d.cdf([0.3, 0.7])).all())
+        True
+        """
         import scipy.special as sc
 
         z, a, b = self._scaled(x)
         return _scalar(sc.betainc(a, b, z))
 
     def sf(self, x: Any) -> Any:
-        """``P(measure > x)``, without the cancellation of ``1 - cdf``."""
+        """``P(measure > x)``, without the cancellation of ``1 - cdf``.
+
+        Parameters
+        ----------
+        x : float, array_like, pandas.Series or xarray.DataArray
+            Points, by position: broadcast against ``batch_shape`` by numpy's rules (a
+            scalar for every row, one point per row, or a grid such as ``x[:, None]``
+            against a batch of items). Or labelled by item, read by its labels: a Series
+            indexed by item, or a DataArray with a coordinate along a batch dimension, is
+            put in the order of the items where the object was built from a DataArray
+            ``alpha`` labelled along that dimension (a labelled DataArray's other
+            dimensions come first, as a grid of points).
+
+        Returns
+        -------
+        numpy.ndarray or numpy.float64
+            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
+            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
+
+        Raises
+        ------
+        ValueError
+            If ``x`` does not broadcast against ``batch_shape``; if it is labelled where
+            the batch has no labels to align it with (``alpha`` a bare array, or a
+            DataArray without a coordinate along its items: pass ``x.values`` in the
+            items' order), its labels differ from the items' or occur twice, or it is a
+            pandas DataFrame.
+        TypeError
+            If ``x`` is not numeric.
+        """
         import scipy.special as sc
 
         z, a, b = self._scaled(x)
@@ -324,7 +402,30 @@ class ApproximateDistribution:
         return qb, a, b, lo, hi
 
     def ppf(self, q: Any) -> Any:
-        """Quantiles, clipped to the measure's support (NaN or q outside [0, 1] raise)."""
+        """Quantiles, clipped to the measure's support.
+
+        Parameters
+        ----------
+        q : float, array_like, pandas.Series or xarray.DataArray
+            Probabilities in [0, 1], by position (broadcast against ``batch_shape`` by
+            numpy's rules) or labelled by item, read by its labels, as ``x`` of :meth:`cdf`.
+
+        Returns
+        -------
+        numpy.ndarray or numpy.float64
+            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
+            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
+
+        Raises
+        ------
+        ValueError
+            If ``q`` is NaN or outside [0, 1], does not broadcast against ``batch_shape``,
+            or is labelled where the batch has no labels to align it with (pass
+            ``q.values`` in the items' order), with other labels than the items', or is a
+            pandas DataFrame.
+        TypeError
+            If ``q`` is not numeric.
+        """
         import scipy.special as sc
 
         qb, a, b, lo, hi = self._probabilities(q)
@@ -332,7 +433,30 @@ class ApproximateDistribution:
         return _scalar(np.clip(x, *self.support))
 
     def isf(self, q: Any) -> Any:
-        """Upper quantiles: ``sf(isf(q)) = q`` (NaN or q outside [0, 1] raise)."""
+        """Upper quantiles: ``sf(isf(q)) = q``, clipped to the measure's support.
+
+        Parameters
+        ----------
+        q : float, array_like, pandas.Series or xarray.DataArray
+            Probabilities in [0, 1], by position (broadcast against ``batch_shape`` by
+            numpy's rules) or labelled by item, read by its labels, as ``x`` of :meth:`cdf`.
+
+        Returns
+        -------
+        numpy.ndarray or numpy.float64
+            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
+            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
+
+        Raises
+        ------
+        ValueError
+            If ``q`` is NaN or outside [0, 1], does not broadcast against ``batch_shape``,
+            or is labelled where the batch has no labels to align it with (pass
+            ``q.values`` in the items' order), with other labels than the items', or is a
+            pandas DataFrame.
+        TypeError
+            If ``q`` is not numeric.
+        """
         import scipy.special as sc
 
         qb, a, b, lo, hi = self._probabilities(q)
@@ -393,9 +517,13 @@ def approximate_distribution(
 
     Parameters
     ----------
-    alpha : array_like
+    alpha : array_like or xarray.DataArray
         Dirichlet concentrations (for a posterior ``counts + prior``), categories on the last
-        axis, any batch shape before it; all finite and positive.
+        axis, any batch shape before it; all finite and positive. A DataArray's batch
+        dimensions and their labels (``item``) are kept in the object: points and levels
+        labelled by item (a pandas Series, a DataArray with an item coordinate) are read by
+        these labels; with a bare array they are refused (pass ``x.values`` in the items'
+        order). The results are numpy arrays in ``alpha``'s order.
     measure : {"amb", "modified"}, default "amb"
         :func:`ambppl.amb` or :func:`ambppl.amb_modified`.
     cant_solve : int, None or "auto", default "auto"
@@ -524,6 +652,15 @@ def approximate_distribution(
     params = tuple(np.where(use_pearson, p, q) for p, q in zip(pear, beta, strict=True))
     max_error = np.where(use_pearson, err["pearson"], err["beta"])
     row_mismatch = np.where(use_pearson, mismatch["pearson"], mismatch["beta"])
+    dims, labels = batch_labels(alpha)  # labelled points are read by these labels
     return ApproximateDistribution(
-        moments, params, use_pearson, (lo, hi), max_error, bound, row_mismatch
+        moments,
+        params,
+        use_pearson,
+        (lo, hi),
+        max_error,
+        bound,
+        row_mismatch,
+        batch_dims=dims,
+        batch_labels=labels,
     )

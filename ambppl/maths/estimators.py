@@ -36,6 +36,7 @@ from ambppl.internal.checks import (
     check_positive_scalar,
     check_prior_total,
     check_probabilities,
+    item_aligned,
     resolve_cant_solve,
 )
 from ambppl.internal.labels import (
@@ -334,7 +335,7 @@ def _bias_parts(
     k = arr.shape[-1]
     idx = check_cant_solve(position, k)
     check_n_proper(k - (idx is not None), min_proper(measure), f"measure={measure!r}", measure)
-    nn = _check_sample_size(n)
+    nn = _check_sample_size(item_aligned(n, q, name="n", data_name="q"))  # labelled: by item
     try:
         np.broadcast_shapes(arr.shape[:-1], nn.shape)
     except ValueError:
@@ -373,10 +374,14 @@ def plugin_bias(
 
     Parameters
     ----------
-    q : array_like
+    q : array_like or xarray.DataArray
         True response probabilities, categories on the last axis (any batch shape).
-    n : int or array_like of int
-        Number of answers per item (>= 1; not a bool), broadcast against ``q.shape[:-1]``.
+    n : int, array_like of int, pandas.Series or xarray.DataArray
+        Number of answers per item (>= 1; not a bool): by position, broadcast against
+        ``q.shape[:-1]``; or labelled by item, a Series indexed by item or a DataArray with
+        an item coordinate, read by its labels: put in the order of the items of ``q``,
+        which must then be a DataArray with one dimension besides its categories, labelled
+        by the same items (:func:`ambppl.internal.checks.item_aligned`).
     measure : {"amb", "modified"}, default "amb"
         Which measure.
     cant_solve : int, None or "auto", default "auto"
@@ -394,8 +399,11 @@ def plugin_bias(
     ValueError
         If ``q`` is not a probability vector (or a DataArray with its ``category``
         dimension not last: transpose it), ``n`` is not a whole number >= 1 or does not
-        broadcast against ``q.shape[:-1]``, or ``measure``/``cant_solve`` is invalid (or
-        contradicts ``q.attrs["cant_solve"]``).
+        broadcast against ``q.shape[:-1]``, ``n`` is labelled where ``q`` has no item
+        labels to align it with (a bare array, several dimensions besides the categories,
+        or no item coordinate: pass ``n.values`` in the items' order) or with labels other
+        than the items of ``q``, or ``measure``/``cant_solve`` is invalid (or contradicts
+        ``q.attrs["cant_solve"]``).
     TypeError
         If ``q`` or ``n`` is not numeric or ``n`` is a bool; ragged nested lists raise a
         ``ValueError`` that is also a ``TypeError``.
@@ -432,10 +440,14 @@ def expected_plugin(
 
     Parameters
     ----------
-    q : array_like
+    q : array_like or xarray.DataArray
         True response probabilities, categories on the last axis (any batch shape).
-    n : int or array_like of int
-        Number of answers per item (>= 1; not a bool), broadcast against ``q.shape[:-1]``.
+    n : int, array_like of int, pandas.Series or xarray.DataArray
+        Number of answers per item (>= 1; not a bool): by position, broadcast against
+        ``q.shape[:-1]``; or labelled by item, a Series indexed by item or a DataArray with
+        an item coordinate, read by its labels: put in the order of the items of ``q``,
+        which must then be a DataArray with one dimension besides its categories, labelled
+        by the same items (:func:`ambppl.internal.checks.item_aligned`).
     measure : {"amb", "modified"}, default "amb"
         Which measure.
     cant_solve : int, None or "auto", default "auto"
@@ -453,8 +465,11 @@ def expected_plugin(
     ValueError
         If ``q`` is not a probability vector (or a DataArray with its ``category``
         dimension not last: transpose it), ``n`` is not a whole number >= 1 or does not
-        broadcast against ``q.shape[:-1]``, or ``measure``/``cant_solve`` is invalid (or
-        contradicts ``q.attrs["cant_solve"]``).
+        broadcast against ``q.shape[:-1]``, ``n`` is labelled where ``q`` has no item
+        labels to align it with (a bare array, several dimensions besides the categories,
+        or no item coordinate: pass ``n.values`` in the items' order) or with labels other
+        than the items of ``q``, or ``measure``/``cant_solve`` is invalid (or contradicts
+        ``q.attrs["cant_solve"]``).
     TypeError
         If ``q`` or ``n`` is not numeric or ``n`` is a bool; ragged nested lists raise a
         ``ValueError`` that is also a ``TypeError``.
@@ -492,10 +507,14 @@ def less_biased_bias(
 
     Parameters
     ----------
-    q : array_like
+    q : array_like or xarray.DataArray
         True response probabilities, categories on the last axis (any batch shape).
-    n : int or array_like of int
-        Number of answers per item (>= 1; not a bool), broadcast against ``q.shape[:-1]``.
+    n : int, array_like of int, pandas.Series or xarray.DataArray
+        Number of answers per item (>= 1; not a bool): by position, broadcast against
+        ``q.shape[:-1]``; or labelled by item, a Series indexed by item or a DataArray with
+        an item coordinate, read by its labels: put in the order of the items of ``q``,
+        which must then be a DataArray with one dimension besides its categories, labelled
+        by the same items (:func:`ambppl.internal.checks.item_aligned`).
     measure : {"amb", "modified"}, default "amb"
         Which measure.
     cant_solve : int, None or "auto", default "auto"
@@ -513,8 +532,11 @@ def less_biased_bias(
     ValueError
         If ``q`` is not a probability vector (or a DataArray with its ``category``
         dimension not last: transpose it), ``n`` is not a whole number >= 1 or does not
-        broadcast against ``q.shape[:-1]``, or ``measure``/``cant_solve`` is invalid (or
-        contradicts ``q.attrs["cant_solve"]``).
+        broadcast against ``q.shape[:-1]``, ``n`` is labelled where ``q`` has no item
+        labels to align it with (a bare array, several dimensions besides the categories,
+        or no item coordinate: pass ``n.values`` in the items' order) or with labels other
+        than the items of ``q``, or ``measure``/``cant_solve`` is invalid (or contradicts
+        ``q.attrs["cant_solve"]``).
     TypeError
         If ``q`` or ``n`` is not numeric or ``n`` is a bool; ragged nested lists raise a
         ``ValueError`` that is also a ``TypeError``.

@@ -36,11 +36,13 @@ import numpy as np
 from ambppl.internal.checks import (
     MAX_PRIOR_TOTAL,
     as_float_array,
+    batch_labels,
     check_alpha,
     check_cant_solve,
     check_option,
     check_positive_int,
     check_random_seed,
+    points_aligned,
     resolve_cant_solve,
 )
 from ambppl.internal.limits import as_count, check_memory, check_time, option
@@ -136,6 +138,11 @@ class AmbiguityPosterior:
     mcse : numpy.ndarray
         Monte Carlo standard error of :meth:`mean`, shape ``batch_shape`` (zeros for
         "exact").
+
+    Where :func:`ambiguity_posterior` got ``alpha`` as an :class:`xarray.DataArray`, it keeps
+    the names of its batch dimensions and their labels (:func:`batch_labels`) in the object,
+    so that a point labelled by item (:meth:`cdf`) is read by its labels; the results stay
+    numpy arrays in ``alpha``'s order.
     """
 
     def __init__(
@@ -148,6 +155,10 @@ class AmbiguityPosterior:
         n_bins: int = N_BINS,
     ) -> None:
         self.alpha = alpha
+        # the batch's dimension names and labels (batch_labels), set by ambiguity_posterior
+        # for a DataArray alpha; None and {}: a bare array, whose labelled points are refused
+        self._batch_dims: tuple[Any, ...] | None = None
+        self._batch_labels: dict[Any, list] = {}
         self.measure = measure
         self.method = method
         self.batch_shape = alpha.shape[:-1]
@@ -181,7 +192,8 @@ class AmbiguityPosterior:
         return out
 
     def _broadcast(self, x: Any, name: str) -> tuple[np.ndarray, np.ndarray, tuple]:
-        arr = as_float_array(x, name)
+        # a labelled x is read by its labels (or refused), not by position
+        arr = as_float_array(points_aligned(x, self._batch_dims, self._batch_labels, name), name)
         try:
             xb, ib = np.broadcast_arrays(arr, np.arange(self._inv.size).reshape(self.batch_shape))
         except ValueError as err:
@@ -224,7 +236,36 @@ class AmbiguityPosterior:
     # -- density and distribution function -------------------------------------------------
 
     def logpdf(self, x: Any) -> Any:
-        """Log density at ``x`` (``-inf`` outside [0, 1]); broadcasts against the batch."""
+        """Log density at ``x`` (``-inf`` outside [0, 1]).
+
+        Parameters
+        ----------
+        x : float, array_like, pandas.Series or xarray.DataArray
+            Points, by position: broadcast against ``batch_shape`` by numpy's rules (a
+            scalar for every distribution, one point per distribution, or a grid such as
+            ``x[:, None]`` against a batch of items). Or labelled by item, read by its
+            labels: a Series indexed by item, or a DataArray with a coordinate along a
+            batch dimension, is put in the order of the items where the distribution was
+            built from a DataArray ``alpha`` labelled along that dimension (a labelled
+            DataArray's other dimensions come first, as a grid of points).
+
+        Returns
+        -------
+        numpy.ndarray or numpy.float64
+            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
+            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
+
+        Raises
+        ------
+        ValueError
+            If ``x`` does not broadcast against ``batch_shape``; if it is labelled where
+            the batch has no labels to align it with (``alpha`` a bare array, or a
+            DataArray without a coordinate along its items: pass ``x.values`` in the
+            items' order), its labels differ from the items' or occur twice, or it is a
+            pandas DataFrame.
+        TypeError
+            If ``x`` is not numeric.
+        """
         xf, ib, shape = self._broadcast(x, "x")
         if self.method == "exact":
             return self._out(self._pairwise(_exact_logpdf, xf, ib), shape)
@@ -232,7 +273,36 @@ class AmbiguityPosterior:
             return self._out(np.log(self._hist_pdf(xf, ib)), shape)
 
     def pdf(self, x: Any) -> Any:
-        """Density at ``x`` (0 outside [0, 1]; the limit at 0 and 1, possibly ``inf``)."""
+        """Density at ``x`` (0 outside [0, 1]; the limit at 0 and 1, possibly ``inf``).
+
+        Parameters
+        ----------
+        x : float, array_like, pandas.Series or xarray.DataArray
+            Points, by position: broadcast against ``batch_shape`` by numpy's rules (a
+            scalar for every distribution, one point per distribution, or a grid such as
+            ``x[:, None]`` against a batch of items). Or labelled by item, read by its
+            labels: a Series indexed by item, or a DataArray with a coordinate along a
+            batch dimension, is put in the order of the items where the distribution was
+            built from a DataArray ``alpha`` labelled along that dimension (a labelled
+            DataArray's other dimensions come first, as a grid of points).
+
+        Returns
+        -------
+        numpy.ndarray or numpy.float64
+            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
+            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
+
+        Raises
+        ------
+        ValueError
+            If ``x`` does not broadcast against ``batch_shape``; if it is labelled where
+            the batch has no labels to align it with (``alpha`` a bare array, or a
+            DataArray without a coordinate along its items: pass ``x.values`` in the
+            items' order), its labels differ from the items' or occur twice, or it is a
+            pandas DataFrame.
+        TypeError
+            If ``x`` is not numeric.
+        """
         return np.exp(self.logpdf(x))
 
     def _hist_pdf(self, xf: np.ndarray, ib: np.ndarray) -> np.ndarray:
@@ -260,32 +330,148 @@ class AmbiguityPosterior:
         return cdf, 1.0 - cdf, shape
 
     def cdf(self, x: Any) -> Any:
-        """``P(A <= x)``; broadcasts ``x`` against the batch shape."""
+        """``P(A <= x)``, ``x`` broadcast against the batch shape.
+
+        Parameters
+        ----------
+        x : float, array_like, pandas.Series or xarray.DataArray
+            Points, by position: broadcast against ``batch_shape`` by numpy's rules (a
+            scalar for every distribution, one point per distribution, or a grid such as
+            ``x[:, None]`` against a batch of items). Or labelled by item, read by its
+            labels: a Series indexed by item, or a DataArray with a coordinate along a
+            batch dimension, is put in the order of the items where the distribution was
+            built from a DataArray ``alpha`` labelled along that dimension (a labelled
+            DataArray's other dimensions come first, as a grid of points).
+
+        Returns
+        -------
+        numpy.ndarray or numpy.float64
+            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
+            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
+
+        Raises
+        ------
+        ValueError
+            If ``x`` does not broadcast against ``batch_shape``; if it is labelled where
+            the batch has no labels to align it with (``alpha`` a bare array, or a
+            DataArray without a coordinate along its items: pass ``x.values`` in the
+            items' order), its labels differ from the items' or occur twice, or it is a
+            pandas DataFrame.
+        TypeError
+            If ``x`` is not numeric.
+
+        Examples
+        --------
+        >>> import pandas as pd, xarray as xr, ambppl
+        >>> alpha = xr.DataArray([[5.0, 4.0, 1.0], [2.0, 2.0, 6.0]], dims=("item", "category"),
+        ...                      coords={"item": ["a", "b"]})
+        >>> post = ambppl.ambiguity_posterior(alpha)
+        >>> bool((post.cdf(pd.Series({"b": 0.7, "a": 0.3})) == post.cdf([0.3, 0.7])).all())
+        True
+        """
         cdf, _, shape = self._cdf_sf(x)
         return self._out(cdf, shape)
 
     def sf(self, x: Any) -> Any:
-        """``P(A > x)``, computed directly in the upper tail (not as ``1 - cdf``)."""
+        """``P(A > x)``, computed directly in the upper tail (not as ``1 - cdf``).
+
+        Parameters
+        ----------
+        x : float, array_like, pandas.Series or xarray.DataArray
+            Points, by position: broadcast against ``batch_shape`` by numpy's rules (a
+            scalar for every distribution, one point per distribution, or a grid such as
+            ``x[:, None]`` against a batch of items). Or labelled by item, read by its
+            labels: a Series indexed by item, or a DataArray with a coordinate along a
+            batch dimension, is put in the order of the items where the distribution was
+            built from a DataArray ``alpha`` labelled along that dimension (a labelled
+            DataArray's other dimensions come first, as a grid of points).
+
+        Returns
+        -------
+        numpy.ndarray or numpy.float64
+            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
+            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
+
+        Raises
+        ------
+        ValueError
+            If ``x`` does not broadcast against ``batch_shape``; if it is labelled where
+            the batch has no labels to align it with (``alpha`` a bare array, or a
+            DataArray without a coordinate along its items: pass ``x.values`` in the
+            items' order), its labels differ from the items' or occur twice, or it is a
+            pandas DataFrame.
+        TypeError
+            If ``x`` is not numeric.
+        """
         _, sf, shape = self._cdf_sf(x)
         return self._out(sf, shape)
 
-    def ppf(self, q: Any) -> Any:
-        """Quantile function: the ``x`` with ``cdf(x) = q`` (raises for q outside [0, 1])."""
-        pf, ib, shape = self._check_p(q, "q")
-        if self.method == "exact":
-            return self._out(self._pairwise(_exact_ppf, pf, ib, upper=False), shape)
+    def _sampled_quantile(self, pf: np.ndarray, ib: np.ndarray) -> np.ndarray:
         out = np.empty(pf.shape)
         for i in np.unique(ib):
             sel = ib == i
             out[sel] = np.quantile(self._draws[i], pf[sel])
-        return self._out(out, shape)
+        return out
+
+    def ppf(self, q: Any) -> Any:
+        """Quantile function: the ``x`` with ``cdf(x) = q``.
+
+        Parameters
+        ----------
+        q : float, array_like, pandas.Series or xarray.DataArray
+            Probabilities in [0, 1], by position (broadcast against ``batch_shape`` by
+            numpy's rules) or labelled by item, read by its labels, as ``x`` of :meth:`cdf`.
+
+        Returns
+        -------
+        numpy.ndarray or numpy.float64
+            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
+            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
+
+        Raises
+        ------
+        ValueError
+            If ``q`` is NaN or outside [0, 1], does not broadcast against ``batch_shape``,
+            or is labelled where the batch has no labels to align it with (pass
+            ``q.values`` in the items' order), with other labels than the items', or is a
+            pandas DataFrame.
+        TypeError
+            If ``q`` is not numeric.
+        """
+        pf, ib, shape = self._check_p(q, "q")
+        if self.method == "exact":
+            return self._out(self._pairwise(_exact_ppf, pf, ib, upper=False), shape)
+        return self._out(self._sampled_quantile(pf, ib), shape)
 
     def isf(self, q: Any) -> Any:
-        """Inverse survival function: the ``x`` with ``sf(x) = q``."""
+        """Inverse survival function: the ``x`` with ``sf(x) = q``.
+
+        Parameters
+        ----------
+        q : float, array_like, pandas.Series or xarray.DataArray
+            Probabilities in [0, 1], by position (broadcast against ``batch_shape`` by
+            numpy's rules) or labelled by item, read by its labels, as ``x`` of :meth:`cdf`.
+
+        Returns
+        -------
+        numpy.ndarray or numpy.float64
+            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
+            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
+
+        Raises
+        ------
+        ValueError
+            If ``q`` is NaN or outside [0, 1], does not broadcast against ``batch_shape``,
+            or is labelled where the batch has no labels to align it with (pass
+            ``q.values`` in the items' order), with other labels than the items', or is a
+            pandas DataFrame.
+        TypeError
+            If ``q`` is not numeric.
+        """
         pf, ib, shape = self._check_p(q, "q")
         if self.method == "exact":
             return self._out(self._pairwise(_exact_ppf, pf, ib, upper=True), shape)
-        return self.ppf(1.0 - np.asarray(q, dtype=float))
+        return self._out(self._sampled_quantile(1.0 - pf, ib), shape)
 
     # -- summaries -------------------------------------------------------------------------
 
@@ -434,9 +620,13 @@ def ambiguity_posterior(
 
     Parameters
     ----------
-    alpha : array_like
+    alpha : array_like or xarray.DataArray
         Dirichlet concentrations, categories on the last axis (any batch shape before it),
-        finite and strictly positive.
+        finite and strictly positive. A DataArray's batch dimensions and their labels
+        (``item``) are kept in the object: points and levels labelled by item (a pandas
+        Series, a DataArray with an item coordinate) are read by these labels; with a bare
+        array they are refused (pass ``x.values`` in the items' order). The results are
+        numpy arrays in ``alpha``'s order.
     measure : {"amb", "modified", "old"}, default "amb"
         :func:`ambppl.amb`, :func:`ambppl.amb_modified` or :func:`ambppl.amb_old`.
     cant_solve : int or "auto", default "auto"
@@ -587,4 +777,6 @@ def ambiguity_posterior(
                 f"{name} must be at least 2 on the sampling route (var() and mcse are the "
                 f"draws' sample variance, which needs two draws), but got {n_draws}"
             )
-    return AmbiguityPosterior(np.array(arr, dtype=float), measure, method, n_draws, random_seed)
+    post = AmbiguityPosterior(np.array(arr, dtype=float), measure, method, n_draws, random_seed)
+    post._batch_dims, post._batch_labels = batch_labels(alpha)  # labelled points: by these
+    return post
