@@ -59,6 +59,7 @@ from ambppl.inference.convergence import ConvergenceWarning
 from ambppl.internal.checks import (
     as_float_array,
     cant_solve_position,
+    categories_last,
     category_aligned,
     check_counts,
     check_flag,
@@ -66,6 +67,7 @@ from ambppl.internal.checks import (
     check_positive_scalar,
     check_prior,
     parameter_name,
+    show_values,
 )
 from ambppl.internal.labels import is_dataarray
 from ambppl.internal.messages import say
@@ -120,14 +122,68 @@ def _check_count_dataarray(counts: Any) -> None:
 
 
 def _count_matrix(counts: Any) -> np.ndarray:
-    """Checked counts of shape (items, K) as int64."""
-    values = check_counts(np.asarray(counts), "counts")
+    """Checked counts of shape (items, K) as int64; a DataArray read by its dim names (its
+    ``"category"`` dimension last, :func:`ambppl.internal.checks.categories_last`)."""
+    values = check_counts(np.asarray(categories_last(counts)), "counts")
     if values.ndim != 2:
         raise ValueError(
             "counts must have shape (items, K) (one row of category counts per item), but got "
             f"shape {values.shape}; for a single item pass [counts]"
         )
     return values
+
+
+def _is_labelled(value: Any) -> bool:
+    """A pandas Series or DataFrame, or an xarray DataArray with a coordinate (an index)."""
+    cls = type(value)
+    if cls.__module__.startswith("pandas") and cls.__name__ in ("Series", "DataFrame"):
+        return True
+    return is_dataarray(value) and bool(value.indexes)
+
+
+def _concentration_by_label(concentration: Any, counts: Any) -> Any:
+    """``concentration`` read by its category labels against ``counts`` (categories last).
+
+    A Series, or a DataArray, is put in the order of the counts' categories
+    (:func:`ambppl.internal.checks.category_aligned`: refused where the counts have no
+    category labels, or other ones); a DataArray's dimensions besides the categories are
+    draws (``chain``, ``draw``), kept in front. Anything else is returned as it is, to be
+    read by position.
+    """
+    kinds = ("Series", "DataFrame")
+    cls = type(concentration)
+    pandas = cls.__module__.startswith("pandas") and cls.__name__ in kinds
+    if not (pandas or is_dataarray(concentration)):
+        return concentration
+    if not is_dataarray(counts):  # an array or a DataFrame: no category labels to read by
+        return category_aligned(concentration, np.empty(0), name="concentration")
+    cdim = "category" if "category" in counts.dims else counts.dims[-1]
+    categories = counts[cdim]
+    if pandas or concentration.ndim < 2 or cdim not in concentration.dims:
+        return category_aligned(concentration, categories, name="concentration")
+    shared = [d for d in concentration.dims if d != cdim and d in counts.dims]
+    if shared:
+        raise ValueError(
+            f"concentration must be one vector per draw (its dimensions besides {cdim!r} are "
+            f"draws, e.g. ('chain', 'draw')), but got a DataArray with dims "
+            f"{tuple(concentration.dims)}, sharing {show_values(shared)} with counts; pass "
+            "one concentration per category and draw, the same for every item"
+        )
+    concentration = concentration.transpose(..., cdim)
+    if cdim not in concentration.indexes:  # no labels: by position
+        return concentration.values
+    import xarray as xr
+
+    order = category_aligned(  # positions, aligned as the concentrations would be
+        xr.DataArray(
+            np.arange(concentration.sizes[cdim]),
+            dims=cdim,
+            coords={cdim: concentration.indexes[cdim]},
+        ),
+        categories,
+        name="concentration",
+    )
+    return np.take(concentration.values, order, axis=-1)
 
 
 def _check_concentration(concentration: Any, n_categories: int | None) -> np.ndarray:
@@ -446,10 +502,12 @@ def add_annotation_data(counts: Any, *, prior: Any = None) -> dict:
     ----------
     counts : xarray.DataArray
         Counts (dims ``item``, ``category``) with ``attrs["cant_solve"]`` (label or None).
-    prior : array_like, optional
+    prior : array_like, pandas.Series or xarray.DataArray, optional
         The fixed Dirichlet concentration of ``q_i`` (one per category), for models whose
         posterior of ``q_i`` is ``Dirichlet(prior + counts_i)``. Leave it out when the prior
-        is learned.
+        is learned. An array is read by position; a Series indexed by the category labels,
+        or a DataArray with a ``category`` coordinate, by its labels, put in the order of
+        ``counts["category"]`` (:func:`ambppl.internal.checks.category_aligned`).
 
     Returns
     -------
@@ -462,7 +520,9 @@ def add_annotation_data(counts: Any, *, prior: Any = None) -> dict:
     TypeError
         If ``counts`` is not an xarray.DataArray.
     ValueError
-        If its dims are not ``("item", "category")``.
+        If its dims are not ``("item", "category")``; if a labelled ``prior`` has other
+        labels than the counts' categories, or the counts have no category coordinate to
+        read it by (pass ``prior.values`` in the counts' order).
 
     Notes
     -----
@@ -479,6 +539,11 @@ def add_annotation_data(counts: Any, *, prior: Any = None) -> dict:
     ...     nodes = add_annotation_data(counts, prior=[1.0, 1.0, 1.0])
     >>> nodes["is_cant_solve"].get_value().tolist()
     [0, 0, 1]
+    >>> import pandas as pd
+    >>> with pm.Model(coords={"category": ["a", "b", "cs"]}):
+    ...     nodes = add_annotation_data(counts, prior=pd.Series({"cs": 2.0, "a": 0.5, "b": 1.0}))
+    >>> nodes["prior"].get_value().tolist()
+    [0.5, 1.0, 2.0]
     """
     import pymc as pm
 
@@ -492,7 +557,8 @@ def add_annotation_data(counts: Any, *, prior: Any = None) -> dict:
     if cs is not None:
         flags[cs] = 1
     out = {"is_cant_solve": pm.Data("is_cant_solve", flags, dims="category")}
-    if prior is not None:
+    if prior is not None:  # labelled by category: read by its labels, not by position
+        prior = category_aligned(prior, counts["category"], name="prior", data_name="counts")
         alpha = np.broadcast_to(np.asarray(prior, dtype=np.float64), (n_categories,))
         out["prior"] = pm.Data("prior", np.array(alpha), dims="category")
     return out
@@ -531,8 +597,10 @@ def count_statistics(counts: Any) -> CountStatistics:
 
     Parameters
     ----------
-    counts : array_like of int, shape (items, K)
-        Answers per item and category.
+    counts : array_like of int, shape (items, K), or xarray.DataArray
+        Answers per item and category. A DataArray with a ``category`` dimension is read by
+        its dim names (dims ``("category", "item")`` as its transpose); otherwise the
+        categories are on the last axis.
 
     Returns
     -------
@@ -755,7 +823,10 @@ def dirichlet_multinomial_logp(stats: CountStatistics, concentration: Any) -> An
     stats : CountStatistics
         From :func:`count_statistics`.
     concentration : pytensor tensor or numpy array, shape (K,)
-        The Dirichlet concentration ``a`` of ``q_i`` (e.g. ``kappa * mu``).
+        The Dirichlet concentration ``a`` of ``q_i`` (e.g. ``kappa * mu``), by position: in
+        the order of the categories of the counts ``stats`` were made of. ``stats`` keep no
+        category labels, so a labelled one (a pandas Series, an xarray DataArray with a
+        coordinate) is refused rather than read by position.
 
     Returns
     -------
@@ -771,7 +842,10 @@ def dirichlet_multinomial_logp(stats: CountStatistics, concentration: Any) -> An
     ValueError
         If ``concentration`` is not one vector of K entries (``stats.n_categories``; for a
         tensor, where its length is static), or a numpy ``concentration`` has an entry that
-        is not finite and strictly positive. Symbolic values are not checked: the checks
+        is not finite and strictly positive, or ``concentration`` is labelled (pass
+        ``concentration.values`` in the counts' order, e.g.
+        ``prior_concentration(concentration, K, categories=counts["category"])``).
+        Symbolic values are not checked: the checks
         cost O(K) per call and add nothing to a compiled graph.
 
     Examples
@@ -788,6 +862,14 @@ def dirichlet_multinomial_logp(stats: CountStatistics, concentration: Any) -> An
         raise TypeError(
             "stats must be the CountStatistics of the counts (from count_statistics(counts)), "
             f"but got {type(stats).__name__}"
+        )
+    if _is_labelled(concentration):  # the statistics hold category positions, no labels
+        kind = "an xarray.DataArray" if is_dataarray(concentration) else "a pandas object"
+        raise ValueError(
+            "concentration must be read by position against stats (count_statistics keeps "
+            f"no category labels to read it by), but got {kind} labelled by category; pass "
+            "concentration.values in the order of the counts' categories (e.g. "
+            "prior_concentration(concentration, K, categories=counts['category']))"
         )
     f = _backend(concentration)
     k = stats.n_categories
@@ -832,11 +914,17 @@ def log_likelihood(counts: Any, concentration: Any) -> np.ndarray:
 
     Parameters
     ----------
-    counts : array_like of int, shape (items, K)
-        Answers per item and category.
-    concentration : array_like, shape (..., K)
+    counts : array_like of int, shape (items, K), or xarray.DataArray
+        Answers per item and category. A DataArray with a ``category`` dimension is read by
+        its dim names (dims ``("category", "item")`` as its transpose); otherwise the
+        categories are on the last axis.
+    concentration : array_like, pandas.Series or xarray.DataArray, shape (..., K)
         Dirichlet concentration of ``q_i``: one vector (fixed prior) or one per draw (e.g.
-        shape (chain, draw, K) for a learned prior).
+        shape (chain, draw, K) for a learned prior). An array is read by position. A Series
+        indexed by the category labels, or a DataArray with a coordinate along the counts'
+        category dimension (its other dimensions being draws), is read by its labels: put in
+        the order of the categories of ``counts``, a DataArray with a category coordinate
+        (:func:`ambppl.internal.checks.category_aligned`).
 
     Returns
     -------
@@ -849,7 +937,10 @@ def log_likelihood(counts: Any, concentration: Any) -> np.ndarray:
     ValueError
         If ``counts`` is not a matrix (items, K) of non-negative whole numbers, or
         ``concentration`` does not have K entries on its last axis or has an entry that is
-        not finite and strictly positive.
+        not finite and strictly positive; if a labelled ``concentration`` has other labels
+        than the counts' categories, has a dimension of the counts other than the
+        categories (``item``), is a DataFrame, or ``counts`` have no category labels to read
+        it by (a numpy array, a DataFrame: pass ``concentration.values`` in their order).
     TypeError
         If ``counts`` or ``concentration`` is not numeric.
 
@@ -865,10 +956,18 @@ def log_likelihood(counts: Any, concentration: Any) -> np.ndarray:
     >>> ll = log_likelihood([[1, 0], [1, 1]], [1.0, 1.0])  # uniform q: P(one answer) = 1/2
     >>> np.round(np.exp(ll), 6).tolist()                   # P(a, b) = 1/2 * 1/3
     [0.5, 0.166667]
+    >>> import pandas as pd, xarray as xr
+    >>> counts = xr.DataArray([[2, 0], [0, 2]], dims=("item", "category"),
+    ...                       coords={"category": ["yes", "no"]})
+    >>> by_label = log_likelihood(counts, pd.Series({"no": 3.0, "yes": 1.0}))
+    >>> bool(np.allclose(by_label, log_likelihood([[2, 0], [0, 2]], [1.0, 3.0])))
+    True
     """
 
+    counts = categories_last(counts)  # labelled counts: read by the 'category' name
     values = _count_matrix(counts)
     k = values.shape[1]
+    concentration = _concentration_by_label(concentration, counts)  # labelled: by label
     a = _check_concentration(concentration, k)  # O(draws K): below the draws x rows work
     # Items repeat count vectors (at most C(n + K - 1, K - 1) distinct ones for n answers):
     # evaluate once per distinct vector, then one gather to the items.

@@ -38,12 +38,13 @@ import re
 import sys
 import unicodedata
 import warnings
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ambppl.internal.checks import as_float_array
+from ambppl.internal.checks import as_float_array, show_values
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -156,6 +157,45 @@ def _values(x: Any, name: str, ndim: int, what: str) -> np.ndarray:
             f"{name} must be {what} with at least one value, but got shape {arr.shape}"
         )
     return arr
+
+
+def _shares_by_label(shares: Any, labels: list[str]) -> Any:
+    """``shares`` in the order of ``labels`` where it is labelled (a pandas Series indexed by
+    category, a 1-D xarray DataArray with a coordinate), compared as text; anything else as
+    it is, to be read by position. Refuses labels that differ from ``labels`` or occur twice.
+    """
+    cls = type(shares)
+    if cls.__name__ == "Series" and cls.__module__.startswith("pandas"):
+        own, values = list(shares.index), shares.to_numpy()
+    elif cls.__name__ == "DataArray" and cls.__module__.startswith("xarray"):
+        if shares.ndim != 1 or shares.dims[0] not in shares.indexes:
+            return shares  # unlabelled (or not 1-D, which _values refuses): by position
+        own, values = list(shares.indexes[shares.dims[0]]), shares.values
+    else:
+        return shares
+    own = [str(v) for v in own]
+    for whose, these in (("shares", own), ("labels", labels)):
+        twice = sorted(v for v, n in Counter(these).items() if n > 1)
+        if twice:
+            raise ValueError(
+                f"{whose} must name each category once to read shares by its labels, but "
+                f"{show_values(twice)} occur more than once; pass shares.values in the order "
+                "of labels instead"
+            )
+    if set(own) != set(labels):
+        missing = [v for v in labels if v not in own]
+        extra = [v for v in own if v not in labels]
+        differ = " and ".join(
+            [f"lack {show_values(missing)}"] * bool(missing)
+            + [f"have {show_values(extra)}, which labels lack"] * bool(extra)
+        )
+        raise ValueError(
+            f"shares must be labelled by the categories of labels {show_values(labels)}, but "
+            f"got a {cls.__name__} whose labels {differ}; give shares those labels, or pass "
+            "shares.values in the order of labels"
+        )
+    position = {v: j for j, v in enumerate(own)}  # one pass: thousands of labels (MAX_BARS)
+    return np.asarray(values)[[position[v] for v in labels]]
 
 
 def _same_length(a: Any, b: Any, names: str) -> None:
@@ -392,8 +432,11 @@ def plot_category_shares(labels: Sequence[Any], shares: Sequence[float], cant_so
     ----------
     labels : sequence
         Category labels (can't-solve last).
-    shares : sequence of float
-        Share of all answers per category (sums to 1).
+    shares : sequence of float, pandas.Series or xarray.DataArray
+        Share of all answers per category (sums to 1). A sequence or an array is read by
+        position, in the order of ``labels``; a Series indexed by the category labels, or a
+        1-D DataArray with a coordinate, by its labels (compared as text), put in the order
+        of ``labels``.
     cant_solve : object or None
         The can't-solve label; its bar is drawn in a second colour.
 
@@ -401,6 +444,14 @@ def plot_category_shares(labels: Sequence[Any], shares: Sequence[float], cant_so
     -------
     matplotlib.figure.Figure
         The figure (not registered with pyplot).
+
+    Raises
+    ------
+    ValueError
+        If ``labels`` and ``shares`` differ in length, or a labelled ``shares`` has other
+        labels than ``labels`` or a label twice (or ``labels`` has one twice).
+    TypeError
+        If ``shares`` is not numeric.
 
     Notes
     -----
@@ -415,9 +466,14 @@ def plot_category_shares(labels: Sequence[Any], shares: Sequence[float], cant_so
     >>> fig = plot_category_shares(["a", "b", "?"], [0.5, 0.3, 0.2], "?")
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['a', 'b', '?']
+    >>> import pandas as pd
+    >>> fig = plot_category_shares(["a", "b", "?"], pd.Series({"?": 0.2, "a": 0.5, "b": 0.3}),
+    ...                            "?")
+    >>> [round(float(bar.get_width()), 2) for bar in fig.axes[0].patches]
+    [0.5, 0.3, 0.2]
     """
     labels = [str(c) for c in labels]
-    shares = _values(shares, "shares", 1, "a 1-D sequence")
+    shares = _values(_shares_by_label(shares, labels), "shares", 1, "a 1-D sequence")
     if len(labels) != len(shares):
         raise ValueError(
             f"labels and shares must have one entry per category each, but got {len(labels)} "
