@@ -10,14 +10,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from ambppl.data.contract import as_counts
 from ambppl.inference.catalog import get_model
 from ambppl.inference.fitting import fit_with_progress
-from ambppl.validation.fit_check import FitCheck, _check_options, check_fit
+from ambppl.validation.fit_check import (
+    ANSWER_COLUMNS,
+    FitCheck,
+    _check_fit,
+    _check_options,
+    _check_same_answers,
+)
 
 __all__ = ["validate"]
-
-#: The columns of an answers table (:func:`ambppl.data.read_long`): one row per answer.
-ANSWER_COLUMNS = frozenset({"item", "rater", "label"})
 
 
 def validate(
@@ -53,9 +59,10 @@ def validate(
     method : str, optional
         One of the model's methods (default: its first).
     answers : pandas.DataFrame, optional
-        The answers with rater ids, for ``compare=True`` to fit ``rater_effects`` (see
-        :func:`ambppl.validation.check_fit`); default ``data`` itself when it is an answers
-        table (columns ``item``, ``rater``, ``label``).
+        The answers of ``data`` with rater ids (rows in any order), for ``compare=True`` to
+        fit ``rater_effects`` (see :func:`ambppl.validation.check_fit`); their counts must be
+        those of ``data``. Default ``data`` itself when it is an answers table (columns
+        ``item``, ``rater``, ``label``).
     alpha : float, default 0.01
         False-alarm rate of each check.
     compare : bool, default False
@@ -85,8 +92,12 @@ def validate(
     ------
     ValueError
         For an unknown model or method, bad data or settings (as :func:`ambppl.fit` and
-        :func:`ambppl.validation.check_fit`). The options of the checks (``alpha``,
-        ``answers``, ``random_seed``, ``compare``, ``progress``) are checked before the fit.
+        :func:`ambppl.validation.check_fit`), or ``answers`` whose counts are not those of
+        ``data`` (other categories, other items, or other counts of an item; answers without
+        the columns ``item``, ``rater``, ``label``). The options of the checks (``alpha``,
+        ``answers``, ``random_seed``, ``compare``, ``progress``) are checked before the fit,
+        and so are ``answers`` against counts given as a DataArray or an array to a model of
+        counts; against other data, after the fit (by :func:`ambppl.validation.check_fit`).
     TypeError
         For a path or reader options instead of data already read, or options of the wrong
         type (``answers`` that is not a DataFrame, ``compare`` that is not a bool, ...).
@@ -102,6 +113,8 @@ def validate(
     >>> check.passed, check.model, check.method
     (True, 'dirichlet_categorical', 'exact')
     """
+    import xarray as xr
+
     # every option of the checks is checked before the fit, which may take minutes
     alpha, random_seed, _, _, progress = _check_options(
         alpha=alpha,
@@ -116,8 +129,15 @@ def validate(
     if method is None:  # "" is no method: ambppl.fit names the model's methods
         method = next(iter(get_model(model).info["methods"]))
     columns = getattr(data, "columns", None)
+    known = False  # whether answers are known to be those of data (else checked after the fit)
     if answers is None and columns is not None and ANSWER_COLUMNS <= set(columns):
-        answers = data
+        answers, known = data, True  # the fit is made from them
+    elif answers is not None and isinstance(data, xr.DataArray | np.ndarray):
+        if get_model(model).info.get("data") != "long":  # else fit refuses counts
+            # answers of other data would be fitted by compare=True: refused before the fit;
+            # the counts of data are those the fit holds (fit reads them with as_counts)
+            _check_same_answers(as_counts(data), answers, "of data", "the counts of data")
+            known = True
     result = fit_with_progress(
         data,
         model,
@@ -131,7 +151,7 @@ def validate(
         **params,
     )
     say("checking the fit")
-    return check_fit(
+    return _check_fit(
         result,
         answers=answers,
         alpha=alpha,
@@ -140,4 +160,5 @@ def validate(
         draws=draws,
         chains=chains,
         progress=progress,
+        answers_known=known,
     )

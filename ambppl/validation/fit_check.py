@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ambppl.data.contract import as_counts
 from ambppl.data.readers import read_long
 from ambppl.inference.catalog import get_model
 from ambppl.inference.convergence import ConvergenceWarning, convergence_message, stored_record
 from ambppl.inference.fitting import fit
+from ambppl.internal import messages
 from ambppl.internal.checks import (
     check_positive_int,
     check_prob,
@@ -39,6 +41,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
 __all__ = ["CHECKS", "FitCheck", "check_fit"]
+
+#: The columns of an answers table (:func:`ambppl.data.read_long`): one row per answer.
+ANSWER_COLUMNS = frozenset({"item", "rater", "label"})
 
 #: The checks :func:`check_fit` runs, in order; ``convergence`` only after NUTS.
 CHECKS: tuple[str, ...] = ("moments", "density", "predictive", "convergence")
@@ -546,6 +551,120 @@ def _suggest(
     return out, notes
 
 
+def _read_answers(answers: pd.DataFrame) -> pd.DataFrame:
+    """The answers table read again as :func:`ambppl.data.read_long` reads it (``fit`` takes
+    it read): its own can't-solve label and, for a categorical label, its categories."""
+    import pandas as pd
+
+    options = {
+        "item": "item",
+        "rater": "rater",
+        "label": "label",
+        "cant_solve": answers.attrs.get("cant_solve"),
+    }
+    if isinstance(answers["label"].dtype, pd.CategoricalDtype):
+        options["categories"] = [str(c) for c in answers["label"].cat.categories]
+    return read_long(answers, **options)
+
+
+def _texts(values: Any) -> list[str]:
+    return [str(v) for v in np.asarray(values).tolist()]
+
+
+def _counts_text(row: Any) -> str:
+    return "[" + ", ".join(f"{v:g}" for v in row) + "]"
+
+
+def _check_same_answers(
+    counts: xr.DataArray, answers: pd.DataFrame, of: str, fitted: str
+) -> pd.DataFrame:
+    """Refuse answers that are not those of ``counts``; return them read as ``fit`` reads them.
+
+    The counts of ``answers`` (one row per answer) must be ``counts``: the same categories
+    (labels, in any order) and can't-solve label, the same items (labels, in any order) and
+    the same count of every label on every item, as :func:`ambppl.compare` asks of the fits
+    it compares. The order of the rows of ``answers`` does not matter.
+
+    Parameters
+    ----------
+    counts : xarray.DataArray
+        The item x category counts the fit was made from (``result["observed_data"]
+        ["counts"]``).
+    answers : pandas.DataFrame
+        One row per answer, columns ``item``, ``rater``, ``label``.
+    of, fitted : str
+        For messages: whose answers they must be (``"that result was fitted to"``) and what
+        ``counts`` are (``"result['observed_data']['counts']"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``answers`` read again as :func:`ambppl.data.read_long` reads them.
+
+    Raises
+    ------
+    ValueError
+        Where the categories, the items or the counts of an item differ: the message names
+        ``answers``, the first difference and the fix.
+    """
+    import pandas as pd
+
+    read = _read_answers(answers)
+    theirs = as_counts(read, "answers")
+    subject = messages.say(
+        f"answers must be the answers {of}",
+        "the answers read with rater ids (--rater) must be those of the counts read from the "
+        "same file",
+    )
+    fitted = messages.say(fitted, "the counts")
+    fix = messages.say(
+        "pass as answers the answers the fit was made from (the table given to ambppl.fit, "
+        "rows in any order), or leave answers out",
+        "read the answers and the counts from the same file with the same --item, --label "
+        "and --cant-solve",
+    )
+    categories, ref_categories = (
+        _texts(theirs["category"].values),
+        _texts(
+            counts["category"].values if "category" in counts.coords else range(counts.shape[1])
+        ),
+    )
+    cs, ref_cs = theirs.attrs.get("cant_solve"), counts.attrs.get("cant_solve")
+    cs, ref_cs = (None if x is None else str(x) for x in (cs, ref_cs))
+    if sorted(categories) != sorted(ref_categories) or cs != ref_cs:
+        raise ValueError(
+            f"{subject}, but their categories are {categories} (can't-solve {cs!r}) and those "
+            f"of {fitted} {ref_categories} (can't-solve {ref_cs!r}): {fix}"
+        )
+    items = _texts(theirs["item"].values)
+    ref_items = _texts(counts["item"].values if "item" in counts.coords else range(counts.shape[0]))
+    if set(items) != set(ref_items):
+        known = set(ref_items)
+        extra = [i for i in items if i not in known]
+        where = (
+            f"{extra[0]!r} is not among them"
+            if extra
+            else f"{next(i for i in ref_items if i not in set(items))!r} has no answer"
+        )
+        raise ValueError(
+            f"{subject}, but their {len(items)} items differ from the {len(ref_items)} of "
+            f"{fitted} ({where}): {fix}"
+        )
+    # aligned by label: the rows of answers in another order count the same
+    table = pd.DataFrame(np.asarray(theirs.values, dtype=np.float64), items, categories)
+    a = table.loc[ref_items, ref_categories].to_numpy()
+    b = np.asarray(counts.values, dtype=np.float64)
+    rows = np.flatnonzero(np.any(a != b, axis=-1))
+    if len(rows):
+        i = int(rows[0])
+        raise ValueError(
+            f"{subject}, but their counts differ from {fitted} on {len(rows)} of "
+            f"{len(ref_items)} items (the first, {ref_items[i]!r}: {_counts_text(a[i])} "
+            f"against {_counts_text(b[i])}, categories {ref_categories}): {fix}"
+        )
+    return read
+
+
 # --------------------------------------------------------------------------- the function
 
 
@@ -569,6 +688,12 @@ def _check_options(
         raise TypeError(
             "answers must be a pandas.DataFrame with columns item, rater, label (one row per "
             f"answer, as ambppl.data.read_long returns), but got {type(answers).__name__}"
+        )
+    if answers is not None and not ANSWER_COLUMNS <= set(answers.columns):
+        raise ValueError(
+            "answers must have the columns item, rater and label (one row per answer, as "
+            "ambppl.data.read_long returns), but got the columns "
+            f"{[str(c) for c in answers.columns]}"
         )
     random_seed = check_random_seed(random_seed)
     if not isinstance(compare, (bool, np.bool_)):
@@ -614,7 +739,10 @@ def check_fit(
         A result of :func:`ambppl.fit` (any catalog model and method).
     answers : pandas.DataFrame, optional
         The answers the fit was made from, one row per answer with rater ids (columns
-        ``item``, ``rater``, ``label``: :func:`ambppl.data.read_long`). Needed only to fit
+        ``item``, ``rater``, ``label``: :func:`ambppl.data.read_long`; rows in any order).
+        Their counts must be those the fit holds (``result["observed_data"]["counts"]``: the
+        same categories and can't-solve label, the same items and the same count of every
+        label on every item), which is checked before any check runs. Needed only to fit
         ``rater_effects`` with ``compare=True``; without it the suggestion of
         ``rater_effects`` rests on whether the counts were read with rater ids.
     alpha : float, default 0.01
@@ -648,7 +776,11 @@ def check_fit(
     ValueError
         If ``result`` is not a fit result (no ``posterior`` or ``observed_data``), or
         ``alpha`` is outside (0, 1), ``random_seed`` is negative, or ``draws``/``chains``
-        are not positive.
+        are not positive; or if ``answers`` lack the columns ``item``, ``rater``, ``label``
+        or are not the answers ``result`` was fitted to: their categories, their items or the
+        counts of an item differ from ``result["observed_data"]["counts"]`` (as
+        :func:`ambppl.compare` refuses fits of other data; otherwise ``compare=True`` would
+        fit ``rater_effects`` to other data than ``result``'s).
 
     Notes
     -----
@@ -682,6 +814,33 @@ def check_fit(
     >>> check.predictive[["summary", "statistic", "verdict"]].head(2).values.tolist()
     [['mean', 'modal_share', 'pass'], ['sd', 'modal_share', 'pass']]
     """
+    return _check_fit(
+        result,
+        answers=answers,
+        alpha=alpha,
+        random_seed=random_seed,
+        compare=compare,
+        draws=draws,
+        chains=chains,
+        progress=progress,
+    )
+
+
+def _check_fit(
+    result: xr.DataTree,
+    *,
+    answers: Any,
+    alpha: Any,
+    random_seed: Any,
+    compare: Any,
+    draws: Any,
+    chains: Any,
+    progress: Any,
+    answers_known: bool = False,
+) -> FitCheck:
+    """:func:`check_fit`; ``answers_known``: the caller made the fit from ``answers`` (or
+    checked them against its data), so they are not checked again (``validate``, and the
+    fits of ``compare``)."""
     import pandas as pd
 
     check_fit_tree(result)
@@ -694,6 +853,15 @@ def check_fit(
         chains=chains,
         progress=progress,
     )
+    read = None  # the answers read as fit reads them, where they were checked here
+    # (a tree built by hand may hold no counts to check them against)
+    if answers is not None and not answers_known and "counts" in result["observed_data"]:
+        read = _check_same_answers(
+            result["observed_data"]["counts"],
+            answers,
+            "that result was fitted to",
+            "result['observed_data']['counts']",
+        )
     attrs = {**result["posterior"].attrs, **result.attrs}
     model = str(attrs.get("model", "unknown"))
     method = str(attrs.get("method", "unknown"))
@@ -742,7 +910,19 @@ def check_fit(
     comparison = None
     if compare:
         comparison = _compare(
-            result, answers, model, method, passed, ran, suggestions, alpha, rng, draws, chains, say
+            result,
+            answers,
+            read,
+            model,
+            method,
+            passed,
+            ran,
+            suggestions,
+            alpha,
+            rng,
+            draws,
+            chains,
+            say,
         )
     return FitCheck(
         model=model,
@@ -775,6 +955,7 @@ def _record(name: str, out: ValidationResult) -> dict[str, Any]:
 def _compare(
     result: xr.DataTree,
     answers: Any,
+    read: pd.DataFrame | None,
     model: str,
     method: str,
     passed: bool,
@@ -786,7 +967,8 @@ def _compare(
     chains: int | None,
     say: Callable[[str], None],
 ) -> pd.DataFrame:
-    """Fit each suggested model with its defaults and check it: one row per model."""
+    """Fit each suggested model with its defaults and check it: one row per model
+    (``read``: ``answers`` read as :func:`ambppl.data.read_long` reads them, or None)."""
     import pandas as pd
 
     post = result["posterior"]
@@ -809,25 +991,27 @@ def _compare(
                 }
             )
             continue
-        if long:  # the answers table, read again as read_long reads it (fit takes it read)
-            options = {
-                "item": "item",
-                "rater": "rater",
-                "label": "label",
-                "cant_solve": answers.attrs.get("cant_solve"),
-            }
-            if isinstance(answers["label"].dtype, pd.CategoricalDtype):
-                options["categories"] = [str(c) for c in answers["label"].cat.categories]
-            data = read_long(answers, **options)
-        else:
+        if not long:
             data = counts
+        else:  # the answers table (those of the fit), read as read_long reads it
+            data = read if read is not None else _read_answers(answers)
         seed = int(rng.integers(2**32))
         say(f"fitting {name} ({default}, {chains} x {draws} draws) to compare")
         with warnings.catch_warnings():
             # the convergence record is the 'convergence' check of the row
             warnings.simplefilter("ignore", ConvergenceWarning)
             other = fit(data, model=str(name), draws=draws, chains=chains, random_seed=seed)
-        check = check_fit(other, answers=answers, alpha=alpha, random_seed=rng)
+        check = _check_fit(  # fitted to these answers or to the counts they were checked to make
+            other,
+            answers=answers,
+            alpha=alpha,
+            random_seed=rng,
+            compare=False,
+            draws=None,
+            chains=None,
+            progress=None,
+            answers_known=True,
+        )
         note = ""
         if "convergence" in check.checks and not check.checks["convergence"].passed:
             record = check.checks["convergence"].details["record"]
