@@ -108,6 +108,7 @@ def _read(
                     chunk_items=chunk_items,
                     format=fmt,
                     progress=_reporter(args),
+                    per_category=_per_category_options(args),
                     **columns,
                     **_text_options(args),
                 )
@@ -115,7 +116,6 @@ def _read(
                 collect.extend(raised)
     except ImportError as err:  # e.g. zarr or dask not installed
         raise UsageError(_one_line(str(err))) from err
-    _say_category_order(args, data)
     if answers and data["rater"].isna().all():
         where = (
             "no rater column was given"
@@ -142,48 +142,13 @@ def _names_raters(args: argparse.Namespace) -> bool:
     return _columns(args)["rater"] is not None
 
 
-#: Categories a progress line names before it says how many more there are.
-SHOWN_CATEGORIES = 20
-
-
-def _say_category_order(args: argparse.Namespace, data: Any) -> None:
-    """Where a value per category is given (``--prior`` or ``--param NAME=v1,v2,...``),
-    a progress line names the categories in the order it is read: the reader's order (the
-    labels sorted, or a count table's columns, the can't-solve category last), which the
-    command line shows nowhere else. A prior written in the file's column order was read
-    as if it followed this one, silently."""
+def _per_category_options(args: argparse.Namespace) -> list[str]:
+    """The options given a value per category (``--prior 1,1,2``, ``--param mu_prior=1,1,2``):
+    the reader names the order of the categories they are read in (a progress line)."""
     prior = getattr(args, "prior", None)
     given = ["--prior"] if isinstance(prior, list) else []
     given += [
         f"--param {name}" for name, value in getattr(args, "param", None) or []
         if isinstance(value, list)
     ]  # fmt: skip
-    categories = _categories_of(data)
-    if not given or not categories:
-        return
-    cs = getattr(data, "cant_solve", None)
-    if cs is None:
-        cs = getattr(data, "attrs", {}).get("cant_solve")
-    shown = [f"{c} (can't solve)" if cs is not None and str(c) == str(cs) else str(c)
-             for c in categories[:SHOWN_CATEGORIES]]  # fmt: skip
-    more = len(categories) - len(shown)
-    listed = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
-    _reporter(args)(
-        f"the values of {' and '.join(given)} are read in the order of the categories: {listed}"
-    )
-
-
-def _categories_of(data: Any) -> list[Any]:
-    """The category labels of what :func:`ambppl.data.read_input` read, in order: counts
-    (their ``category`` coordinate), counts in chunks (``categories``) or answers (the
-    label column's categories)."""
-    categories = getattr(data, "categories", None)
-    if categories is not None:
-        return list(categories)
-    coords = getattr(data, "coords", None)
-    if coords is not None and "category" in coords:
-        return data["category"].values.tolist()
-    columns = getattr(data, "columns", None)
-    if columns is not None and "label" in columns and hasattr(data["label"], "cat"):
-        return list(data["label"].cat.categories)
-    return []
+    return given

@@ -51,7 +51,7 @@ that takes the result. :func:`check_input_path` checks the path first.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -517,6 +517,7 @@ def read_input(
     label: Any = "label",
     cant_solve: Any = None,
     progress: Callable[[str], Any] | None = None,
+    per_category: Sequence[str] = (),
     **options: Any,
 ) -> xr.DataArray | pd.DataFrame | LazyCounts:
     """Read an annotations file for an estimator, in memory or in chunks as the file allows.
@@ -567,6 +568,11 @@ def read_input(
     progress : callable, optional
         Called with one line saying what is read and how (``reading <path>``, ``... in chunks
         of N items (dask)``, ``counting the answers in <path> with dask, block by block``).
+    per_category : sequence of str, optional
+        Names of the arguments given one value per category (the command line's
+        ``--prior 1,1,2``): where given, ``progress`` also names the categories in the order
+        those values are read, the reader's (the labels sorted, a count table's columns, the
+        can't-solve category last), which is not always the file's column order.
     **options
         Further reader options: ``categories``, ``na_values`` and for text files ``sep``,
         ``comment``, ``header``, ``encoding`` (counts opened lazily take only
@@ -603,6 +609,29 @@ def read_input(
     ('LazyCounts', [[3, 0], [1, 2]])
     """
 
+    data = _read_input_data(
+        source, answers, lazy, chunk_items, format, item, rater, label, cant_solve, progress,
+        options,
+    )  # fmt: skip
+    if per_category and progress is not None:
+        progress(_category_order_line(per_category, data))
+    return data
+
+
+def _read_input_data(
+    source: Any,
+    answers: bool,
+    lazy: int | None,
+    chunk_items: int | None,
+    format: str | None,
+    item: Any,
+    rater: Any,
+    label: Any,
+    cant_solve: Any,
+    progress: Callable[[str], Any] | None,
+    options: dict[str, Any],
+) -> xr.DataArray | pd.DataFrame | LazyCounts:
+    """:func:`read_input`'s reading, its arguments as they came."""
     path = check_input_path(source)
     say = progress if progress is not None else _silent
     columns = {"item": item, "rater": rater, "label": label, "cant_solve": cant_solve}
@@ -644,6 +673,30 @@ def read_input(
         )
     say(f"reading {path}")
     return read_annotations(path, format=format, **{**columns, "cant_solve": own}, **options)
+
+
+#: Categories a progress line names before it says how many more there are.
+SHOWN_CATEGORIES = 20
+
+
+def _category_order_line(per_category: Sequence[str], data: Any) -> str:
+    """The progress line naming the categories of ``data`` in order, for the arguments
+    ``per_category`` given one value per category; the can't-solve category marked."""
+    categories = getattr(data, "categories", None)  # counts in chunks
+    if categories is None and "category" in getattr(data, "coords", {}):
+        categories = data["category"].values.tolist()
+    if categories is None and "label" in getattr(data, "columns", ()):
+        categories = list(data["label"].cat.categories)  # answers: the label's categories
+    categories = list(categories or [])
+    cs = getattr(data, "cant_solve", None)
+    if cs is None:
+        cs = getattr(data, "attrs", {}).get("cant_solve")
+    shown = [f"{c} (can't solve)" if cs is not None and str(c) == str(cs) else str(c)
+             for c in categories[:SHOWN_CATEGORIES]]  # fmt: skip
+    more = len(categories) - len(shown)
+    listed = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    given = " and ".join(per_category)
+    return f"the values of {given} are read in the order of the categories: {listed}"
 
 
 def _silent(message: str) -> None:
