@@ -687,6 +687,8 @@ def item_aligned(value: Any, data: Any, *, name: str = "extra", data_name: str =
     """
     if not (_is_type(value, "Series", "pandas") or _is_type(value, "DataArray", "xarray")):
         return value
+    if _is_type(value, "DataArray", "xarray") and not value.indexes:
+        return value.values  # no labels (any dim names): read by position, as before
     if _is_type(data, "DataArray", "xarray"):
         cdim = "category" if "category" in data.dims else data.dims[-1]
         others = [d for d in data.dims if d != cdim]

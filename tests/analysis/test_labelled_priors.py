@@ -187,8 +187,11 @@ def test_extra_that_cannot_be_aligned_is_refused(counts, name):
         r"extra.values in the order of the items of counts",
     ):
         call(counts.values, pd.Series(EXTRA))
-    # a number, a list and a 0-d DataArray are read as before
+    # a number, a list, a 0-d DataArray and one without coordinates (any dim name) are read
+    # by position, as before
     np.testing.assert_array_equal(call(counts, xr.DataArray(5)), call(counts, 5))
+    by_position = xr.DataArray(EXTRA_BY_HAND, dims="x")
+    np.testing.assert_array_equal(call(counts, by_position), call(counts, EXTRA_BY_HAND))
 
 
 # -- score ---------------------------------------------------------------------------------
