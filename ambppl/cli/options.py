@@ -66,6 +66,14 @@ def _param(text: str) -> tuple[str, bool | int | float | list[int | float] | Non
     return name, parsed
 
 
+#: How ``--prior`` (and a list given to ``--param``) is read per category, for the help.
+PRIOR_PER_CATEGORY = (
+    "one per category, comma-separated, in the order the data are read: the labels sorted "
+    "(a count table: its columns), the can't-solve category last; a progress line names "
+    "that order"
+)
+
+
 def _prior(text: str) -> float | list[float]:
     """Parse ``--prior``: one positive number or a comma-separated list of them."""
     parts = [p.strip() for p in text.split(",")]
@@ -330,9 +338,7 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
         type=_prior,
         default=None,
         help="dirichlet_categorical's Dirichlet prior (its parameter 'prior'): one number "
-        "for a symmetric prior or one per category, comma-separated, in the order the data "
-        "are read: the labels sorted (a count table: its columns), the can't-solve category "
-        "last; a progress line names that order (default: 1)",
+        f"for a symmetric prior or {PRIOR_PER_CATEGORY} (default: 1)",
     )
     _add_sampling_options(group)
 

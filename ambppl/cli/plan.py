@@ -10,6 +10,7 @@ from ambppl.analysis.planning import plan
 from ambppl.cli.common import UsageError, _reporter, subcommand
 from ambppl.cli.inputs import _read
 from ambppl.cli.options import (
+    PRIOR_PER_CATEGORY,
     _add_input_options,
     _add_output_options,
     _nonnegative_int,
@@ -71,9 +72,7 @@ def _add_plan(subparsers: Any) -> argparse.ArgumentParser:
         type=_prior,
         default=1.0,
         help="the flat Dirichlet model's fixed prior: one positive number for a symmetric "
-        "prior or one per category, comma-separated, in the order the data are read: the "
-        "labels sorted (a count table: its columns), the can't-solve category last; a "
-        "progress line names that order (default: 1)",
+        f"prior or {PRIOR_PER_CATEGORY} (default: 1)",
     )
     _add_output_options(
         parser,
