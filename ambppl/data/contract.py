@@ -175,9 +175,16 @@ def as_counts(data: Any, name: str = "data") -> xr.DataArray:
         data = _table_of_numbers(data, expected)
     if isinstance(data, xr.DataArray):
         if tuple(data.dims) != ("item", "category"):
+            fix = (
+                f"; put them in that order with {name}.transpose('item', 'category')"
+                if set(data.dims) == {"item", "category"}
+                else "; name them with .rename(...) (items first, categories last)"
+                if data.ndim == 2
+                else ""
+            )
             raise ValueError(
                 f"{name} as a DataArray must be counts with dims ('item', 'category'), but "
-                f"got dims {tuple(data.dims)}"
+                f"got dims {tuple(data.dims)}{fix}"
             )
         counts = data
     elif isinstance(data, pd.DataFrame) and _is_answers(data):

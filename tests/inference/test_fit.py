@@ -689,8 +689,15 @@ def test_usable_cpus_is_the_affinity_mask():
 
 
 def test_bad_data(small_counts):
-    with pytest.raises(ValueError, match=r"dims \('item', 'category'\), but got dims"):
+    # transposed counts: the message names the fix (it had said only what was wrong)
+    with pytest.raises(
+        ValueError,
+        match=r"dims \('item', 'category'\), but got dims \('category', 'item'\); put them "
+        r"in that order with data\.transpose\('item', 'category'\)$",
+    ):
         ambppl.fit(small_counts.T)
+    with pytest.raises(ValueError, match=r"got dims \('task', 'category'\); name them with"):
+        ambppl.score(small_counts.rename(item="task"))
     with pytest.raises(ValueError, match=r"counts must be whole numbers"):
         ambppl.fit(small_counts * 0.5)
     with pytest.raises(
