@@ -43,6 +43,7 @@ from ambppl.internal.checks import (
 )
 from ambppl.maths import _higher_moments as hm
 from ambppl.maths._double_double import dd, dd_add
+from ambppl.maths.exact import shared_sections
 
 __all__ = ["ApproximateDistribution", "accuracy_map", "approximate_distribution"]
 
@@ -308,36 +309,11 @@ class ApproximateDistribution:
         xb, a, b, lo, hi = self._broadcast(x, "x")
         return np.clip((xb - lo) / (hi - lo), 0.0, 1.0), a, b
 
+    @shared_sections
     def cdf(self, x: Any) -> Any:
         """``P(measure <= x)``, ``x`` broadcast against the batch shape.
 
-        Parameters
-        ----------
-        x : float, array_like, pandas.Series or xarray.DataArray
-            Points, by position: broadcast against ``batch_shape`` by numpy's rules (a
-            scalar for every row, one point per row, or a grid such as ``x[:, None]``
-            against a batch of items). Or labelled by item, read by its labels: a Series
-            indexed by item, or a DataArray with a coordinate along a batch dimension, is
-            put in the order of the items where the object was built from a DataArray
-            ``alpha`` labelled along that dimension (a labelled DataArray's other
-            dimensions come first, as a grid of points).
-
-        Returns
-        -------
-        numpy.ndarray or numpy.float64
-            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
-            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
-
-        Raises
-        ------
-        ValueError
-            If ``x`` does not broadcast against ``batch_shape``; if it is labelled where
-            the batch has no labels to align it with (``alpha`` a bare array, or a
-            DataArray without a coordinate along its items: pass ``x.values`` in the
-            items' order), its labels differ from the items' or occur twice, or it is a
-            pandas DataFrame.
-        TypeError
-            If ``x`` is not numeric.
+        {points}
 
         Examples
         --------
@@ -354,36 +330,11 @@ class ApproximateDistribution:
         z, a, b = self._scaled(x)
         return _scalar(sc.betainc(a, b, z))
 
+    @shared_sections
     def sf(self, x: Any) -> Any:
         """``P(measure > x)``, without the cancellation of ``1 - cdf``.
 
-        Parameters
-        ----------
-        x : float, array_like, pandas.Series or xarray.DataArray
-            Points, by position: broadcast against ``batch_shape`` by numpy's rules (a
-            scalar for every row, one point per row, or a grid such as ``x[:, None]``
-            against a batch of items). Or labelled by item, read by its labels: a Series
-            indexed by item, or a DataArray with a coordinate along a batch dimension, is
-            put in the order of the items where the object was built from a DataArray
-            ``alpha`` labelled along that dimension (a labelled DataArray's other
-            dimensions come first, as a grid of points).
-
-        Returns
-        -------
-        numpy.ndarray or numpy.float64
-            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
-            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
-
-        Raises
-        ------
-        ValueError
-            If ``x`` does not broadcast against ``batch_shape``; if it is labelled where
-            the batch has no labels to align it with (``alpha`` a bare array, or a
-            DataArray without a coordinate along its items: pass ``x.values`` in the
-            items' order), its labels differ from the items' or occur twice, or it is a
-            pandas DataFrame.
-        TypeError
-            If ``x`` is not numeric.
+        {points}
         """
         import scipy.special as sc
 
@@ -401,30 +352,11 @@ class ApproximateDistribution:
             )
         return qb, a, b, lo, hi
 
+    @shared_sections
     def ppf(self, q: Any) -> Any:
         """Quantiles, clipped to the measure's support.
 
-        Parameters
-        ----------
-        q : float, array_like, pandas.Series or xarray.DataArray
-            Probabilities in [0, 1], by position (broadcast against ``batch_shape`` by
-            numpy's rules) or labelled by item, read by its labels, as ``x`` of :meth:`cdf`.
-
-        Returns
-        -------
-        numpy.ndarray or numpy.float64
-            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
-            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
-
-        Raises
-        ------
-        ValueError
-            If ``q`` is NaN or outside [0, 1], does not broadcast against ``batch_shape``,
-            or is labelled where the batch has no labels to align it with (pass
-            ``q.values`` in the items' order), with other labels than the items', or is a
-            pandas DataFrame.
-        TypeError
-            If ``q`` is not numeric.
+        {levels}
         """
         import scipy.special as sc
 
@@ -432,30 +364,11 @@ class ApproximateDistribution:
         x = lo + (hi - lo) * sc.betaincinv(a, b, qb)
         return _scalar(np.clip(x, *self.support))
 
+    @shared_sections
     def isf(self, q: Any) -> Any:
         """Upper quantiles: ``sf(isf(q)) = q``, clipped to the measure's support.
 
-        Parameters
-        ----------
-        q : float, array_like, pandas.Series or xarray.DataArray
-            Probabilities in [0, 1], by position (broadcast against ``batch_shape`` by
-            numpy's rules) or labelled by item, read by its labels, as ``x`` of :meth:`cdf`.
-
-        Returns
-        -------
-        numpy.ndarray or numpy.float64
-            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
-            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
-
-        Raises
-        ------
-        ValueError
-            If ``q`` is NaN or outside [0, 1], does not broadcast against ``batch_shape``,
-            or is labelled where the batch has no labels to align it with (pass
-            ``q.values`` in the items' order), with other labels than the items', or is a
-            pandas DataFrame.
-        TypeError
-            If ``q`` is not numeric.
+        {levels}
         """
         import scipy.special as sc
 

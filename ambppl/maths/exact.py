@@ -101,6 +101,76 @@ def _check_sampling_size(n_distinct: int, n_draws: int, n_cat: int) -> None:
 # ------------------------------------------------------------------------------ the object
 
 
+#: The Returns section of :data:`POINT_SECTIONS` and :data:`LEVEL_SECTIONS`.
+_RETURNS = (
+    "        Returns\n"
+    "        -------\n"
+    "        numpy.ndarray or numpy.float64\n"
+    "            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its\n"
+    "            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.\n"
+    "\n"
+)
+
+#: The numpydoc sections of a distribution method that takes points ``x`` (``{points}`` in
+#: its docstring), shared by :class:`AmbiguityPosterior` and
+#: :class:`ambppl.maths.approx.ApproximateDistribution`.
+POINT_SECTIONS = (
+    """Parameters
+        ----------
+        x : float, array_like, pandas.Series or xarray.DataArray
+            Points, by position: broadcast against ``batch_shape`` by numpy's rules (a
+            scalar for every distribution, one point per distribution, or a grid such as
+            ``x[:, None]`` against a batch of items). Or labelled by item, read by its
+            labels: a Series indexed by item, or a DataArray with a coordinate along a
+            batch dimension, is put in the order of the items where the distribution was
+            built from a DataArray ``alpha`` labelled along that dimension (a labelled
+            DataArray's other dimensions come first, as a grid of points).
+
+"""
+    + _RETURNS
+    + """        Raises
+        ------
+        ValueError
+            If ``x`` does not broadcast against ``batch_shape``; if it is labelled where
+            the batch has no labels to align it with (``alpha`` a bare array, or a
+            DataArray without a coordinate along its items: pass ``x.values`` in the
+            items' order), its labels differ from the items' or occur twice, or it is a
+            pandas DataFrame.
+        TypeError
+            If ``x`` is not numeric."""
+)
+
+#: The sections of a method that takes probability levels ``q`` (``{levels}``).
+LEVEL_SECTIONS = (
+    """Parameters
+        ----------
+        q : float, array_like, pandas.Series or xarray.DataArray
+            Probabilities in [0, 1], by position (broadcast against ``batch_shape`` by
+            numpy's rules) or labelled by item, read by its labels, as ``x`` of :meth:`cdf`.
+
+"""
+    + _RETURNS
+    + """        Raises
+        ------
+        ValueError
+            If ``q`` is NaN or outside [0, 1], does not broadcast against ``batch_shape``,
+            or is labelled where the batch has no labels to align it with (pass
+            ``q.values`` in the items' order), with other labels than the items', or is a
+            pandas DataFrame.
+        TypeError
+            If ``q`` is not numeric."""
+)
+
+
+def shared_sections(function: Any) -> Any:
+    """``function`` with ``{points}`` and ``{levels}`` in its docstring replaced by
+    :data:`POINT_SECTIONS` and :data:`LEVEL_SECTIONS` (one text for every method of both
+    distribution classes)."""
+    doc = function.__doc__ or ""
+    function.__doc__ = doc.replace("{points}", POINT_SECTIONS).replace("{levels}", LEVEL_SECTIONS)
+    return function
+
+
 class AmbiguityPosterior:
     """Frozen posterior distribution of an ambiguity measure (see :func:`ambiguity_posterior`).
 
@@ -235,36 +305,11 @@ class AmbiguityPosterior:
 
     # -- density and distribution function -------------------------------------------------
 
+    @shared_sections
     def logpdf(self, x: Any) -> Any:
         """Log density at ``x`` (``-inf`` outside [0, 1]).
 
-        Parameters
-        ----------
-        x : float, array_like, pandas.Series or xarray.DataArray
-            Points, by position: broadcast against ``batch_shape`` by numpy's rules (a
-            scalar for every distribution, one point per distribution, or a grid such as
-            ``x[:, None]`` against a batch of items). Or labelled by item, read by its
-            labels: a Series indexed by item, or a DataArray with a coordinate along a
-            batch dimension, is put in the order of the items where the distribution was
-            built from a DataArray ``alpha`` labelled along that dimension (a labelled
-            DataArray's other dimensions come first, as a grid of points).
-
-        Returns
-        -------
-        numpy.ndarray or numpy.float64
-            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
-            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
-
-        Raises
-        ------
-        ValueError
-            If ``x`` does not broadcast against ``batch_shape``; if it is labelled where
-            the batch has no labels to align it with (``alpha`` a bare array, or a
-            DataArray without a coordinate along its items: pass ``x.values`` in the
-            items' order), its labels differ from the items' or occur twice, or it is a
-            pandas DataFrame.
-        TypeError
-            If ``x`` is not numeric.
+        {points}
         """
         xf, ib, shape = self._broadcast(x, "x")
         if self.method == "exact":
@@ -272,36 +317,11 @@ class AmbiguityPosterior:
         with np.errstate(divide="ignore"):
             return self._out(np.log(self._hist_pdf(xf, ib)), shape)
 
+    @shared_sections
     def pdf(self, x: Any) -> Any:
         """Density at ``x`` (0 outside [0, 1]; the limit at 0 and 1, possibly ``inf``).
 
-        Parameters
-        ----------
-        x : float, array_like, pandas.Series or xarray.DataArray
-            Points, by position: broadcast against ``batch_shape`` by numpy's rules (a
-            scalar for every distribution, one point per distribution, or a grid such as
-            ``x[:, None]`` against a batch of items). Or labelled by item, read by its
-            labels: a Series indexed by item, or a DataArray with a coordinate along a
-            batch dimension, is put in the order of the items where the distribution was
-            built from a DataArray ``alpha`` labelled along that dimension (a labelled
-            DataArray's other dimensions come first, as a grid of points).
-
-        Returns
-        -------
-        numpy.ndarray or numpy.float64
-            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
-            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
-
-        Raises
-        ------
-        ValueError
-            If ``x`` does not broadcast against ``batch_shape``; if it is labelled where
-            the batch has no labels to align it with (``alpha`` a bare array, or a
-            DataArray without a coordinate along its items: pass ``x.values`` in the
-            items' order), its labels differ from the items' or occur twice, or it is a
-            pandas DataFrame.
-        TypeError
-            If ``x`` is not numeric.
+        {points}
         """
         return np.exp(self.logpdf(x))
 
@@ -329,36 +349,11 @@ class AmbiguityPosterior:
         cdf[np.isnan(xf)] = np.nan
         return cdf, 1.0 - cdf, shape
 
+    @shared_sections
     def cdf(self, x: Any) -> Any:
         """``P(A <= x)``, ``x`` broadcast against the batch shape.
 
-        Parameters
-        ----------
-        x : float, array_like, pandas.Series or xarray.DataArray
-            Points, by position: broadcast against ``batch_shape`` by numpy's rules (a
-            scalar for every distribution, one point per distribution, or a grid such as
-            ``x[:, None]`` against a batch of items). Or labelled by item, read by its
-            labels: a Series indexed by item, or a DataArray with a coordinate along a
-            batch dimension, is put in the order of the items where the distribution was
-            built from a DataArray ``alpha`` labelled along that dimension (a labelled
-            DataArray's other dimensions come first, as a grid of points).
-
-        Returns
-        -------
-        numpy.ndarray or numpy.float64
-            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
-            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
-
-        Raises
-        ------
-        ValueError
-            If ``x`` does not broadcast against ``batch_shape``; if it is labelled where
-            the batch has no labels to align it with (``alpha`` a bare array, or a
-            DataArray without a coordinate along its items: pass ``x.values`` in the
-            items' order), its labels differ from the items' or occur twice, or it is a
-            pandas DataFrame.
-        TypeError
-            If ``x`` is not numeric.
+        {points}
 
         Examples
         --------
@@ -372,36 +367,11 @@ class AmbiguityPosterior:
         cdf, _, shape = self._cdf_sf(x)
         return self._out(cdf, shape)
 
+    @shared_sections
     def sf(self, x: Any) -> Any:
         """``P(A > x)``, computed directly in the upper tail (not as ``1 - cdf``).
 
-        Parameters
-        ----------
-        x : float, array_like, pandas.Series or xarray.DataArray
-            Points, by position: broadcast against ``batch_shape`` by numpy's rules (a
-            scalar for every distribution, one point per distribution, or a grid such as
-            ``x[:, None]`` against a batch of items). Or labelled by item, read by its
-            labels: a Series indexed by item, or a DataArray with a coordinate along a
-            batch dimension, is put in the order of the items where the distribution was
-            built from a DataArray ``alpha`` labelled along that dimension (a labelled
-            DataArray's other dimensions come first, as a grid of points).
-
-        Returns
-        -------
-        numpy.ndarray or numpy.float64
-            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
-            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
-
-        Raises
-        ------
-        ValueError
-            If ``x`` does not broadcast against ``batch_shape``; if it is labelled where
-            the batch has no labels to align it with (``alpha`` a bare array, or a
-            DataArray without a coordinate along its items: pass ``x.values`` in the
-            items' order), its labels differ from the items' or occur twice, or it is a
-            pandas DataFrame.
-        TypeError
-            If ``x`` is not numeric.
+        {points}
         """
         _, sf, shape = self._cdf_sf(x)
         return self._out(sf, shape)
@@ -413,60 +383,22 @@ class AmbiguityPosterior:
             out[sel] = np.quantile(self._draws[i], pf[sel])
         return out
 
+    @shared_sections
     def ppf(self, q: Any) -> Any:
         """Quantile function: the ``x`` with ``cdf(x) = q``.
 
-        Parameters
-        ----------
-        q : float, array_like, pandas.Series or xarray.DataArray
-            Probabilities in [0, 1], by position (broadcast against ``batch_shape`` by
-            numpy's rules) or labelled by item, read by its labels, as ``x`` of :meth:`cdf`.
-
-        Returns
-        -------
-        numpy.ndarray or numpy.float64
-            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
-            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
-
-        Raises
-        ------
-        ValueError
-            If ``q`` is NaN or outside [0, 1], does not broadcast against ``batch_shape``,
-            or is labelled where the batch has no labels to align it with (pass
-            ``q.values`` in the items' order), with other labels than the items', or is a
-            pandas DataFrame.
-        TypeError
-            If ``q`` is not numeric.
+        {levels}
         """
         pf, ib, shape = self._check_p(q, "q")
         if self.method == "exact":
             return self._out(self._pairwise(_exact_ppf, pf, ib, upper=False), shape)
         return self._out(self._sampled_quantile(pf, ib), shape)
 
+    @shared_sections
     def isf(self, q: Any) -> Any:
         """Inverse survival function: the ``x`` with ``sf(x) = q``.
 
-        Parameters
-        ----------
-        q : float, array_like, pandas.Series or xarray.DataArray
-            Probabilities in [0, 1], by position (broadcast against ``batch_shape`` by
-            numpy's rules) or labelled by item, read by its labels, as ``x`` of :meth:`cdf`.
-
-        Returns
-        -------
-        numpy.ndarray or numpy.float64
-            Shape ``numpy.broadcast_shapes(x.shape, batch_shape)`` (a labelled ``x``: its
-            other dimensions, then ``batch_shape``); a scalar for a scalar batch and ``x``.
-
-        Raises
-        ------
-        ValueError
-            If ``q`` is NaN or outside [0, 1], does not broadcast against ``batch_shape``,
-            or is labelled where the batch has no labels to align it with (pass
-            ``q.values`` in the items' order), with other labels than the items', or is a
-            pandas DataFrame.
-        TypeError
-            If ``q`` is not numeric.
+        {levels}
         """
         pf, ib, shape = self._check_p(q, "q")
         if self.method == "exact":
