@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ambppl.data.matrices import count_difference
 from ambppl.inference.catalog import get_model
 from ambppl.inference.fitting import POINT_METHODS
 from ambppl.inference.modeling import log_likelihood
@@ -367,21 +368,13 @@ def _check_same_data(results: dict[str, Any]) -> None:
                 f"the categories {categories} and results[{ref_name!r}] to {ref_categories}: "
                 "fit every model to the same counts (the same answers)"
             )
-        a = np.asarray(counts.values, dtype=np.float64)
-        b = np.asarray(ref.values, dtype=np.float64)
-        rows = np.flatnonzero(np.any(a != b, axis=-1))
-        if len(rows):
-            i = int(rows[0])
+        differ = count_difference(counts.values, ref.values, items)
+        if differ is not None:
             raise ValueError(
                 f"results must be fits of the same data, but results[{name!r}]'s observed "
-                f"counts differ from results[{ref_name!r}]'s on {len(rows)} of {len(items)} "
-                f"items (the first, {items[i]!r}: {_counts_text(a[i])} against "
-                f"{_counts_text(b[i])}): fit every model to the same counts (the same answers)"
+                f"counts differ from results[{ref_name!r}]'s {differ}: fit every model to the "
+                "same counts (the same answers)"
             )
-
-
-def _counts_text(row: Any) -> str:
-    return "[" + ", ".join(f"{v:g}" for v in row) + "]"
 
 
 def _conditional(result: Any) -> bool:

@@ -264,6 +264,44 @@ def refuse_alike_ids(
         )
 
 
+def count_difference(a: Any, b: Any, items: list[str]) -> str | None:
+    """Where two count matrices of the same items and categories differ, in words.
+
+    Parameters
+    ----------
+    a, b : array_like
+        Counts, items x categories, of one shape and in one order.
+    items : list of str
+        The items' labels, in that order.
+
+    Returns
+    -------
+    str or None
+        ``"on N of M items (the first, 'i': [2, 3] against [1, 4])"``, or None where the two
+        are equal: the words of :func:`ambppl.compare` and :func:`ambppl.validation.check_fit`
+        refusing other data.
+
+    Examples
+    --------
+    >>> count_difference([[2, 3], [1, 1]], [[1, 4], [1, 1]], ["i", "j"])
+    "on 1 of 2 items (the first, 'i': [2, 3] against [1, 4])"
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    rows = np.flatnonzero(np.any(a != b, axis=-1))
+    if not len(rows):
+        return None
+    i = int(rows[0])
+
+    def shown(row: np.ndarray) -> str:
+        return "[" + ", ".join(f"{v:g}" for v in row) + "]"
+
+    return (
+        f"on {len(rows)} of {len(items)} items (the first, {items[i]!r}: {shown(a[i])} "
+        f"against {shown(b[i])})"
+    )
+
+
 def ids_of_one_type(ids: Any) -> np.ndarray:
     """Item or rater ids as given where they are of one type, else all as text.
 

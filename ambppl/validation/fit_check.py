@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ambppl.data.contract import as_counts
+from ambppl.data.matrices import count_difference
 from ambppl.data.readers import read_long
 from ambppl.inference.catalog import get_model
 from ambppl.inference.convergence import ConvergenceWarning, convergence_message, stored_record
@@ -571,10 +572,6 @@ def _texts(values: Any) -> list[str]:
     return [str(v) for v in np.asarray(values).tolist()]
 
 
-def _counts_text(row: Any) -> str:
-    return "[" + ", ".join(f"{v:g}" for v in row) + "]"
-
-
 def _check_same_answers(
     counts: xr.DataArray, answers: pd.DataFrame, of: str, fitted: str
 ) -> pd.DataFrame:
@@ -652,15 +649,13 @@ def _check_same_answers(
         )
     # aligned by label: the rows of answers in another order count the same
     table = pd.DataFrame(np.asarray(theirs.values, dtype=np.float64), items, categories)
-    a = table.loc[ref_items, ref_categories].to_numpy()
-    b = np.asarray(counts.values, dtype=np.float64)
-    rows = np.flatnonzero(np.any(a != b, axis=-1))
-    if len(rows):
-        i = int(rows[0])
+    differ = count_difference(
+        table.loc[ref_items, ref_categories].to_numpy(), counts.values, ref_items
+    )
+    if differ is not None:
         raise ValueError(
-            f"{subject}, but their counts differ from {fitted} on {len(rows)} of "
-            f"{len(ref_items)} items (the first, {ref_items[i]!r}: {_counts_text(a[i])} "
-            f"against {_counts_text(b[i])}, categories {ref_categories}): {fix}"
+            f"{subject}, but their counts differ from {fitted} {differ}, categories "
+            f"{ref_categories}: {fix}"
         )
     return read
 
