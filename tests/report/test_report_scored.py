@@ -146,14 +146,16 @@ def test_cli_report_takes_the_scored_route(tmp_path: Path, rng: np.random.Genera
     path = tmp_path / "counts.npy"
     np.save(path, rng.multinomial(8, P, size=400))
     out = tmp_path / "r.html"
-    argv = ["report", str(path), "--cant-solve", "3", "--draws", "100", "--chains", "2"]
+    argv = ["report", str(path), "--cant-solve", "3", "--draws", "100", "--chains", "2", "--seed=1"]
     assert main([*argv, "--top", "3", "-o", str(out), "--quiet"]) == 0
     page = " ".join(out.read_text(encoding="utf-8").split())
     assert 'id="scored-statement"' in page and "by 0.0050" in page
     assert main([*argv, "--mcse", "0.02", "--top", "3", "-o", str(out), "--force", "-q"]) == 0
     assert "by 0.0200" in " ".join(out.read_text(encoding="utf-8").split())
     # a model fitted by NUTS keeps the per-item route
-    argv = ["report", str(path), "--cant-solve", "3", "--method", "nuts", "--draws", "50"]
-    assert main([*argv, "--chains", "2", "--top", "2", "-o", str(out), "--force", "-q"]) == 0
+    argv = ["report", str(path), "--cant-solve", "3", "--method", "nuts", "--seed=1"]
+    assert (
+        main([*argv, "--draws=50", "--chains=2", "--top=2", "-o", str(out), "--force", "-q"]) == 0
+    )
     page = out.read_text(encoding="utf-8")
     assert 'id="scored-statement"' not in page and 'id="diagnostics"' in page
