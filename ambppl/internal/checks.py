@@ -649,11 +649,11 @@ def item_aligned(value: Any, data: Any, *, name: str = "extra", data_name: str =
     """``value`` (one entry per item, e.g. the answers still to come) read by its item labels
     against ``data`` (the counts).
 
-    A :class:`pandas.Series` indexed by item, or an :class:`xarray.DataArray` with an item
-    coordinate, is put in the order of ``data``'s items (its one dimension besides the
-    categories: ``"category"``, else its last) by :func:`category_aligned` along that
-    dimension; anything else is returned as it is, to be read by position. Before, such a
-    value was read by position: each item got another item's entry.
+    A :class:`pandas.Series` indexed by item, or an :class:`xarray.DataArray` with item
+    coordinates, is put in the order of ``data``'s items (its dimensions besides the
+    categories: ``"category"``, else its last; a Series only where there is one) by
+    :func:`category_aligned`; anything else is returned as it is, to be read by position.
+    Before, such a value was read by position: each item got another item's entry.
 
     Parameters
     ----------
@@ -667,15 +667,19 @@ def item_aligned(value: Any, data: Any, *, name: str = "extra", data_name: str =
     Returns
     -------
     object or numpy.ndarray
-        ``value`` unchanged where it is neither a Series nor a DataArray; a 0-d DataArray's
-        value; else a numpy array in the order of ``data``'s items.
+        ``value`` unchanged where it is neither a Series nor a DataArray; a DataArray
+        without coordinates as its values (any dim names: read by position); else a numpy
+        array with ``data``'s item dimensions in its order (length 1 where ``value`` lacks
+        one), each in the order of ``data``'s labels.
 
     Raises
     ------
     ValueError
-        As :func:`category_aligned`: labels where ``data`` has none along its items (``data``
-        a numpy array, or a DataArray without an item coordinate or with no item
-        dimension), or labels that differ from ``data``'s or occur twice.
+        If ``value`` is labelled and ``data`` is no DataArray (nothing to align with); if a
+        DataArray ``value`` has a dimension that is not one of ``data``'s item dimensions
+        (the categories included), or a Series goes with ``data`` of several item
+        dimensions; as :func:`category_aligned`: labels where ``data`` has none, or labels
+        that differ from ``data``'s or occur twice.
 
     Examples
     --------
@@ -685,18 +689,41 @@ def item_aligned(value: Any, data: Any, *, name: str = "extra", data_name: str =
     >>> item_aligned(pd.Series({"b": 100, "a": 10}), counts).tolist()
     [10, 100]
     """
-    if not (_is_type(value, "Series", "pandas") or _is_type(value, "DataArray", "xarray")):
+    series = _is_type(value, "Series", "pandas")
+    if not (series or _is_type(value, "DataArray", "xarray")):
         return value
-    if _is_type(value, "DataArray", "xarray") and not value.indexes:
+    if not series and not value.indexes:
         return value.values  # no labels (any dim names): read by position, as before
-    if _is_type(data, "DataArray", "xarray"):
-        cdim = "category" if "category" in data.dims else data.dims[-1]
-        others = [d for d in data.dims if d != cdim]
-        if len(others) == 1:
-            return category_aligned(
-                value, data[others[0]], dim=others[0], name=name, data_name=data_name
-            )
-    return category_aligned(value, np.empty(0), dim="item", name=name, data_name=data_name)
+    kind = "a pandas Series (labelled by its index)" if series else "a labelled DataArray"
+    if not _is_type(data, "DataArray", "xarray"):
+        raise ValueError(
+            f"{name} must be read by position against {data_name} without item labels, but "
+            f"got {kind}; pass {name}.values in the order of the items of {data_name}, or "
+            f"{data_name} as an xarray.DataArray with a coordinate 'item'"
+        )
+    cdim = "category" if "category" in data.dims else data.dims[-1]
+    items = tuple(d for d in data.dims if d != cdim)
+    if series and len(items) != 1:
+        raise ValueError(
+            f"{name} must be an xarray.DataArray with dims among {items} where {data_name} "
+            f"have several item dimensions, but got {kind}, which labels one; pass "
+            f"{name} as a DataArray, or {name}.values in the order of {data_name}"
+        )
+    own = items if series else tuple(value.dims)
+    if not set(own) <= set(items):
+        which = f"the dimension {items[0]!r}" if len(items) == 1 else f"dimensions among {items}"
+        raise ValueError(
+            f"{name} must have one entry per item of {data_name}, along {which} (the "
+            f"categories {cdim!r} excluded), but got {kind} with dims {own}; rename its item "
+            f"dimension ({name}.rename(...)) or pass {name}.values in the order of the items "
+            f"of {data_name}"
+        )
+    if series:
+        return category_aligned(value, data[items[0]], dim=items[0], name=name, data_name=data_name)
+    aligned = category_aligned(
+        value.expand_dims(cdim, axis=-1), data, dim=cdim, name=name, data_name=data_name
+    )
+    return aligned[..., 0]  # data's item dimensions in its order (1 where value lacks one)
 
 
 def batch_labels(alpha: Any) -> tuple[tuple[Any, ...] | None, dict[Any, list]]:

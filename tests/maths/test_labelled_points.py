@@ -14,6 +14,8 @@ by-position reading gives another answer, so that reading by position fails it.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -87,6 +89,50 @@ def test_labelled_n_refused_where_it_cannot_be_aligned(fn) -> None:
         fn(unlabelled, N_DATAARRAY)
     # n.values in the items' order is the fix the messages name
     np.testing.assert_array_equal(fn(Q.values, N_SERIES[ITEMS].values), fn(Q, N_BY_HAND))
+    # a dimension that is not the items' (the categories, another name) is refused in the
+    # words of items; it had been worded for categories ("rename its category dimension")
+    for dims in (("item", "k"), ("item", "category")):
+        two = xr.DataArray(np.ones((3, 3)), dims=dims, coords={"item": ITEMS})
+        with pytest.raises(
+            ValueError,
+            match=r"^n must have one entry per item of q, along the dimension 'item' \(the "
+            r"categories 'category' excluded\), but got a labelled DataArray with dims "
+            rf"{re.escape(repr(dims))}; rename its item dimension",
+        ):
+            fn(Q, two)
+
+
+Q_GRID = xr.DataArray(
+    np.array(
+        [
+            [[0.5, 0.3, 0.2], [0.2, 0.2, 0.6], [0.3, 0.3, 0.4]],
+            [[0.1, 0.1, 0.8], [0.6, 0.3, 0.1], [0.4, 0.4, 0.2]],
+        ]
+    ),
+    dims=("r", "s", "category"),
+    coords={"r": ["x", "y"], "s": [1, 2, 3]},
+)
+
+
+@pytest.mark.parametrize("fn", BIAS_FUNCTIONS, ids=lambda f: f.__name__)
+def test_labelled_n_along_several_item_dimensions(fn) -> None:
+    """q with two item dimensions: a DataArray n labelled along one or both is read by its
+    labels (the old code refused it, saying q had no item labels); a Series, which labels
+    one dimension, is refused naming the DataArray. Reference: the bare values in q's
+    order, by hand."""
+    n_r = xr.DataArray([2, 50], dims="r", coords={"r": ["y", "x"]})
+    np.testing.assert_array_equal(fn(Q_GRID, n_r), fn(Q_GRID.values, np.array([[50], [2]])))
+    n_rs = xr.DataArray(
+        [[1, 2, 3], [4, 5, 6]], dims=("s", "r")[::-1], coords={"r": ["y", "x"], "s": [3, 2, 1]}
+    )
+    by_hand = np.array([[6, 5, 4], [3, 2, 1]])  # r = x, y; s = 1, 2, 3
+    np.testing.assert_array_equal(fn(Q_GRID, n_rs), fn(Q_GRID.values, by_hand))
+    with pytest.raises(
+        ValueError,
+        match=r"^n must be an xarray.DataArray with dims among \('r', 's'\) where q have "
+        r"several item dimensions, but got a pandas Series",
+    ):
+        fn(Q_GRID, pd.Series({"y": 2, "x": 50}))
 
 
 # ------------------------------------------------------------------- x of the distributions
