@@ -615,10 +615,11 @@ def category_aligned(
         if labels:
             whose = {"category": "categories", "item": "items"}.get(cdim, f"{cdim} entries")
             raise ValueError(
-                f"{name} must be read by position against {data_name} without {cdim} "
-                f"labels, but got {kind} with labels along {show_values(labels)}; pass "
+                f"{name} must be read by position against {data_name} {_unlabelled(data, cdim)}"
+                f", but got {kind} with labels along {show_values(labels)}; pass "
                 f"{name}.values in the order of the {whose} of {data_name}, or "
                 f"{data_name} as an xarray.DataArray with a coordinate {cdim!r}"
+                f"{_as_dataarray(data)}"
             )
         return np.moveaxis(values, dims.index(cdim), -1)
     for d in (cdim, *dims):
@@ -643,6 +644,21 @@ def category_aligned(
     values = np.transpose(values, [dims.index(d) for d in order])
     shape = [values.shape[order.index(d)] if d in order else 1 for d in data.dims if d != cdim]
     return values.reshape(*shape, values.shape[-1])
+
+
+def _unlabelled(data: Any, dim: str) -> str:
+    """How ``data`` (no DataArray) lacks labels along ``dim``, for messages: a DataFrame has
+    labels, which the array-level functions do not read."""
+    if _is_type(data, "DataFrame", "pandas"):
+        return "given as a pandas DataFrame (read as an array: its labels are not read)"
+    return f"without {dim} labels"
+
+
+def _as_dataarray(data: Any) -> str:
+    """The conversion that labels a DataFrame of counts, for messages (empty otherwise)."""
+    if _is_type(data, "DataFrame", "pandas"):
+        return " (xarray.DataArray(frame, dims=('item', 'category')))"
+    return ""
 
 
 def item_aligned(value: Any, data: Any, *, name: str = "extra", data_name: str = "counts") -> Any:
@@ -697,9 +713,10 @@ def item_aligned(value: Any, data: Any, *, name: str = "extra", data_name: str =
     kind = "a pandas Series (labelled by its index)" if series else "a labelled DataArray"
     if not _is_type(data, "DataArray", "xarray"):
         raise ValueError(
-            f"{name} must be read by position against {data_name} without item labels, but "
-            f"got {kind}; pass {name}.values in the order of the items of {data_name}, or "
-            f"{data_name} as an xarray.DataArray with a coordinate 'item'"
+            f"{name} must be read by position against {data_name} {_unlabelled(data, 'item')}"
+            f", but got {kind}; pass {name}.values in the order of the items of {data_name}, "
+            f"or {data_name} as an xarray.DataArray with a coordinate 'item'"
+            f"{_as_dataarray(data)}"
         )
     cdim = "category" if "category" in data.dims else data.dims[-1]
     items = tuple(d for d in data.dims if d != cdim)

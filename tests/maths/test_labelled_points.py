@@ -267,3 +267,28 @@ def test_labelled_point_refused_with_other_labels(build) -> None:
         d.cdf(pd.Series([0.3, 0.5, 0.7], index=["a", "a", "b"]))
     with pytest.raises(ValueError, match=r"^x must be a number, an array"):
         d.cdf(pd.DataFrame({"a": [0.3], "b": [0.5], "c": [0.7]}))
+
+
+def test_a_dataframe_read_as_an_array_is_named_in_the_refusal() -> None:
+    """The array-level functions read a DataFrame of counts (or of q) as an array; with a
+    labelled prior or n the refusal said "counts without category labels" of a frame that
+    has them. It now says the frame's labels are not read and names the conversion, which
+    reads them (reference: the prior in the columns' order by hand)."""
+    frame = pd.DataFrame({"a": [3, 0], "b": [1, 4]}, index=["i1", "i2"])
+    prior = pd.Series({"b": 1.0, "a": 2.0})
+    with pytest.raises(
+        ValueError,
+        match=r"^prior must be read by position against counts given as a pandas DataFrame "
+        r"\(read as an array: its labels are not read\), .* \(xarray.DataArray\(frame, "
+        r"dims=\('item', 'category'\)\)\)$",
+    ):
+        ambppl.estimate(frame, "posterior_mean", prior=prior)
+    with pytest.raises(ValueError, match=r"^n must be read by position against q given as a"):
+        ambppl.expected_plugin(frame / 4, pd.Series({"i2": 4, "i1": 4}))
+    labelled = xr.DataArray(frame, dims=("item", "category"))
+    by_hand = ambppl.estimate(frame.to_numpy(), "posterior_mean", prior=[2.0, 1.0])
+    got = ambppl.estimate(labelled, "posterior_mean", prior=prior)
+    np.testing.assert_allclose(got, by_hand, rtol=1e-14)
+    assert not np.allclose(
+        by_hand, ambppl.estimate(frame.to_numpy(), "posterior_mean", prior=[1.0, 2.0])
+    )
