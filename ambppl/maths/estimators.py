@@ -39,6 +39,7 @@ from ambppl.internal.checks import (
     item_aligned,
     resolve_cant_solve,
 )
+from ambppl.internal.docstrings import filled
 from ambppl.internal.labels import (
     category_dim,
     is_dataarray,
@@ -367,48 +368,58 @@ def _scalar(x: np.ndarray) -> Any:
     return x[()] if x.ndim == 0 else x
 
 
-def plugin_bias(
-    q: Any, n: Any, *, measure: str = "amb", cant_solve: int | str | None = "auto"
-) -> Any:
-    r"""Exact bias of the plug-in estimator for ``n`` answers drawn from ``q``.
-
-    Parameters
+#: The Parameters section of the three bias functions (``{bias_parameters}``).
+_BIAS_PARAMETERS = """Parameters
     ----------
     q : array_like or xarray.DataArray
         True response probabilities, categories on the last axis (any batch shape).
     n : int, array_like of int, pandas.Series or xarray.DataArray
         Number of answers per item (>= 1; not a bool): by position, broadcast against
-        ``q.shape[:-1]``; or labelled by item, a Series indexed by item or a DataArray with
-        an item coordinate, read by its labels: put in the order of the items of ``q``,
-        which must then be a DataArray with one dimension besides its categories, labelled
-        by the same items (:func:`ambppl.internal.checks.item_aligned`).
+        ``q.shape[:-1]``; or labelled by item, read by its labels: a Series indexed by item,
+        or a DataArray with coordinates along item dimensions of ``q``, is put in the order
+        of ``q``'s labels; ``q`` must then be a DataArray labelled by the same items (a
+        Series only where ``q`` has one dimension besides its categories).
     measure : {"amb", "modified"}, default "amb"
         Which measure.
     cant_solve : int, None or "auto", default "auto"
         Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
         labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
-        else the last category.
+        else the last category."""
+
+#: The Raises section of the three bias functions (``{bias_raises}``).
+_BIAS_RAISES = """Raises
+    ------
+    ValueError
+        If ``q`` is not a probability vector (or a DataArray with its ``category``
+        dimension not last: transpose it), ``n`` is not a whole number >= 1 or does not
+        broadcast against ``q.shape[:-1]``, ``n`` is labelled where ``q`` has no labels to
+        align it with (a bare array or a DataFrame, or no coordinate along that dimension:
+        pass ``n.values`` in the items' order), along a dimension that is not one of ``q``'s
+        items, or with labels other than the items of ``q``, or ``measure``/``cant_solve``
+        is invalid (or contradicts ``q.attrs["cant_solve"]``).
+    TypeError
+        If ``q`` or ``n`` is not numeric or ``n`` is a bool; ragged nested lists raise a
+        ``ValueError`` that is also a ``TypeError``.
+    NotImplementedError
+        For ``measure`` "old" or "entropy" (no closed form)."""
+
+_bias_sections = filled(bias_parameters=_BIAS_PARAMETERS, bias_raises=_BIAS_RAISES)
+
+
+@_bias_sections
+def plugin_bias(
+    q: Any, n: Any, *, measure: str = "amb", cant_solve: int | str | None = "auto"
+) -> Any:
+    r"""Exact bias of the plug-in estimator for ``n`` answers drawn from ``q``.
+
+    {bias_parameters}
 
     Returns
     -------
     numpy.ndarray or numpy.float64
         ``E[estimate(counts, "plugin")] - measure(q)`` (<= 0).
 
-    Raises
-    ------
-    ValueError
-        If ``q`` is not a probability vector (or a DataArray with its ``category``
-        dimension not last: transpose it), ``n`` is not a whole number >= 1 or does not
-        broadcast against ``q.shape[:-1]``, ``n`` is labelled where ``q`` has no item
-        labels to align it with (a bare array, several dimensions besides the categories,
-        or no item coordinate: pass ``n.values`` in the items' order) or with labels other
-        than the items of ``q``, or ``measure``/``cant_solve`` is invalid (or contradicts
-        ``q.attrs["cant_solve"]``).
-    TypeError
-        If ``q`` or ``n`` is not numeric or ``n`` is a bool; ragged nested lists raise a
-        ``ValueError`` that is also a ``TypeError``.
-    NotImplementedError
-        For ``measure`` "old" or "entropy" (no closed form).
+    {bias_raises}
 
     Notes
     -----
@@ -433,48 +444,20 @@ def plugin_bias(
     return _scalar(0.0 - factor * _one_minus_power(u, b, nn) / nn * gini)
 
 
+@_bias_sections
 def expected_plugin(
     q: Any, n: Any, *, measure: str = "amb", cant_solve: int | str | None = "auto"
 ) -> Any:
     r"""Exact expectation of the plug-in estimator for ``n`` answers drawn from ``q``.
 
-    Parameters
-    ----------
-    q : array_like or xarray.DataArray
-        True response probabilities, categories on the last axis (any batch shape).
-    n : int, array_like of int, pandas.Series or xarray.DataArray
-        Number of answers per item (>= 1; not a bool): by position, broadcast against
-        ``q.shape[:-1]``; or labelled by item, a Series indexed by item or a DataArray with
-        an item coordinate, read by its labels: put in the order of the items of ``q``,
-        which must then be a DataArray with one dimension besides its categories, labelled
-        by the same items (:func:`ambppl.internal.checks.item_aligned`).
-    measure : {"amb", "modified"}, default "amb"
-        Which measure.
-    cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
-        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
-        else the last category.
+    {bias_parameters}
 
     Returns
     -------
     numpy.ndarray or numpy.float64
         ``E[estimate(counts, "plugin")]`` for ``counts ~ Multinomial(n, q)``.
 
-    Raises
-    ------
-    ValueError
-        If ``q`` is not a probability vector (or a DataArray with its ``category``
-        dimension not last: transpose it), ``n`` is not a whole number >= 1 or does not
-        broadcast against ``q.shape[:-1]``, ``n`` is labelled where ``q`` has no item
-        labels to align it with (a bare array, several dimensions besides the categories,
-        or no item coordinate: pass ``n.values`` in the items' order) or with labels other
-        than the items of ``q``, or ``measure``/``cant_solve`` is invalid (or contradicts
-        ``q.attrs["cant_solve"]``).
-    TypeError
-        If ``q`` or ``n`` is not numeric or ``n`` is a bool; ragged nested lists raise a
-        ``ValueError`` that is also a ``TypeError``.
-    NotImplementedError
-        For ``measure`` "old" or "entropy" (no closed form).
+    {bias_raises}
 
     Notes
     -----
@@ -500,48 +483,20 @@ def expected_plugin(
     return _scalar(u + factor * gini * (b - _one_minus_power(u, b, nn) / nn))
 
 
+@_bias_sections
 def less_biased_bias(
     q: Any, n: Any, *, measure: str = "amb", cant_solve: int | str | None = "auto"
 ) -> Any:
     r"""Exact bias of the less-biased estimator (:errata:`E8`) for ``n`` answers from ``q``.
 
-    Parameters
-    ----------
-    q : array_like or xarray.DataArray
-        True response probabilities, categories on the last axis (any batch shape).
-    n : int, array_like of int, pandas.Series or xarray.DataArray
-        Number of answers per item (>= 1; not a bool): by position, broadcast against
-        ``q.shape[:-1]``; or labelled by item, a Series indexed by item or a DataArray with
-        an item coordinate, read by its labels: put in the order of the items of ``q``,
-        which must then be a DataArray with one dimension besides its categories, labelled
-        by the same items (:func:`ambppl.internal.checks.item_aligned`).
-    measure : {"amb", "modified"}, default "amb"
-        Which measure.
-    cant_solve : int, None or "auto", default "auto"
-        Position of the "can't solve" category; ``None`` if there is none; ``"auto"``: a
-        labelled DataArray's ``attrs["cant_solve"]`` (an explicit value must agree with it),
-        else the last category.
+    {bias_parameters}
 
     Returns
     -------
     numpy.ndarray or numpy.float64
         ``E[estimate(counts, "less_biased")] - measure(q)`` (<= 0).
 
-    Raises
-    ------
-    ValueError
-        If ``q`` is not a probability vector (or a DataArray with its ``category``
-        dimension not last: transpose it), ``n`` is not a whole number >= 1 or does not
-        broadcast against ``q.shape[:-1]``, ``n`` is labelled where ``q`` has no item
-        labels to align it with (a bare array, several dimensions besides the categories,
-        or no item coordinate: pass ``n.values`` in the items' order) or with labels other
-        than the items of ``q``, or ``measure``/``cant_solve`` is invalid (or contradicts
-        ``q.attrs["cant_solve"]``).
-    TypeError
-        If ``q`` or ``n`` is not numeric or ``n`` is a bool; ragged nested lists raise a
-        ``ValueError`` that is also a ``TypeError``.
-    NotImplementedError
-        For ``measure`` "old" or "entropy" (no closed form).
+    {bias_raises}
 
     Notes
     -----

@@ -45,6 +45,7 @@ from ambppl.internal.checks import (
     points_aligned,
     resolve_cant_solve,
 )
+from ambppl.internal.docstrings import filled
 from ambppl.internal.limits import as_count, check_memory, check_time, option
 from ambppl.maths._exact_route import (
     _exact_cdf_sf,
@@ -162,13 +163,10 @@ LEVEL_SECTIONS = (
 )
 
 
-def shared_sections(function: Any) -> Any:
-    """``function`` with ``{points}`` and ``{levels}`` in its docstring replaced by
-    :data:`POINT_SECTIONS` and :data:`LEVEL_SECTIONS` (one text for every method of both
-    distribution classes)."""
-    doc = function.__doc__ or ""
-    function.__doc__ = doc.replace("{points}", POINT_SECTIONS).replace("{levels}", LEVEL_SECTIONS)
-    return function
+#: A decorator: ``{points}`` and ``{levels}`` in a method's docstring replaced by
+#: :data:`POINT_SECTIONS` and :data:`LEVEL_SECTIONS` (one text for every method of both
+#: distribution classes).
+shared_sections = filled(points=POINT_SECTIONS, levels=LEVEL_SECTIONS)
 
 
 class AmbiguityPosterior:
