@@ -380,7 +380,16 @@ def fit(
         available = ["q", *(VARIABLES[m] for m in measures)]
         names = _check_var_names(var_names, available)
         per_draw = method in ("collapsed", "nuts") and bool(entry.hyperparameters)
-        _check_memory(chains, draws, values.shape[0], n_categories, names, log_likelihood, per_draw)
+        _check_memory(
+            chains,
+            draws,
+            values.shape[0],
+            n_categories,
+            names,
+            log_likelihood,
+            per_draw,
+            route=(entry.name, method),
+        )
         job = _Job(
             entry=entry,
             counts=counts,
@@ -414,6 +423,7 @@ def fit(
             attrs["prior"] = [float(a) for a in conc]
         tree.attrs.update(attrs)
         tree["posterior"].attrs.update(attrs)
+        _mark_cant_solve(tree, job.counts)
         if method in NUTS_METHODS:
             _check_convergence(tree, entry, method, job.sample_kwargs.get("tune"))
         _check_optimizer(tree, entry, method)
@@ -436,6 +446,23 @@ def _storable_attr(value: Any) -> Any:
         ):
             return json.dumps(_jsonable(list(value)))
     return value
+
+
+def _mark_cant_solve(tree: xr.DataTree, counts: xr.DataArray) -> None:
+    """Give every variable along the counts' categories (``q``, a rater model's confusion
+    rows, ...) the counts' ``cant_solve`` attribute, so that a measure applied to it
+    (``ambppl.amb(result.posterior["q"])``) reads the can't-solve category the fit used.
+    Without it, ``cant_solve="auto"`` took the last category, also where the data have none
+    (0.96 off on a fit of two classes) or where it is not last."""
+    labels = list(counts["category"].values)
+    for node in tree.subtree:
+        for variable in node.data_vars.values():
+            if (
+                "category" in variable.dims
+                and "cant_solve" not in variable.attrs
+                and list(variable["category"].values) == labels
+            ):
+                variable.attrs["cant_solve"] = counts.attrs.get("cant_solve")
 
 
 def _storable_attrs(tree: xr.DataTree) -> None:
@@ -1059,6 +1086,11 @@ def memory_needed(
     return peak, stored
 
 
+#: The route of each conjugate catalog model that ``ambppl.score`` takes without per-item
+#: draws (the memory refusal's fix).
+_CONJUGATE_ROUTES = {"dirichlet_categorical": "exact", "hierarchical_dirichlet": "empirical_bayes"}
+
+
 def _check_memory(
     chains: int,
     draws: int,
@@ -1067,9 +1099,12 @@ def _check_memory(
     names: list[str],
     loglik: bool,
     per_draw: bool = False,
+    route: tuple[str, str] = ("dirichlet_categorical", "exact"),
 ) -> None:
     """Refuse up front a fit whose peak memory (:func:`memory_needed`) is beyond
-    :data:`ambppl.internal.limits.MEMORY_FRACTION` of the memory available."""
+    :data:`ambppl.internal.limits.MEMORY_FRACTION` of the memory available; ``route``, the
+    model and method asked for, words the fix (the conjugate route of that model where it has
+    one)."""
 
     peak, stored = memory_needed(chains, draws, n_items, n_categories, names, loglik, per_draw)
     have = available_memory()
@@ -1077,16 +1112,32 @@ def _check_memory(
         return
     per_item = sum(n_categories if name == "q" else 1 for name in names) + int(loglik)
     kept = ", ".join(names) + (", log_likelihood" if loglik else "")
+    model, method = route
+    conjugate = _CONJUGATE_ROUTES.get(model)
     if on_command_line():
-        fix = (
-            "lower --draws or --chains, or score a conjugate model, which needs no per-item "
-            "draws: 'ambppl score' with --model dirichlet_categorical, or --model "
-            "hierarchical_dirichlet --method empirical_bayes"
-        )
+        if conjugate is None:
+            lighter = (
+                "score a conjugate model: 'ambppl score' with --model dirichlet_categorical, "
+                "or --model hierarchical_dirichlet --method empirical_bayes"
+            )
+        elif method == conjugate:
+            lighter = "use 'ambppl score', which stores no per-item draws"
+        else:  # e.g. 'ambppl score --method nuts': the conjugate route of the same model
+            lighter = (
+                f"score this model by its conjugate route: 'ambppl score --model {model} "
+                f"--method {conjugate}' (leave out --method {method})"
+            )
+        fix = f"lower --draws or --chains, or {lighter}, which needs no per-item draws"
     else:
+        if conjugate is None or method == conjugate:
+            lighter = "ambppl.score (the command 'ambppl score'), which stores no per-item draws"
+        else:
+            lighter = (
+                f"ambppl.score(data, {model!r}, method={conjugate!r}), which stores no "
+                f"per-item draws (method={method!r} does)"
+            )
         fix = (
-            "for per-item summaries use ambppl.score (the command 'ambppl score'), which "
-            "stores no per-item draws, or store less: var_names=['amb'], "
+            f"for per-item summaries use {lighter}, or store less: var_names=['amb'], "
             "log_likelihood=False, fewer draws or chains"
         )
     raise ValueError(

@@ -907,3 +907,45 @@ def test_fit_with_progress_refuses_a_progress_that_is_not_callable(small_counts)
 
     with pytest.raises(TypeError, match=r"progress must be a callable .* but got 'yes'"):
         fit_with_progress(small_counts, "dirichlet_categorical", method="exact", progress="yes")
+
+
+@pytest.mark.parametrize(
+    ("argv", "fix"),
+    [
+        (
+            ["--method", "nuts"],
+            "score this model by its conjugate route: 'ambppl score --model "
+            "dirichlet_categorical --method exact' (leave out --method nuts)",
+        ),
+        (
+            ["--model", "hierarchical_dirichlet", "--method", "nuts"],
+            "'ambppl score --model hierarchical_dirichlet --method empirical_bayes'",
+        ),
+    ],
+)
+def test_memory_refusal_names_the_conjugate_route_of_the_model(
+    argv, fix, tmp_path, monkeypatch, capsys
+):
+    """'ambppl score --method nuts' refused for memory was told to "score a conjugate model
+    ... --model dirichlet_categorical", the model it had asked for (audit): the fix is that
+    model's conjugate route. In Python the same, in keywords."""
+    import importlib
+
+    from ambppl.cli import main
+
+    fit_module = importlib.import_module("ambppl.inference.fitting")
+    monkeypatch.setattr(fit_module, "available_memory", lambda: 1000)
+    path = tmp_path / "counts.csv"
+    path.write_text("item,a,b,cs\ni1,3,1,0\ni2,0,2,2\n", encoding="utf-8")
+    base = ["score", str(path), "--layout", "counts", "--cant-solve", "cs", "-q", "-o", "-"]
+    assert main([*base, *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ambppl: error: the fit would need about") and fix in err, err
+    assert "--model dirichlet_categorical, or" not in err
+    counts = ambppl.read_annotations(path, format="counts", cant_solve="cs")
+    with pytest.raises(
+        ValueError,
+        match=r"use ambppl\.score\(data, 'hierarchical_dirichlet', "
+        r"method='empirical_bayes'\), which stores no per-item draws \(method='nuts' does\)",
+    ):
+        ambppl.fit(counts, "hierarchical_dirichlet", method="nuts")
