@@ -187,7 +187,11 @@ def fit(
         own program and builds its result from PyMC's DataTree).
     log_likelihood : bool, default True
         Store the ``log_likelihood`` group (draws x chains x items x 8 bytes). True or
-        False (numpy's bools too).
+        False (numpy's bools too). It is ``log p(answers_i | theta)`` with the item's own
+        ``q_i`` integrated out; for a fixed prior (and ``empirical_bayes``) it is the same
+        in every draw, which ``arviz.loo`` and ``arviz.compare`` refuse ("All tail values
+        are the same"): compare models with :func:`ambppl.loo` and :func:`ambppl.compare`,
+        which treat that case exactly (:mod:`ambppl.analysis.comparison`).
     **kwargs
         The model's parameters (e.g. ``prior=0.5`` for ``dirichlet_categorical``; see
         ``ambppl.get_model(model).info["parameters"]``), checked by

@@ -43,6 +43,12 @@ def test_fixed_prior_loo_is_exact(flat_fits, counts):
     np.testing.assert_allclose(elpd.elpd_i.values, expected, rtol=1e-12)
     assert elpd.elpd == pytest.approx(expected.sum(), rel=1e-12)
     assert float(np.abs(elpd.pareto_k).max()) == 0.0 and abs(elpd.p) < 1e-8
+    # what fit's docstring and docs/topics/workflow.md say: arviz's own loo refuses these
+    # constant ratios, which is why ambppl.loo exists
+    import arviz as az
+
+    with pytest.raises(ValueError, match="All tail values are the same"):
+        az.loo(flat_fits["beta=1"])
 
 
 def test_learned_prior_loo_is_arviz_psis(learned):
