@@ -274,6 +274,7 @@ from typing import Any
 import numpy as np
 
 from ambppl import amb
+from ambppl.data.matrices import count_difference
 from ambppl.inference.modeling import (
     add_annotation_data,
     add_measures,
@@ -1013,10 +1014,56 @@ def _check_is_options(n_nodes: Any, max_draws: Any, seed: Any, df: Any) -> None:
         raise ValueError(f"df must be a positive number, but got {df!r}")
 
 
+def _check_fitted_counts(counts: Any, codes: dict[str, Any]) -> None:
+    """Refuse answers whose item x category counts are not ``counts`` (the fit's
+    ``observed_data``), in the words of :func:`ambppl.validation.check_fit`."""
+    import pandas as pd
+
+    fitted = "result['observed_data']['counts']"
+    subject = "answers must be the answers that result was fitted to"
+    fix = (
+        "pass as answers the answers the fit was made from (the table given to ambppl.fit, "
+        "rows in the same order)"
+    )
+    if tuple(counts.dims) != ("item", "category"):
+        raise ValueError(
+            f"{fitted} must have dims ('item', 'category'), as a fit of 'rater_effects' "
+            f"has, but got {tuple(counts.dims)}"
+        )
+    item_counts, _ = _tables(codes)
+    items = [str(v) for v in codes["item_ids"]]
+    categories = [str(v) for v in codes["categories"]]
+    ref_items = [str(v) for v in counts["item"].values] if "item" in counts.coords else items
+    ref_categories = (
+        [str(v) for v in counts["category"].values] if "category" in counts.coords else categories
+    )
+    if (
+        counts.shape != item_counts.shape
+        or sorted(ref_items) != sorted(items)
+        or sorted(ref_categories) != sorted(categories)
+    ):
+        raise ValueError(
+            f"{subject}, but their {len(items)} items and categories {categories} differ from "
+            f"the {counts.sizes['item']} items and categories {ref_categories} of {fitted}: "
+            f"{fix}"
+        )
+    # aligned by label: the counts of the answers in the order of the fit's counts
+    table = pd.DataFrame(item_counts, index=items, columns=categories)
+    differ = count_difference(
+        table.loc[ref_items, ref_categories].to_numpy(), counts.values, ref_items
+    )
+    if differ is not None:
+        raise ValueError(
+            f"{subject}, but their counts differ from {fitted} {differ}, categories "
+            f"{ref_categories}: {fix}"
+        )
+
+
 def _posterior_for_integration(result: Any, codes: dict[str, Any]) -> Any:
     """The posterior Dataset of ``result``, checked against the answers' codes."""
     import xarray as xr
 
+    observed = None
     if isinstance(result, xr.DataTree):
         if "posterior" not in result.children:
             raise ValueError(
@@ -1027,6 +1074,8 @@ def _posterior_for_integration(result: Any, codes: dict[str, Any]) -> Any:
         constant = (
             result["constant_data"].to_dataset() if "constant_data" in result.children else None
         )
+        if "observed_data" in result.children:
+            observed = result["observed_data"].to_dataset()
     elif isinstance(result, xr.Dataset):
         post, constant = result, None
     else:
@@ -1067,6 +1116,8 @@ def _posterior_for_integration(result: Any, codes: dict[str, Any]) -> Any:
                 f"answers must be the answers the model was fitted to, but their {dim} ids "
                 f"(in order of first appearance) differ from the posterior's {dim} coordinate"
             )
+    if observed is not None and "counts" in observed.data_vars:
+        _check_fitted_counts(observed["counts"], codes)
     if constant is not None and {"answer_item", "answer_rater"} <= set(constant.data_vars):
         same = len(constant["answer_item"]) == len(codes["item"]) and (
             np.array_equal(constant["answer_item"].values, codes["item"])
@@ -1113,9 +1164,14 @@ def integrated_log_likelihood(
         ``sigma_item`` (chain, draw, category), ``eta`` (chain, draw, item, category) and
         ``b`` (chain, draw, rater, category).
     answers : pandas.DataFrame
-        The answers the model was fitted to (:func:`ambppl.data.readers.read_long`; same rows, same
-        order: checked against ``constant_data``'s ``answer_item`` / ``answer_rater`` where
-        ``result`` has them, and against the posterior's coordinates).
+        The answers the model was fitted to (:func:`ambppl.data.readers.read_long`; same rows,
+        same order). Checked against the posterior's coordinates (items, raters and
+        categories, in order) and, where ``result`` is a DataTree that has them, against
+        ``observed_data``'s ``counts`` (the count of every label on every item) and
+        ``constant_data``'s ``answer_item`` / ``answer_rater`` (each answer's item and rater).
+        A fit does not store each answer's label, so answers that move labels between the
+        raters of one item, keeping every item's counts, are not detected; nor is anything
+        checked where ``result`` is a posterior Dataset beyond its coordinates.
     n_nodes : int, default 256
         Importance-sampling nodes per item ``S`` (a power of two keeps the Sobol sequence
         balanced).
@@ -1144,8 +1200,13 @@ def integrated_log_likelihood(
         answers (:func:`ambppl.data.readers.read_long`).
     ValueError
         If the posterior lacks ``mu``, ``sigma_item``, ``eta`` or ``b`` (or they have other
-        dims, non-finite values, ``sigma_item <= 0``), the answers are not those of the fit,
-        or an option is out of range; the message names the field.
+        dims, non-finite values, ``sigma_item <= 0``), if ``observed_data``'s ``counts`` has
+        dims other than ``(item, category)``, or an option is out of range; the message names
+        the field. If ``answers`` are not those of the fit as far as ``result``
+        tells (see ``answers``): other items, raters or categories than the posterior's;
+        counts that differ from ``observed_data``'s ``counts`` (the message says on how many
+        items, and the first, as :func:`ambppl.validation.check_fit` does); or rows whose
+        items or raters differ from ``constant_data``'s ``answer_item`` / ``answer_rater``.
 
     Notes
     -----
@@ -1331,7 +1392,11 @@ def with_integrated_log_likelihood(result: Any, answers: Any, **options: Any) ->
     result : xarray.DataTree
         A fit of ``rater_effects`` (:func:`ambppl.fit`).
     answers : pandas.DataFrame
-        The answers it was fitted to.
+        The answers it was fitted to (same rows, same order), checked as
+        :func:`integrated_log_likelihood` checks them: against the posterior's coordinates,
+        ``observed_data``'s ``counts`` and ``constant_data``'s ``answer_item`` /
+        ``answer_rater`` where ``result`` has them (not each answer's label, which a fit
+        does not store).
     **options
         ``n_nodes``, ``max_draws``, ``seed``, ``df`` of :func:`integrated_log_likelihood`.
 
@@ -1350,7 +1415,12 @@ def with_integrated_log_likelihood(result: Any, answers: Any, **options: Any) ->
     TypeError
         If ``result`` is not a DataTree (and as :func:`integrated_log_likelihood`).
     ValueError
-        As :func:`integrated_log_likelihood`.
+        As :func:`integrated_log_likelihood`; in particular, if ``answers`` are not the
+        answers ``result`` was fitted to: their counts differ from
+        ``result["observed_data"]["counts"]`` (say, labels shuffled between items), or their
+        items or raters row by row from ``constant_data``'s ``answer_item`` /
+        ``answer_rater``. Such a copy would otherwise keep the fit's ``observed_data`` and
+        pass :func:`ambppl.compare`'s check that the models saw the same data.
 
     Examples
     --------
