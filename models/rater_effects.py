@@ -293,6 +293,12 @@ LOG_LIKELIHOOD = "conditional"
 #: Posterior variables always stored by ``fit`` (``log_likelihood`` reads ``eta`` and ``b``).
 HYPERPARAMETERS: tuple[str, ...] = ("mu", "sigma_item", "sigma_rater", "eta", "b")
 
+#: Free variables that carry the hyperprior where the hyperparameters do not: with two
+#: categories one scale each is shared (``sigma_item`` is a copy of ``sigma_item_shared``),
+#: and ``fit`` stores their prior density in ``log_prior`` for
+#: :func:`ambppl.hyperprior_sensitivity`, as it stores ``sigma_item``'s with three or more.
+HYPERPRIORS: tuple[str, ...] = ("sigma_item_shared", "sigma_rater_shared")
+
 #: :func:`centring`: a rater's effect is centred when its answers pin it this many times more
 #: tightly (in variance) than the rater population does ...
 CENTRED_SNR = 4.0

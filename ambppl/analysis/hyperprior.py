@@ -27,15 +27,18 @@ def hyperprior_sensitivity(result: Any, *, threshold: float = PSENSE_THRESHOLD) 
     """Does the data pin each hyperparameter down, or does its own prior decide it?
 
     Power-scaling sensitivity (Kallioinen et al. 2024, :func:`arviz_stats.psense`) of each
-    hyperparameter of a learned-prior fit (``mu`` and ``kappa`` of ``hierarchical_dirichlet``):
-    how far its posterior moves when the hyperprior, or the likelihood, is raised to a power
+    hyperparameter of a learned-prior fit (``mu`` and ``kappa`` of ``hierarchical_dirichlet``;
+    the sampled scales of the rater models: ``sigma_item`` and ``sigma_rater`` of
+    ``rater_effects``, ``sigma_item_shared`` and ``sigma_rater_shared`` with two categories;
+    ``pi``, ``diag_gap`` and ``sigma_rater`` of ``dawid_skene``): how far its posterior moves when the hyperprior, or the likelihood, is raised to a power
     near 1. Computed from the fit's draws by Pareto-smoothed importance weights, no refit.
 
     Parameters
     ----------
     result : xarray.DataTree
         A fit with a ``log_prior`` group: :func:`ambppl.fit` writes one for the methods
-        ``"collapsed"`` and ``"nuts"`` of a model with hyperparameters.
+        ``"collapsed"`` and ``"nuts"`` of a model with sampled hyperparameters (not for
+        ``exact``, ``empirical_bayes``, ``laplace`` or ``map``).
     threshold : float, default 0.05
         Sensitivity at or above which a hyperparameter is flagged (the paper's 0.05).
 
@@ -56,8 +59,8 @@ def hyperprior_sensitivity(result: Any, *, threshold: float = PSENSE_THRESHOLD) 
     TypeError
         If ``result`` is not a DataTree.
     ValueError
-        If ``result`` has no ``log_prior`` group (exact and empirical-Bayes fits have no
-        hyperprior to scale) or ``threshold`` is not in (0, 1).
+        If ``result`` has no ``log_prior`` group (the message names the fit's model and
+        method) or ``threshold`` is not in (0, 1).
 
     Notes
     -----
@@ -105,10 +108,12 @@ def hyperprior_sensitivity(result: Any, *, threshold: float = PSENSE_THRESHOLD) 
         )
     threshold = check_prob(threshold, "threshold")
     if "log_prior" not in result.children:
+        model, method = result.attrs.get("model"), result.attrs.get("method")
         raise ValueError(
-            "result has no log_prior group: hyperprior sensitivity needs a fit of a learned "
-            "prior by method 'collapsed' or 'nuts' (exact and empirical_bayes fits have no "
-            "hyperprior to scale)"
+            "result has no log_prior group: hyperprior sensitivity needs a fit of a model "
+            "with sampled hyperparameters by method 'collapsed' or 'nuts', but got a fit of "
+            f"model {model!r} by method {method!r} (exact, empirical_bayes, laplace and map "
+            "fits, and models with a fixed prior, have no hyperprior draws to scale)"
         )
     names = [n for n in result["log_prior"].data_vars if n in result["posterior"].data_vars]
     if not names:

@@ -31,7 +31,11 @@ Optional in the ``.py`` file: ``nuts_defaults(data, **params)``, NUTS settings t
 the design (a dict with keys from :data:`NUTS_DEFAULT_KEYS`, checked as the record's), which
 update the record's ``nuts_defaults`` (:meth:`ModelEntry.nuts_defaults`; the caller's
 settings still win). ``HYPERPARAMETERS`` names the posterior variables ``concentration``
-reads; ``fit`` computes the ``log_likelihood`` group from ``concentration``
+reads; the free ones among them have their prior density stored in ``log_prior`` for
+:func:`ambppl.hyperprior_sensitivity`, and an optional ``HYPERPRIORS`` (a tuple of names)
+adds free variables that are not hyperparameters themselves but carry their prior (e.g.
+``rater_effects``' shared scale of two categories, of which ``sigma_item`` is a copy);
+``fit`` computes the ``log_likelihood`` group from ``concentration``
 (:mod:`ambppl.inference.modeling`). Where a function of the file gives a parameter a default
 in its signature, it must be the info record's ``default`` (``fit`` passes the caller's
 parameters only, so the file's defaults run, and it records the info record's): the entry's
@@ -332,6 +336,12 @@ def _check_routes(entry: ModelEntry, module: ModuleType) -> None:
             f"model file {entry.path.name!r} must define HYPERPARAMETERS as a tuple of "
             f"variable names, but got {hyper!r}"
         )
+    priors = getattr(module, "HYPERPRIORS", ())
+    if not isinstance(priors, tuple) or not all(isinstance(h, str) for h in priors):
+        raise ValueError(
+            f"model file {entry.path.name!r} must define HYPERPRIORS (where it has it) as a "
+            f"tuple of variable names, but got {priors!r}"
+        )
     if "exact" in entry.info["methods"] and hyper:
         raise ValueError(
             f"model file {entry.path.name!r} lists method 'exact', which needs a fixed prior, "
@@ -445,6 +455,14 @@ class ModelEntry:
     def hyperparameters(self) -> tuple[str, ...]:
         """Posterior variables the prior of ``q_i`` depends on (the file's HYPERPARAMETERS)."""
         return tuple(getattr(self.module, "HYPERPARAMETERS", ()))
+
+    @property
+    def hyperpriors(self) -> tuple[str, ...]:
+        """Variables whose prior density ``fit`` stores in ``log_prior`` where they are free
+        (sampled): :attr:`hyperparameters`, then the file's ``HYPERPRIORS``."""
+        return tuple(
+            dict.fromkeys([*self.hyperparameters, *getattr(self.module, "HYPERPRIORS", ())])
+        )
 
     @property
     def defaults(self) -> dict[str, Any]:

@@ -721,15 +721,15 @@ def _route_nuts(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
     # the sampled hyperparameters only (a model may list derived ones, e.g. rater_effects'
     # eta and b, which have no prior density of their own), from every free variable's draws
     # before var_names drops any
-    sampled = [n for n in hyper_names if n in free]
+    sampled = [n for n in job.entry.hyperpriors if n in free]
     log_prior = _hyperprior_log_density(tree, pm_model, sampled) if sampled else None
     if wanted:
         derived = pm.compute_deterministics(
             post, var_names=wanted, model=pm_model, progressbar=False
         )
         post = post.assign({name: derived[name] for name in wanted}).assign_attrs(post.attrs)
-    if job.names != job.available:
-        post = post[[*hyper_names, *job.names]]
+    if job.names != job.available:  # log_prior's variables stay beside it
+        post = post[[*dict.fromkeys([*hyper_names, *sampled, *job.names])]]
     tree["posterior"] = post
     # the model's own observed variables, and the counts every summary reads (with their
     # attributes: can't-solve label, source, ...)

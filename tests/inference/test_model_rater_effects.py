@@ -547,3 +547,36 @@ def test_edge_unused_category_goes_low_and_stays_finite(edge_fit):
     assert mu.idxmin("category").item() == "unused"
     for item in q["item"].values:  # no item's q favours the category nobody used
         assert float(q.sel(item=item, category="unused")) < float(q.sel(item=item).max())
+
+
+def test_the_sampled_scales_of_two_categories_get_a_log_prior():
+    """With two categories the sampled scales are ``sigma_*_shared`` (``sigma_item`` a copy):
+    fit wrote no ``log_prior`` group, and hyperprior_sensitivity said "exact and
+    empirical_bayes fits have no hyperprior to scale" of a NUTS fit (audit). The densities
+    are checked against scipy's half-normal (the model's prior of the scales); rtol 1e-8:
+    the draws went through PyMC's log transform and back."""
+    import warnings
+
+    from scipy import stats
+
+    with warnings.catch_warnings():  # 2 x 40 draws: too few for the convergence standard
+        warnings.simplefilter("ignore", ambppl.ConvergenceWarning)
+        result = ambppl.fit(
+            two_class_answers(),
+            "rater_effects",
+            draws=40,
+            chains=2,
+            random_seed=3,
+            var_names=["amb"],
+            sample_kwargs={"tune": 40},
+            progressbar=False,
+        )
+    names = ["sigma_item_shared", "sigma_rater_shared"]
+    assert sorted(result["log_prior"].data_vars) == names
+    scale = {"item": 2.0, "rater": 1.0}  # the info record's item_scale and rater_scale
+    for name in names:
+        draws = result["posterior"][name].values
+        want = stats.halfnorm(scale=scale[name.split("_")[1]]).logpdf(draws)
+        np.testing.assert_allclose(result["log_prior"][name].values, want, rtol=1e-8)
+    table = ambppl.hyperprior_sensitivity(result)
+    assert set(table.index) == set(names)
