@@ -1,7 +1,8 @@
 """Posterior and mixed predictive checks: replicated answers against the observed ones.
 
 :func:`posterior_predictive` writes the ordinary posterior predictive as a
-``posterior_predictive`` group (PyMC's layout) that ArviZ's predictive plots read;
+``posterior_predictive`` group (PyMC's layout) that ArviZ's predictive plots read (for the
+models of answers with rater ids every answer replicated by its own rater);
 :func:`check_predictive` compares per-item statistics of the observed answers (the share of
 the modal proper class, the can't-solve share, the plug-in ``amb``) and their mean and spread
 over items with those of replicated data sets, and decides with Holm's procedure.
@@ -139,20 +140,223 @@ def _draw_blocks(n_draws: int, bytes_per_draw: int) -> list[tuple[int, int]]:
     return [(s, min(s + step, n_draws)) for s in range(0, n_draws, step)]
 
 
+# --------------------------------------------------------------------------- rater models
+
+#: Posterior variables from which the posterior predictive of a model of answers with rater
+#: ids replicates every answer by its own rater, by the form of the model: a latent true
+#: class per item (``dawid_skene``: the class posterior ``label_prob`` (item, class) and
+#: every rater's ``confusion`` (rater, class, category)) or item logits plus rater biases
+#: (``rater_effects``: ``eta`` (item, category) and ``b`` (rater, category)).
+RATER_POSTERIOR: dict[str, tuple[str, str]] = {
+    "latent_class": ("label_prob", "confusion"),
+    "logits": ("eta", "b"),
+}
+
+#: Dims (after chain, draw) of the variables of :data:`RATER_POSTERIOR`.
+_RATER_DIMS: dict[str, tuple[str, ...]] = {
+    "label_prob": ("item", "class"),
+    "confusion": ("rater", "class", "category"),
+    "eta": ("item", "category"),
+    "b": ("rater", "category"),
+}
+
+
+def _answers_with_raters(result: xr.DataTree, attrs: dict[str, Any]) -> bool:
+    """Whether ``result`` is a fit to answers with rater ids: a catalog model of answers
+    (info record ``"data": "long"``) or, for a result that names no catalog model (a
+    ``pymc.sample`` trace), the answers' design ``answer_item``, ``answer_rater`` in
+    ``constant_data``."""
+    name = attrs.get("model")
+    if name is not None:
+        try:
+            return get_model(str(name)).info.get("data") == "long"
+        except (ValueError, OSError, KeyError):
+            pass
+    return all(constant(result, v) is not None for v in ("answer_item", "answer_rater"))
+
+
+def _answer_design(
+    result: xr.DataTree, values: np.ndarray, model_items: Any, n_raters: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(item, rater, row) of every observed answer: the position of its item in the model's
+    item order (``constant_data["answer_item"]``), of its rater in the posterior's ``rater``
+    dim (``answer_rater``), and the row of its item in ``observed_data["counts"]`` (the
+    model's items matched to the counts' by the ``item`` coordinate of ``model_items``, a
+    posterior variable, where it has one). Refuses a design that does not match the counts.
+    """
+    import pandas as pd
+
+    item, rater = constant(result, "answer_item"), constant(result, "answer_rater")
+    if item is None or rater is None:
+        raise NotApplicable(
+            "result must hold the answers' design, constant_data['answer_item'] and "
+            "constant_data['answer_rater'] (the item and rater of every answer), as "
+            "ambppl.fit writes them for a model of answers with rater ids; refit with "
+            "ambppl.fit"
+        )
+    item = np.asarray(item, dtype=np.int64)
+    rater = np.asarray(rater, dtype=np.int64)
+    n_items = values.shape[0]
+    # the model's item order (positions in answer_item) -> the rows of the observed counts
+    order = np.arange(n_items)
+    if model_items is not None and "item" in model_items.coords:
+        counts_items = pd.Index(observed_counts(result)["item"].values)
+        order = counts_items.get_indexer(pd.Index(model_items["item"].values))
+    ok = (
+        item.ndim == 1
+        and item.shape == rater.shape
+        and order.shape == (n_items,)
+        and np.array_equal(np.sort(order), np.arange(n_items))
+        and (item.size == 0 or (item.min() >= 0 and item.max() < n_items))
+        and (rater.size == 0 or (rater.min() >= 0 and rater.max() < n_raters))
+    )
+    row = order[item] if ok else item
+    if not ok or not np.array_equal(np.bincount(row, minlength=n_items), values.sum(axis=1)):
+        raise ValueError(
+            "the rater model's design (constant_data answer_item, answer_rater) does not "
+            "match observed_data['counts'] and the posterior's raters; refit with ambppl.fit"
+        )
+    return item, rater, row
+
+
+def _draw_categorical(rng: np.random.Generator, p: np.ndarray) -> np.ndarray:
+    """One category per row of probabilities ``p`` (..., C): the inverse of the CDF."""
+    u = rng.random((*p.shape[:-1], 1))
+    return np.minimum((u > np.cumsum(p, axis=-1)).sum(axis=-1), p.shape[-1] - 1)
+
+
+def _rater_posterior(
+    result: xr.DataTree, values: np.ndarray, rng: np.random.Generator
+) -> tuple[Any, int, str]:
+    """Posterior predictive of a model of answers with rater ids, on the observed design.
+
+    Returns a function ``counts(draws)`` -> replicated counts (len(draws), items, K) in the
+    rows of ``observed_data["counts"]``, for flat posterior draws ``draws`` (positions
+    ``chain * n_draws + draw``); the bytes per draw of its temporaries; and a sentence
+    saying how the answers are replicated. Per posterior draw ``s`` every observed answer
+    ``a`` (item ``i``, rater ``r``) is replicated by its own rater:
+
+    - latent class (``label_prob``, ``confusion``): ``z_i ~ Categorical(label_prob_i^(s))``
+      (the draw's class posterior, so ``(theta^(s), z)`` is a draw of the joint posterior),
+      then ``y_a ~ Categorical(confusion_r^(s)[z_i])``, the answers of an item sharing its
+      ``z_i``;
+    - logits (``eta``, ``b``): ``y_a ~ Categorical(softmax(eta_i^(s) + b_r^(s)))``.
+    """
+    post = result["posterior"]
+    form = next(
+        (f for f, names in RATER_POSTERIOR.items() if all(v in post.data_vars for v in names)),
+        None,
+    )
+    if form is None:
+        raise NotApplicable(
+            "the posterior predictive of a model of answers with rater ids replicates every "
+            "answer by its own rater and needs posterior['label_prob'] and "
+            "posterior['confusion'] (a latent-class model: dawid_skene) or posterior['eta'] "
+            "and posterior['b'] (rater_effects), but the posterior has neither pair "
+            f"({sorted(map(str, post.data_vars))}); refit with ambppl.fit"
+        )
+    first, second = RATER_POSTERIOR[form]
+    arrays = {}
+    for name in (first, second):
+        var = post[name]
+        dims = ("chain", "draw", *_RATER_DIMS[name])
+        if set(var.dims) != set(dims):
+            raise ValueError(
+                f"posterior[{name!r}] must have dims {dims}, but got {tuple(var.dims)}"
+            )
+        arrays[name] = var.transpose(*dims)
+    n_items, n_cat = values.shape
+    n_raters = arrays[second].sizes["rater"]
+    total = post.sizes["chain"] * post.sizes["draw"]
+    # label_prob's classes are confusion's; eta's categories are the counts'
+    shared = "class" if form == "latent_class" else "category"
+    if (
+        arrays[first].sizes["item"] != n_items
+        or arrays[second].sizes["category"] != n_cat
+        or arrays[first].sizes[shared] != arrays[second].sizes[shared]
+    ):
+        raise ValueError(
+            f"posterior[{first!r}] and posterior[{second!r}] must match the items and "
+            f"categories of observed_data['counts'] {values.shape}, but got sizes "
+            f"{dict(arrays[first].sizes)} and {dict(arrays[second].sizes)}"
+        )
+    item, rater, row = _answer_design(result, values, arrays[first], n_raters)
+    flat = {
+        name: np.asarray(var.values, dtype=np.float64).reshape(total, *var.shape[2:])
+        for name, var in arrays.items()
+    }
+
+    def count(codes: np.ndarray) -> np.ndarray:
+        d = codes.shape[0]
+        cell = (np.arange(d)[:, None] * n_items + row) * n_cat + codes
+        return np.bincount(cell.ravel(), minlength=d * n_items * n_cat).reshape(d, n_items, n_cat)
+
+    if form == "latent_class":
+        label_prob, confusion = flat["label_prob"], flat["confusion"]
+
+        def counts(draws: np.ndarray) -> np.ndarray:
+            z = _draw_categorical(rng, label_prob[draws])  # (draws, model items)
+            rows = confusion[draws[:, None], rater, z[:, item]]  # (draws, answers, K)
+            return count(_draw_categorical(rng, rows))
+
+        where = (
+            "each item's true class z_i drawn from the class posterior (label_prob) of a "
+            "posterior draw, each observed answer replicated by its own rater from that "
+            "draw's confusion row for z_i (the ordinary posterior predictive of the "
+            "latent-class model)"
+        )
+    else:
+        eta, b = flat["eta"], flat["b"]
+
+        def counts(draws: np.ndarray) -> np.ndarray:
+            logits = eta[draws][:, item] + b[draws][:, rater]  # (draws, answers, K)
+            logits -= logits.max(axis=-1, keepdims=True)
+            p = np.exp(logits)
+            p /= p.sum(axis=-1, keepdims=True)
+            return count(_draw_categorical(rng, p))
+
+        where = (
+            "each observed answer replicated by its own rater from softmax(eta_i + b_r) of "
+            "a posterior draw (the ordinary posterior predictive of the rater model)"
+        )
+    # per answer: up to six (answers x K) float64 arrays (gathered logits or rows, their
+    # softmax, cumulative sums), the comparisons (bool), codes and cells; per item and rater:
+    # the draw's rows and the counts
+    per_draw = (
+        item.size * n_cat * (8 * 6 + 1) + 16 * item.size + 8 * (n_items + n_raters) * n_cat * 3
+    )
+    return counts, per_draw, where
+
+
 # --------------------------------------------------------------------------- the group
 
 
 def posterior_predictive(result: xr.DataTree, *, random_seed: Any = None) -> xr.DataTree:
-    """Replicate every item's answers from every posterior draw of its ``q_i``.
+    """Replicate every item's answers from every posterior draw (the posterior predictive).
 
-    For each draw ``s`` (chain, draw) and item ``i``, ``x_i^rep ~ Multinomial(n_i, q_i^(s))``
-    with the item's observed number of answers ``n_i``: the ordinary posterior predictive of
-    the model (for every catalog model ``counts_i | q_i`` is multinomial).
+    The ordinary posterior predictive of the fitted model: one replicated data set per
+    posterior draw ``s`` (chain, draw), with the observed number of answers ``n_i`` of every
+    item, drawn from the model's own law of the answers:
+
+    - models of counts (``dirichlet_categorical``, ``hierarchical_dirichlet``), whose
+      ``counts_i | q_i`` is multinomial: ``x_i^rep ~ Multinomial(n_i, q_i^(s))``;
+    - models of answers with rater ids, on the observed design (the same items, every
+      observed answer replicated by its own rater, ``constant_data["answer_item"]`` and
+      ``["answer_rater"]``): for ``dawid_skene`` the item's true class ``z_i ~
+      Categorical(label_prob_i^(s))`` (the draw's class posterior), then each answer ``y_a ~
+      Categorical(confusion_r^(s)[z_i])``, the item's answers sharing ``z_i``; for
+      ``rater_effects`` ``y_a ~ Categorical(softmax(eta_i^(s) + b_r^(s)))``. Their ``q_i``
+      is the answer distribution of a rater drawn at random from the rater population, a
+      mixture over raters (and classes), not the law of the item's answers, so it is not
+      used here.
 
     Parameters
     ----------
     result : xarray.DataTree
-        A result of :func:`ambppl.fit` (``posterior["q"]`` and ``observed_data["counts"]``).
+        A result of :func:`ambppl.fit` (``posterior["q"]`` and ``observed_data["counts"]``;
+        for the rater models also ``label_prob`` and ``confusion`` or ``eta`` and ``b`` in
+        the posterior and the answers' design in ``constant_data``, as the fit stores them).
+        A ``method="map"`` fit has one draw, hence one replicated data set.
     random_seed : int, numpy.random.Generator or None
         Seed of ``numpy.random.default_rng``; the same seed gives identical replicates.
 
@@ -184,10 +388,18 @@ def posterior_predictive(result: xr.DataTree, *, random_seed: Any = None) -> xr.
         If ``result`` is not a DataTree.
     ValueError
         If it has no ``posterior["q"]``, no ``observed_data["counts"]``, does not say which
-        category is can't-solve, or ``q`` does not match the counts.
+        category is can't-solve, or ``q`` does not match the counts; for a rater model, if
+        its design or its posterior variables do not match the counts.
+    NotApplicable
+        (a ``ValueError``) If it has no ``posterior["q"]``, or it is a fit to answers with
+        rater ids without the posterior variables or the design above.
 
     Notes
     -----
+    The ``answers`` of every replicate are listed, like the observed ones, by item and
+    within an item by category: for the rater models each answer is drawn by its own rater
+    and then counted into its item, so the order of ``answers`` carries no rater.
+
     Which ArviZ call gives which picture (``import arviz as az``; ``pp`` the returned tree):
 
     - ``az.plot_ppc_rootogram(pp, var_names="answers")``: observed against replicated
@@ -215,9 +427,9 @@ def posterior_predictive(result: xr.DataTree, *, random_seed: Any = None) -> xr.
     reproduces each item's own shares by construction, so per-item pictures look good even
     under misfit; differences show in the pooled pictures (the rootogram of
     ``cant_solve_count``, ``plot_ppc_dist``) and are measured by :func:`check_predictive`,
-    whose default reference is the mixed predictive. Nothing here sees misfit that leaves
-    each item's counts multinomial with some ``q_i`` (e.g. rater effects averaged within an
-    item); for that the answers' rater ids are needed.
+    whose default reference is the mixed predictive. Nothing a model of counts replicates
+    sees misfit that leaves each item's counts multinomial with some ``q_i`` (e.g. rater
+    effects averaged within an item); the rater models, which replicate who answered, can.
 
     Memory: ``answers`` costs one byte per answer and draw (1000 items x 20 answers x 4000
     draws: 80 MB), each per-item statistic four bytes per item and draw; temporaries are
@@ -250,7 +462,7 @@ def posterior_predictive(result: xr.DataTree, *, random_seed: Any = None) -> xr.
     import xarray as xr
 
     result = _check_tree(result)
-    counts, values, cs, _ = _read(result)
+    counts, values, cs, attrs = _read(result)
     rng = np.random.default_rng(check_random_seed(random_seed))
     q = result["posterior"]["q"].transpose("chain", "draw", "item", "category")
     n_chains, n_draws = q.sizes["chain"], q.sizes["draw"]
@@ -260,6 +472,8 @@ def posterior_predictive(result: xr.DataTree, *, random_seed: Any = None) -> xr.
     position = np.arange(item_of.size) - np.repeat(np.cumsum(n) - n, n)
     code = _code_dtype(n_cat)
     names = [s for s in STATISTICS if cs is not None or s != "cant_solve_share"]
+    # a model of answers with rater ids: every answer replicated by its own rater
+    raters = _rater_posterior(result, values, rng) if _answers_with_raters(result, attrs) else None
 
     answers = np.empty((n_chains, n_draws, item_of.size), dtype=code)
     stats = {s: np.empty((n_chains, n_draws, n_items), dtype=np.float32) for s in names}
@@ -267,10 +481,15 @@ def posterior_predictive(result: xr.DataTree, *, random_seed: Any = None) -> xr.
     # bytes per draw: q, its multinomial counts and statistics (float64 / int64), and the
     # gathered cumulative counts (int32) and comparisons (bool) of every answer
     per_draw = 8 * n_items * n_cat * 3 + 5 * item_of.size * (n_cat - 1)
+    if raters is not None:
+        per_draw += raters[1]
     for c in range(n_chains):
-        q_chain = np.asarray(q.isel(chain=c).values, dtype=np.float64)
+        q_chain = np.asarray(q.isel(chain=c).values, dtype=np.float64) if raters is None else None
         for start, stop in _draw_blocks(n_draws, per_draw):
-            rep = rng.multinomial(n, q_chain[start:stop])  # (draws, items, K)
+            if raters is None:
+                rep = rng.multinomial(n, q_chain[start:stop])  # (draws, items, K)
+            else:
+                rep = raters[0](c * n_draws + np.arange(start, stop))
             answers[c, start:stop] = _answer_codes(rep, item_of, position)
             for name, value in _statistics(rep, n, cs, names).items():
                 stats[name][c, start:stop] = value
@@ -414,11 +633,7 @@ def _replicate_rater_answers(
     rater, ``y ~ Categorical(softmax(eta_i + b_r))`` (the model's ``simulate_answers``), so
     the design (which rater answered which item) is the observed one.
     """
-    import pandas as pd
-
     post = result["posterior"]
-    item = np.asarray(constant(result, "answer_item"), dtype=np.int64)
-    rater = np.asarray(constant(result, "answer_rater"), dtype=np.int64)
     mu = post["mu"].transpose("chain", "draw", "category")
     sigma = post["sigma_item"].transpose("chain", "draw", "category")
     b = post["b"].transpose("chain", "draw", "rater", "category")
@@ -429,24 +644,8 @@ def _replicate_rater_answers(
     mu_flat = mu.values.reshape(total, n_cat)
     sigma_flat = sigma.values.reshape(total, n_cat)
     b_flat = b.values.reshape(total, b.sizes["rater"], n_cat)
-    # the model's item order (positions in answer_item) -> the rows of the observed counts
-    order = np.arange(n_items)
     model_items = post["eta"] if "eta" in post.data_vars else None
-    if model_items is not None and "item" in model_items.coords:
-        counts_items = pd.Index(observed_counts(result)["item"].values)
-        order = counts_items.get_indexer(pd.Index(model_items["item"].values))
-    per_item = np.bincount(item, minlength=n_items)
-    if (
-        item.shape != rater.shape
-        or per_item.size != n_items
-        or (order < 0).any()
-        or not np.array_equal(per_item[np.argsort(order)], values.sum(axis=1))
-        or (rater.size and rater.max() >= b.sizes["rater"])
-    ):
-        raise ValueError(
-            "the rater model's design (constant_data answer_item, answer_rater) does not "
-            "match observed_data['counts'] and posterior['b']; refit with ambppl.fit"
-        )
+    item, rater, row = _answer_design(result, values, model_items, b.sizes["rater"])
 
     def block(a: int, c: int) -> np.ndarray:
         draws = pick[a:c]
@@ -454,9 +653,9 @@ def _replicate_rater_answers(
             (c - a, n_items, n_cat)
         )
         codes = module.simulate_answers(eta, b_flat[draws], item, rater, rng=rng)
-        flat = (np.arange(c - a)[:, None] * n_items + item) * n_cat + codes
+        flat = (np.arange(c - a)[:, None] * n_items + row) * n_cat + codes
         out = np.bincount(flat.ravel(), minlength=(c - a) * n_items * n_cat)
-        return out.reshape(c - a, n_items, n_cat)[:, np.argsort(order)]
+        return out.reshape(c - a, n_items, n_cat)
 
     where = (
         "fresh item logits eta_i ~ N(mu, sigma_item^2) of a posterior draw, each observed "
@@ -547,8 +746,19 @@ def check_predictive(
       distribution of ``q`` (the fixed prior ``Dirichlet(alpha)``; for a learned prior
       ``Dirichlet(concentration(theta))`` with ``theta`` a posterior hyperparameter draw),
       then ``x_i^rep ~ Multinomial(n_i, q_i^rep)``: the mixed predictive [1]_, [2]_;
-    - ``kind="posterior"``: ``x_i^rep ~ Multinomial(n_i, q_i)`` with ``q_i`` the item's own
-      posterior draw: the ordinary posterior predictive (:func:`posterior_predictive`).
+    - ``kind="posterior"``: the ordinary posterior predictive, as
+      :func:`posterior_predictive` draws it: for the models of counts ``x_i^rep ~
+      Multinomial(n_i, q_i)`` with ``q_i`` the item's own posterior draw; for the models of
+      answers with rater ids every observed answer replicated by its own rater from a
+      posterior draw (``dawid_skene``: the item's class ``z_i`` drawn from the draw's
+      ``label_prob_i``, the answers from their raters' ``confusion`` rows for ``z_i``;
+      ``rater_effects``: ``softmax(eta_i + b_r)``), counted per item.
+
+    For ``rater_effects`` the mixed predictive keeps the observed design too: fresh item
+    logits ``eta_i ~ N(mu, sigma_item^2)`` of a posterior draw, each observed answer given
+    again by its own rater with that draw's bias ``b_r``. ``dawid_skene`` has no population
+    of ``q_i`` to draw from: its mixed check does not apply (``NotApplicable``), its
+    posterior kind does.
 
     Statistics: ``modal_share`` = largest proper-class count / ``n_i``;
     ``cant_solve_share`` = can't-solve count / ``n_i``; ``plugin_amb`` = the plug-in
@@ -564,7 +774,8 @@ def check_predictive(
     alpha : float, default 0.01
         Family-wise false-alarm rate (Holm over the table's rows).
     kind : {"mixed", "posterior"}, default "mixed"
-        The reference distribution (see above).
+        The reference distribution (see above). ``"posterior"`` on a rater model needs the
+        posterior variables and design of :func:`posterior_predictive`.
     replicates : int or None, default 1000
         Number of replicated data sets: posterior draws evenly spaced over chains and draws
         (repeated when there are fewer draws); ``None``: one per posterior draw.
@@ -593,12 +804,14 @@ def check_predictive(
         For an unknown statistic (the message lists the allowed names), ``alpha`` outside
         (0, 1), an unknown ``kind``, ``replicates`` below 20, a result without
         ``posterior["q"]`` or counts; for ``kind="mixed"`` a result whose population
-        distribution cannot be read.
+        distribution cannot be read; for a rater model a design (``constant_data``) that
+        does not match the counts.
     NotApplicable
         (a ``ValueError``) For data with fewer than two answered items (the summaries over
-        items need two), a result without ``posterior["q"]``, or ``kind="mixed"`` on a model
-        whose population distribution of ``q_i`` is not known: :func:`check_fit` lists the
-        check as skipped.
+        items need two), a result without ``posterior["q"]``, ``kind="mixed"`` on a model
+        whose population distribution of ``q_i`` is not known (``dawid_skene``), or
+        ``kind="posterior"`` on a rater model without the posterior variables or design of
+        :func:`posterior_predictive`: :func:`check_fit` lists the check as skipped.
 
     Notes
     -----
@@ -700,6 +913,18 @@ def check_predictive(
         counts_block, size, where, per_draw = _replicate_rater_answers(
             result, rater_model, rng, values, replicates
         )
+    elif kind == "posterior" and _answers_with_raters(result, attrs):
+        replicate, per_draw, where = _rater_posterior(result, values, rng)
+        post = result["posterior"]
+        total = post.sizes["chain"] * post.sizes["draw"]
+        size = total if replicates is None else replicates
+        # evenly spaced posterior draws (with repeats when more replicates than draws)
+        pick = np.floor(np.arange(size) * total / size).astype(np.int64)
+        per_draw += 8 * n_items * n_cat * 3
+
+        def counts_block(a: int, b: int) -> np.ndarray:
+            return replicate(pick[a:b])
+
     else:
         block, size, where = _replicate_q(result, attrs, kind, rng, n_items, n_cat, replicates)
         per_draw = 8 * n_items * n_cat * 4
