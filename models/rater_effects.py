@@ -1020,6 +1020,13 @@ def _check_is_options(n_nodes: Any, max_draws: Any, seed: Any, df: Any) -> None:
         raise ValueError(f"df must be a positive number, but got {df!r}")
 
 
+#: The fix of every refusal of answers that are not the fit's.
+_FITTED_ANSWERS = (
+    "; pass as answers the answers the fit was made from (the table given to ambppl.fit, "
+    "rows in the same order)"
+)
+
+
 def _check_fitted_counts(counts: Any, codes: dict[str, Any]) -> None:
     """Refuse answers whose item x category counts are not ``counts`` (the fit's
     ``observed_data``), in the words of :func:`ambppl.validation.check_fit`."""
@@ -1027,10 +1034,7 @@ def _check_fitted_counts(counts: Any, codes: dict[str, Any]) -> None:
 
     fitted = "result['observed_data']['counts']"
     subject = "answers must be the answers that result was fitted to"
-    fix = (
-        "pass as answers the answers the fit was made from (the table given to ambppl.fit, "
-        "rows in the same order)"
-    )
+    fix = _FITTED_ANSWERS.removeprefix("; ")
     if tuple(counts.dims) != ("item", "category"):
         raise ValueError(
             f"{fitted} must have dims ('item', 'category'), as a fit of 'rater_effects' "
@@ -1115,12 +1119,13 @@ def _posterior_for_integration(result: Any, codes: dict[str, Any]) -> Any:
         if post.sizes[dim] != n:
             raise ValueError(
                 f"answers must be the answers the model was fitted to, but they have {n} "
-                f"{dim}s and the posterior has {post.sizes[dim]}"
+                f"{dim}s and the posterior has {post.sizes[dim]}{_FITTED_ANSWERS}"
             )
         if dim in post.coords and [str(v) for v in post[dim].values] != [str(v) for v in ids[dim]]:
             raise ValueError(
                 f"answers must be the answers the model was fitted to, but their {dim} ids "
                 f"(in order of first appearance) differ from the posterior's {dim} coordinate"
+                f"{_FITTED_ANSWERS}"
             )
     if observed is not None and "counts" in observed.data_vars:
         _check_fitted_counts(observed["counts"], codes)
@@ -1133,7 +1138,7 @@ def _posterior_for_integration(result: Any, codes: dict[str, Any]) -> Any:
             raise ValueError(
                 "answers must be the answers the model was fitted to (same rows in the same "
                 "order), but their items or raters differ from result's constant_data "
-                "answer_item / answer_rater"
+                f"answer_item / answer_rater{_FITTED_ANSWERS}"
             )
     sigma = post["sigma_item"].values
     if not (np.all(np.isfinite(sigma)) and np.all(sigma > 0)):

@@ -187,3 +187,31 @@ def test_anesthesia_shuffled_labels_are_refused_before_compare(module, shared_da
         table = ambppl.compare({"rater_effects": tree, "dirichlet_categorical": dirichlet})
     assert set(table.index) == {"rater_effects", "dirichlet_categorical"}
     assert tree["observed_data"].identical(fit["observed_data"])
+
+
+def test_answers_of_another_design_are_refused_naming_the_fix(module):
+    """The size, id and row-order refusals named no fix; each now names the table the fit
+    was made from."""
+    rng = np.random.default_rng(20261209)
+    raw, cats = synthetic_answers(rng, n_items=4)
+    answers = read_long(raw, categories=cats)
+    tree = synthetic_tree(rng, raw, answers)
+    fix = r"; pass as answers the answers the fit was made from \(the table given to ambppl\.fit"
+    more = pd.concat([raw, pd.DataFrame([("t9", "r0", "c0")], columns=raw.columns)])
+    with pytest.raises(ValueError, match=rf"they have 5 items and the posterior has 4{fix}"):
+        module.with_integrated_log_likelihood(tree, read_long(more, categories=cats))
+    renamed = raw.assign(task=raw["task"].replace({"t0": "t0x"}))
+    with pytest.raises(ValueError, match=rf"differ from the posterior's item coordinate{fix}"):
+        module.with_integrated_log_likelihood(tree, read_long(renamed, categories=cats))
+    # the same rows, two raters of one item swapped with their labels: the same counts and
+    # ids, other rows (answer_rater)
+    swapped = raw.copy()
+    first = swapped.index[swapped["task"] == "t0"][:2]
+    if swapped.loc[first[0], "worker"] == swapped.loc[first[1], "worker"]:
+        swapped.loc[first[1], "worker"] = next(
+            w for w in pd.unique(raw["worker"]) if w != swapped.loc[first[0], "worker"]
+        )
+    else:
+        swapped.loc[first, "worker"] = swapped.loc[first[::-1], "worker"].values
+    with pytest.raises(ValueError, match=rf"answer_item / answer_rater{fix}"):
+        module.with_integrated_log_likelihood(tree, read_long(swapped, categories=cats))
