@@ -16,6 +16,7 @@ broadcasts the rows back to the items. No draw is stored per item. :func:`ambppl
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +26,10 @@ from ambppl.data.contract import as_counts, count_values
 from ambppl.inference.catalog import get_model, model_parameters
 from ambppl.inference.fitting import choose_method, usable_cpus
 from ambppl.inference.modeling import category_parameters
+from ambppl.internal import limits
 from ambppl.internal.checks import check_random_seed
-from ambppl.internal.limits import as_count, check_memory, check_time, option
+from ambppl.internal.limits import as_count, check_memory, check_time, duration, option
+from ambppl.internal.messages import say
 from ambppl.maths.approx import accuracy_map, approximate_distribution
 from ambppl.maths.draws import dirichlet_draws
 from ambppl.maths.estimators import estimate
@@ -42,6 +45,7 @@ __all__ = [
     "distinct_columns",
     "distinct_table",
     "draws_needed",
+    "p_above_mcse",
     "seed_sequence",
     "summarize_distinct",
 ]
@@ -203,6 +207,45 @@ def _hdi_se(x: np.ndarray, s: np.ndarray, j: np.ndarray, k: int) -> tuple[np.nda
     return np.where(edge, lower, sub_lower), np.where(edge, upper, sub_upper)
 
 
+def p_above_mcse(above: np.ndarray, n: int) -> np.ndarray:
+    """Monte Carlo standard error of ``above / n``, the share of ``n`` independent draws above
+    a threshold: ``sqrt(p~ (1 - p~) / n)`` at the Agresti-Coull estimate
+    ``p~ = (above + 2) / (n + 4)``.
+
+    The plug-in ``sqrt(p (1 - p) / n)`` is 0 where no draw, or every draw, is above the
+    threshold, claiming no Monte Carlo error for an estimate that has one (a true share of
+    0.997 gives 1000 draws all above it one time in twenty). Adding two draws above and two
+    below (the ``z**2 / 2`` of a 95 % interval: A. Agresti and B. A. Coull, "Approximate is
+    better than 'exact' for interval estimation of binomial proportions", The American
+    Statistician 52, 119-126, 1998) keeps the error positive, and ``p +- 2 * mcse`` covers
+    the true share in at least 93 % of samples whatever that share is (binomial
+    probabilities, 100 to 10,000 draws; the plug-in covers 80 % at a true ``n (1 - p) = 3``
+    and 10 % at 0.1, the Jeffreys-type ``(above + 1/2) / (n + 1)`` 76 % at 1.5). Away from 0
+    and 1 it is the plug-in to ``O(1 / n)``. It is at most ``0.5 / sqrt(n)``, so
+    ``0.25 / mcse**2`` draws always meet a bound ``mcse``.
+
+    Parameters
+    ----------
+    above : numpy.ndarray
+        Draws above the threshold, per row.
+    n : int
+        Draws per row.
+
+    Returns
+    -------
+    numpy.ndarray
+        The standard error of each row's share.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p_above_mcse(np.array([0, 500, 1000]), 1000).round(5).tolist()
+    [0.00141, 0.01581, 0.00141]
+    """
+    shrunk = (np.asarray(above, dtype=np.float64) + 2.0) / (n + 4.0)
+    return np.sqrt(shrunk * (1.0 - shrunk) / n)
+
+
 def _summaries_of_draws(x: np.ndarray, threshold: float, hdi_prob: float) -> dict[str, np.ndarray]:
     """Row-wise statistics of independent draws ``x`` (rows, n)."""
     n = x.shape[1]
@@ -215,7 +258,8 @@ def _summaries_of_draws(x: np.ndarray, threshold: float, hdi_prob: float) -> dic
     m2 = np.mean(centred**2, axis=1)
     m4 = np.mean(centred**4, axis=1)
     sd = np.sqrt(m2 * n / max(n - 1, 1))
-    p = np.mean(s > threshold, axis=1)
+    above = np.count_nonzero(s > threshold, axis=1)
+    p = above / n
     hdi_se = _hdi_se(x, s, j, k)
     with np.errstate(invalid="ignore", divide="ignore"):
         sd_mcse = np.where(m2 > 0, np.sqrt(np.maximum(m4 - m2**2, 0.0) / (4.0 * m2 * n)), 0.0)
@@ -229,7 +273,7 @@ def _summaries_of_draws(x: np.ndarray, threshold: float, hdi_prob: float) -> dic
         "hdi_lower_mcse": hdi_se[0],
         "hdi_upper_mcse": hdi_se[1],
         "p_above": p,
-        "p_above_mcse": np.sqrt(p * (1.0 - p) / n),
+        "p_above_mcse": p_above_mcse(above, n),
     }
 
 
@@ -297,32 +341,72 @@ SECONDS_PER_VARIATE = 1e-7
 _DOUBLES_PER_DRAW = 7
 
 
+def _said(mcse: float) -> str:
+    """``mcse=0.02`` in Python, ``--mcse 0.02`` on the command line."""
+    return say(f"mcse={mcse:g}", f"--mcse {mcse:g}")
+
+
+def _larger_mcse(seconds: Callable[[float], float], mcse: float) -> float | None:
+    """The smallest bound of three significant digits above ``mcse`` whose estimated time
+    ``seconds(bound)`` (non-increasing in the bound) is within the time guard; None where no
+    bound below 0.5 (``mcse`` must stay below it) is."""
+    limit = limits.TIME_GUARD_S
+    top = 0.499
+    if seconds(top) > limit:
+        return None
+    lo, hi = mcse, top
+    while hi - lo > 1e-9 * hi:  # seconds(lo) > limit >= seconds(hi)
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if seconds(mid) <= limit else (mid, hi)
+    step = 10.0 ** (math.floor(math.log10(hi)) - 2)
+    bound = float(f"{math.ceil(hi / step - 1e-9) * step:.3g}")
+    while seconds(bound) > limit:  # rounding below hi: one step up
+        bound = float(f"{bound + step:.3g}")
+    return bound
+
+
 def _check_draws(
     n_rows: int,
     n_cat: int,
     n_pilot: int,
-    n_max: int,
     mcse: float,
     workers: int,
-    need: np.ndarray | None = None,
+    p_hat: np.ndarray | None = None,
+    n_distinct: int | None = None,
 ) -> None:
     """Refuse up front exact draws beyond the memory or time guard (:mod:`ambppl.internal.limits`).
 
-    Before the pilot (``need`` None): the kept pilot draws plus, per thread, one block of
+    Before the pilot (``p_hat`` None): the kept pilot draws plus, per thread, one block of
     the largest size a row may get (``ceil(0.25 / mcse**2)`` draws), and the pilot's time;
-    after it: the time of the draws the pilot says each row needs.
+    after it: the time of the draws the pilot estimates ``p_hat`` say each row needs. The
+    ``n_rows`` rows that need draws are among ``n_distinct`` distinct count vectors (the
+    others from the approximation). A refusal of the time names the smallest ``mcse`` (three
+    significant digits) whose estimate by the same model is within the guard, and splitting
+    the items into separate calls (reading in chunks does not: the distinct count vectors of
+    all chunks are drawn at once).
     """
 
     name = option("mcse", "--mcse")
-    said = f"{name} {mcse:g}" if name.startswith("--") else f"{name}={mcse:g}"
-    if need is None:
+    n_max = math.ceil(0.25 / mcse**2)
+    n_distinct = n_rows if n_distinct is None else n_distinct
+    scoring = f"{n_distinct} distinct count vectors over {n_cat} categories"
+    approximated = ""
+    if n_distinct > n_rows:
+        scoring = f"{n_rows} of the {scoring} by exact draws"
+        approximated = f"the other {n_distinct - n_rows} from the approximation; "
+    per_second = n_cat * SECONDS_PER_VARIATE / workers
+    if p_hat is None:
         block = max(BATCH_BYTES * 3.0, 8.0 * n_max * (n_cat + _DOUBLES_PER_DRAW))
         check_memory(
             8.0 * n_rows * n_pilot + workers * block,
-            f"{said} (up to ceil(0.25 / mcse**2) = {as_count(n_max)} exact draws of a count "
-            f"vector over {n_cat} categories)",
+            f"{_said(mcse)} (up to ceil(0.25 / mcse**2) = {as_count(n_max)} exact draws of a "
+            f"count vector over {n_cat} categories)",
             f"pass a larger {name} (0.005: at most 10000 draws per count vector)",
         )
+
+        def pilot_seconds(bound: float) -> float:
+            return n_rows * _pilot_draws(math.ceil(0.25 / bound**2)) * per_second
+
         variates = float(n_rows) * n_pilot * n_cat
         if n_cat > _MANY_CATEGORIES:
             label = option("label=", "--label")
@@ -332,26 +416,48 @@ def _check_draws(
                 "categories"
             )
         else:
-            fix = (
-                f"score fewer items at a time, or pass a larger {name} (above 0.0158 the "
-                "pilot has fewer than 1000 draws)"
-            )
+            fix = _time_fix(pilot_seconds, mcse)
         check_time(
-            variates * SECONDS_PER_VARIATE / workers,
-            f"scoring {n_rows} distinct count vectors over {n_cat} categories (at least "
-            f"{n_pilot} exact draws per vector to estimate P(measure > threshold), one gamma "
-            f"variate per category and draw: {variates:.3g} variates)",
+            pilot_seconds(mcse),
+            f"scoring {scoring} ({approximated}at least {n_pilot} exact draws per vector to "
+            "estimate P(measure > threshold), one gamma variate per category and draw: "
+            f"{variates:.3g} variates)",
             fix,
         )
         return
-    more = np.minimum(np.maximum(need, n_pilot), max(n_max, n_pilot)) - n_pilot
-    variates = float(more.sum()) * n_cat
+
+    shares: np.ndarray = p_hat
+
+    def more_seconds(bound: float) -> float:
+        top = max(math.ceil(0.25 / bound**2), n_pilot)
+        need = draws_needed(shares, n_pilot, bound)
+        return float((np.minimum(np.maximum(need, n_pilot), top) - n_pilot).sum()) * per_second
+
+    approximated = f"; {approximated[:-2]}" if approximated else ""
     check_time(
-        variates * SECONDS_PER_VARIATE / workers,
-        f"{said} (the pilot draws ask for {variates / n_cat:.3g} more exact draws over "
-        f"{n_rows} distinct count vectors of {n_cat} categories)",
-        f"pass a larger {name}",
+        more_seconds(mcse),
+        f"{_said(mcse)} (the pilot draws ask for {more_seconds(mcse) / per_second:.3g} more "
+        f"exact draws for {scoring}{approximated})",
+        _time_fix(more_seconds, mcse),
     )
+
+
+def _time_fix(seconds: Callable[[float], float], mcse: float) -> str:
+    """The fix of a refusal of the time ``seconds(mcse)``: the larger bound that the same
+    estimate passes, and splitting the items, in the caller's words."""
+    parts = math.ceil(seconds(mcse) / limits.TIME_GUARD_S)
+    split = say(
+        f"score the items in {parts} or more parts, a separate call each (fewer items have "
+        "fewer distinct count vectors; read_in_chunks' chunk_items= does not help: the "
+        "distinct count vectors of all chunks are drawn at once)",
+        f"score the items in {parts} or more parts, a separate run on a file of each part "
+        "(fewer items have fewer distinct count vectors; --chunk-items does not help: the "
+        "distinct count vectors of all chunks are drawn at once)",
+    )
+    bound = _larger_mcse(seconds, mcse)
+    if bound is None:
+        return f"no {option('mcse', '--mcse')} below 0.5 brings it under the limit: {split}"
+    return f"pass {_said(bound)} or larger (estimated {duration(seconds(bound))}), or {split}"
 
 
 #: Above this many categories a refusal of the exact draws' time suspects the label column.
@@ -364,18 +470,21 @@ def _sampled_stats(
     mcse: float,
     seed: np.random.SeedSequence,
     workers: int,
+    n_distinct: int | None = None,
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Statistics of exact draws per row of ``alpha``, as many as ``mcse`` needs (pilot,
-    then the remaining draws, then a fresh top-up where the pilot misjudged ``p``)."""
+    then the remaining draws, then a fresh top-up where the pilot misjudged ``p``);
+    ``n_distinct``: the distinct count vectors these rows are among, for the messages."""
     n_rows = alpha.shape[0]
     pilot_seed, final_seed, top_seed = seed.spawn(3)
     n_max = math.ceil(0.25 / mcse**2)
     n_pilot = _pilot_draws(n_max)
-    _check_draws(n_rows, alpha.shape[1], n_pilot, n_max, mcse, workers)
+    n_cat = alpha.shape[1]
+    _check_draws(n_rows, n_cat, n_pilot, mcse, workers, n_distinct=n_distinct)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pilot, kept = _sample_rows(alpha, n_pilot, pilot_seed, draw_settings, pool, keep=True)
+        _check_draws(n_rows, n_cat, n_pilot, mcse, workers, pilot["p_above"], n_distinct)
         need = draws_needed(pilot["p_above"], n_pilot, mcse)
-        _check_draws(n_rows, alpha.shape[1], n_pilot, n_max, mcse, workers, need)
         # draws rounded up to a multiple of the pilot size: a handful of groups, each
         # sampled as one block after the pilot draws, which are kept
         groups = np.maximum(np.ceil(need / n_pilot).astype(np.int64) * n_pilot, n_pilot)
@@ -462,7 +571,7 @@ def _stats(
         approx_error[rows] = np.asarray(sub.max_error).reshape(-1)
     rows = np.flatnonzero(~trusted)
     if len(rows):
-        part, n = _sampled_stats(alpha[rows], draw_settings, mcse, seed, workers)
+        part, n = _sampled_stats(alpha[rows], draw_settings, mcse, seed, workers, n_rows)
         for key in keys:
             stats[key][rows] = part[key]
         drawn[rows] = n

@@ -102,7 +102,8 @@ def score_report(
         :data:`ambppl.report.SENSITIVITY_PRIORS`).
     random_seed : int, numpy.random.Generator or None
         Seed (as for :func:`ambppl.score`): the same seed gives the same page (but for its
-        time stamp).
+        time stamp), and its item table is the table :func:`ambppl.score` gives with that
+        seed.
     command, title : str, optional
         As for :func:`ambppl.report.render_report`.
     read_warnings : sequence, optional
@@ -141,9 +142,12 @@ def score_report(
     look at draws (the check of the draws against the closed-form moments and, for two proper
     classes, the exact density; the prior sensitivity of the ``top`` items) use an exact fit
     (:func:`ambppl.fit`) of the ``top`` items and of one item of each other distinct count
-    vector, a seeded random sample of ``check_vectors`` of them where there are more. Seeds of
-    the table, the sample and the fit are spawned from ``random_seed``
-    (:class:`numpy.random.SeedSequence`), so they are independent.
+    vector, a seeded random sample of ``check_vectors`` of them where there are more. The table
+    takes ``random_seed`` as :func:`ambppl.score` takes it, so it is the table of
+    ``ambppl.score(counts, random_seed=random_seed, ...)`` with the same settings, number for
+    number; the seeds of the sample and the fit are children spawned from the same
+    :class:`numpy.random.SeedSequence` after those of the table's draws, so they are
+    independent of them and leave the table untouched.
 
     Examples
     --------
@@ -165,7 +169,9 @@ def score_report(
     check_vectors = check_positive_int(check_vectors, "check_vectors")
     max_rows = check_positive_int(max_rows, "max_rows")
     measure = measure_name(measure)
-    seed_table, seed_sample, seed_fit = seed_sequence(random_seed).spawn(3)
+    # the table takes the seed as ambppl.score takes it (the same seed, the same table); the
+    # sample and the fit take children spawned from it after the table's (see Notes)
+    seed = seed_sequence(random_seed)
     params = model_parameters(get_model(MODEL), kwargs, "score_report")
     read = _check_fit_warnings(read_warnings, "read_warnings", "ambppl.read_annotations")
     # warnings of taking the counts, of the scoring and of the fit go to the page's first
@@ -180,9 +186,10 @@ def score_report(
             threshold=threshold,
             hdi_prob=hdi_prob,
             mcse=mcse,
-            random_seed=seed_table,
+            random_seed=seed,
             **params,
         )
+        seed_sample, seed_fit = seed.spawn(2)
         ranked = rank(table)
         top_n = min(top, len(ranked))
         top_pos = pd.Index(counts["item"].values).get_indexer(ranked.index[:top_n])
