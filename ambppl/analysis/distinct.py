@@ -215,9 +215,8 @@ def p_above_mcse(above: np.ndarray, n: int) -> np.ndarray:
     The plug-in ``sqrt(p (1 - p) / n)`` is 0 where no draw, or every draw, is above the
     threshold, claiming no Monte Carlo error for an estimate that has one (a true share of
     0.997 gives 1000 draws all above it one time in twenty). Adding two draws above and two
-    below (the ``z**2 / 2`` of a 95 % interval: A. Agresti and B. A. Coull, "Approximate is
-    better than 'exact' for interval estimation of binomial proportions", The American
-    Statistician 52, 119-126, 1998) keeps the error positive, and ``p +- 2 * mcse`` covers
+    below (the ``z**2 / 2`` of a 95 % interval: Agresti and Coull (1998), on the references
+    page) keeps the error positive, and ``p +- 2 * mcse`` covers
     the true share in at least 93 % of samples whatever that share is (binomial
     probabilities, 100 to 10,000 draws; the plug-in covers 80 % at a true ``n (1 - p) = 3``
     and 10 % at 0.1, the Jeffreys-type ``(above + 1/2) / (n + 1)`` 76 % at 1.5). Away from 0
