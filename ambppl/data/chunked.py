@@ -3,8 +3,9 @@
 Counts too large for memory, in a zarr store or a Parquet file (one row per item, one integer
 column per category; or a folder of part files with the same columns), are opened as
 :class:`ambppl.data.lazy.LazyCounts` without reading them (:func:`open_counts_in_chunks`): a
-zarr store keeps its own chunks, a Parquet file is cut into chunks of whole row groups, each
-read and checked only when dask computes it. A
+zarr store keeps its own chunks, a Parquet file is cut into chunks of ``chunk_items`` rows
+(a row group larger than that read in parts), each read and checked only when dask computes
+it; the can't-solve category is the last, as :func:`ambppl.read_annotations` puts it. A
 long answers file too large for memory is counted with dask block by block
 (:func:`count_long_in_chunks`): only the item x category counts are held, with the checks and
 conventions of :func:`ambppl.read_annotations`. :func:`read_in_chunks` picks one of the two
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -222,8 +224,10 @@ def open_counts_in_chunks(
         folder of ``*.parquet`` part files, all with the same columns) with one row per item,
         one integer column per category and optionally an item column.
     chunk_items : int, default :data:`CHUNK_ITEMS`
-        Items per chunk of a Parquet file (whole row groups, at least this many items in
-        every chunk but the last); a zarr store keeps its own chunks.
+        Items per chunk of a Parquet file: every chunk but the last of each file holds
+        this many, whatever the file's row groups (a larger row group is read in parts:
+        each chunk decodes its rows, and those of its row group before them, a batch at
+        a time, and keeps only its own); a zarr store keeps its own chunks.
     format : str, optional
         ``"zarr"`` or ``"parquet"``, optionally with the layout (``"counts+parquet"``);
         default: from the suffix, or zarr for a folder with zarr metadata.
@@ -339,6 +343,23 @@ def _open_counts(
     return lazy.with_cant_solve(cant_solve) if given else lazy
 
 
+def _chunking(lazy: LazyCounts, path: Path) -> str:
+    """How ``lazy``, opened from ``path``, is cut into chunks, for a progress line: ``in
+    chunks of 150 items (dask): 4 chunks, the last of 50 items`` (the sizes that dask will
+    read, from the metadata; a zarr store's own chunks said to be its own)."""
+    sizes = [int(n) for n in lazy.values.chunks[0]]
+    head, last = sizes[:-1] or sizes, sizes[-1]  # every chunk but the last; the last
+    own = " (the zarr store's own)" if is_zarr_store(path) else ""
+    count = f"{len(sizes)} chunk{'s' if len(sizes) != 1 else ''}{own}"
+    if len(set(head)) > 1:
+        size = f"{min(sizes)} to {max(sizes)}"
+    else:
+        size = str(head[0])
+        if last != head[0]:
+            count += f", the last of {last} items"
+    return f"in chunks of {size} items (dask): {count}"
+
+
 def _open_zarr(path: Path, *, stored: bool = True) -> LazyCounts:
     """The :class:`LazyCounts` of a zarr store, in the store's chunks; nothing read yet.
     ``stored``: with the store's ``attrs["cant_solve"]`` (checked to be a category)."""
@@ -438,8 +459,9 @@ def _zarr_items(path: Path, dim: str = "item") -> Any:
 
 
 def _open_parquet(path: Path, item: Any, chunk_items: int) -> LazyCounts:
-    """The :class:`LazyCounts` of a Parquet file (or a folder of part files): chunks of whole
-    row groups of about ``chunk_items`` items; only the metadata read."""
+    """The :class:`LazyCounts` of a Parquet file (or a folder of part files): chunks of
+    ``chunk_items`` rows (the last of each file fewer), cut across row groups wherever they
+    fall (:func:`_row_pieces`); only the metadata read."""
     import dask
     import dask.array as da
     import pyarrow.parquet as pq
@@ -481,37 +503,32 @@ def _open_parquet(path: Path, item: Any, chunk_items: int) -> LazyCounts:
             item_dtype = np.dtype(arrow_type.to_pandas_dtype())
         except (NotImplementedError, TypeError):
             pass
-    # chunks of whole row groups, about chunk_items items each; sizes from the metadata
-    # (nothing is read before the passes)
+    # chunks of chunk_items rows each (the last of each file fewer), cut across row groups
+    # wherever they fall; sizes from the metadata (nothing is read before the passes)
     value_parts, item_parts = [], []
     first_row = 0  # of the chunk, counted over all files (for messages about a bad count)
     for file, meta in zip(files, metas, strict=True):
-        groups: list[int] = []
-        rows = 0
-        for g in range(meta.num_row_groups):
-            groups.append(g)
-            rows += meta.row_group(g).num_rows
-            if rows >= chunk_items or g == meta.num_row_groups - 1:
-                if rows:
-                    value_parts.append(
-                        da.from_delayed(
-                            dask.delayed(_read_counts)(
-                                file, list(groups), categories, first_row=first_row
-                            ),
-                            shape=(rows, len(categories)),
-                            dtype=np.int64,
-                        )
+        sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+        total = sum(sizes)
+        for start in range(0, total, chunk_items):
+            pieces = _row_pieces(sizes, start, start + chunk_items)
+            rows = min(chunk_items, total - start)
+            value_parts.append(
+                da.from_delayed(
+                    dask.delayed(_read_counts)(file, pieces, categories, first_row=first_row),
+                    shape=(rows, len(categories)),
+                    dtype=np.int64,
+                )
+            )
+            if item_column is not None:
+                item_parts.append(
+                    da.from_delayed(
+                        dask.delayed(_read_items)(file, pieces, item_column),
+                        shape=(rows,),
+                        dtype=item_dtype,
                     )
-                    if item_column is not None:
-                        item_parts.append(
-                            da.from_delayed(
-                                dask.delayed(_read_items)(file, list(groups), item_column),
-                                shape=(rows,),
-                                dtype=item_dtype,
-                            )
-                        )
-                first_row += rows
-                groups, rows = [], 0
+                )
+            first_row += rows
     if not value_parts:
         raise ValueError(f"{path.name!r} has no rows (no items); give the file with the counts")
     if len(categories) < 2:
@@ -524,34 +541,98 @@ def _open_parquet(path: Path, item: Any, chunk_items: int) -> LazyCounts:
     return LazyCounts(values, items, [str(c) for c in categories])
 
 
+#: Rows of a Parquet file decoded at a time when a chunk is read (:func:`_row_batches`).
+_BATCH_ROWS = 65_536
+
+
+def _row_pieces(sizes: list[int], start: int, stop: int) -> list[Any]:
+    """The rows ``start`` to ``stop - 1`` of a file whose row groups hold ``sizes`` rows, in
+    order, as :func:`_row_batches` takes them: a row group they hold whole as its number,
+    part of one as ``(group, first, end)``, its rows ``first`` to ``end - 1``."""
+    pieces: list[Any] = []
+    offset = 0  # the file's row at which the group begins
+    for group, size in enumerate(sizes):
+        first, end = max(start - offset, 0), min(stop - offset, size)
+        if first == 0 and end == size and size:
+            pieces.append(group)
+        elif first < end:
+            pieces.append((group, first, end))
+        offset += size
+        if offset >= stop:
+            break
+    return pieces
+
+
+def _row_batches(source: Any, pieces: list[Any], columns: list[str]) -> Iterator[Any]:
+    """The rows of the ``pyarrow.parquet.ParquetFile`` ``source`` that ``pieces`` name
+    (:func:`_row_pieces`), the columns ``columns``, as record batches of at most
+    :data:`_BATCH_ROWS` rows, decoded one at a time: of a row group read in part, the rows
+    before the part are decoded and dropped (pyarrow reads no row range within a row group),
+    those after it not read, so that a chunk holds its own rows, never its row groups'."""
+    for piece in pieces:
+        if isinstance(piece, int):  # a whole row group
+            group, first, end = piece, 0, source.metadata.row_group(piece).num_rows
+        else:
+            group, first, end = piece
+        at = 0  # the group's row at which the batch begins
+        for batch in source.iter_batches(_BATCH_ROWS, row_groups=[group], columns=columns):
+            if at + len(batch) > first:
+                yield batch.slice(max(first - at, 0), end - max(first, at))
+            at += len(batch)
+            if at >= end:
+                break
+
+
 def _read_counts(
-    file: Path, groups: list[int], columns: list[str], *, first_row: int = 0
+    file: Path, pieces: list[Any], columns: list[str], *, first_row: int = 0
 ) -> np.ndarray:
-    """Row groups of a Parquet file of counts: an int64 block (rows x categories), checked
-    as :func:`ambppl.internal.checks.check_counts` does (a null cell, a fraction, a negative or huge
-    count is refused with its row, counted from ``first_row``, and column)."""
+    """Rows of a Parquet file of counts (``pieces``, as :func:`_row_batches` takes them): an
+    int64 block (rows x categories), filled a batch at a time and checked as
+    :func:`ambppl.internal.checks.check_counts` does (a null cell, a fraction, a negative or
+    huge count is refused with its row, counted from ``first_row``, and column)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pq.ParquetFile(file).read_row_groups(groups, columns=columns)
+    source = pq.ParquetFile(file)
+    schema = source.schema_arrow
     for name in columns:
-        kind = table.schema.field(name).type
+        kind = schema.field(name).type
         if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
             raise TypeError(
                 f"counts in {Path(file).name!r} must be numbers, but column {name!r} holds "
                 f"{kind}; give one integer column per category (and the item column)"
             )
-    # a null cell comes out as NaN (float), which check_counts names
-    block = np.column_stack([table.column(n).to_numpy(zero_copy_only=False) for n in columns])
+    rows = sum(
+        source.metadata.row_group(p).num_rows if isinstance(p, int) else p[2] - p[1] for p in pieces
+    )
+    block: np.ndarray | None = None
+    at = 0
+    for batch in _row_batches(source, pieces, columns):
+        # a null cell comes out as NaN (float), which check_counts names
+        part = np.column_stack([batch.column(n).to_numpy(zero_copy_only=False) for n in columns])
+        kind = part.dtype if block is None else np.result_type(block.dtype, part.dtype)
+        if block is None:
+            block = np.empty((rows, len(columns)), dtype=kind)
+        elif kind != block.dtype:  # e.g. integers, then a batch with a null cell (NaN)
+            block = block.astype(kind)
+        block[at : at + len(part)] = part
+        at += len(part)
+    if block is None:  # no rows named (never from _open_parquet)
+        block = np.empty((0, len(columns)), dtype=np.int64)
     return checked_block(block, f"counts in {Path(file).name!r}", columns, first_row)
 
 
-def _read_items(file: Path, groups: list[int], column: str) -> np.ndarray:
-    """Row groups of a Parquet file: the item labels."""
+def _read_items(file: Path, pieces: list[Any], column: str) -> np.ndarray:
+    """Rows of a Parquet file (``pieces``, as :func:`_row_batches` takes them): the item
+    labels."""
     import pyarrow.parquet as pq
 
-    table = pq.ParquetFile(file).read_row_groups(groups, columns=[column])
-    return table.column(column).to_numpy(zero_copy_only=False)
+    source = pq.ParquetFile(file)
+    parts = [
+        batch.column(column).to_numpy(zero_copy_only=False)
+        for batch in _row_batches(source, pieces, [column])
+    ]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=object)
 
 
 def count_long_in_chunks(

@@ -12,7 +12,7 @@ distinct count vectors are summarized in memory by
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -59,11 +59,18 @@ class LazyCounts:
     cant_solve : str or None
         The can't-solve label, one of ``categories`` (given as another value, its text);
         None if there is none. :meth:`with_cant_solve` sets it from a label or a position.
+        Its column is moved last (lazily), as :func:`ambppl.read_annotations` moves it:
+        the other columns keep their order, so that a value per category (a positional
+        ``prior``) is read in the same order in memory and in chunks.
     named : bool, default True
         Whether ``categories`` are the source's own labels (Parquet column names, a
         ``category`` coordinate), which ``categories=`` must list, in the order wanted
         (:meth:`relabel`); False for columns named by position (``"0"``, ``"1"``, ...),
-        which ``categories=`` names in order.
+        which ``categories=`` names in the source's order.
+    source_columns : tuple of int or None, default None
+        For columns named by position (``named`` False): the source's column of each count
+        column, where the can't-solve column was moved last (None: the source's order);
+        kept up to date by this class, not given.
 
     Raises
     ------
@@ -77,13 +84,25 @@ class LazyCounts:
     categories: list[str]
     cant_solve: Any = None
     named: bool = True
+    source_columns: tuple[int, ...] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        self.categories = list(self.categories)
+        position = None
         if self.cant_solve is not None:
             self.cant_solve = str(self.cant_solve)
-            cant_solve_position(self.cant_solve, self.categories)  # one of them, else refused
+            # one of them, else refused
+            position = cant_solve_position(self.cant_solve, self.categories)
         if self.items is not None:
             self.values = _checking_items(self.values, self.items)
+        last = len(self.categories) - 1
+        if position is not None and position != last:  # moved last, as read_annotations does
+            where = [j for j in range(last + 1) if j != position] + [position]
+            self.values = _columns(self.values, where)
+            self.categories = [self.categories[j] for j in where]
+            if not self.named:
+                source = self.source_columns or tuple(range(last + 1))
+                self.source_columns = tuple(source[j] for j in where)
 
     @property
     def n_items(self) -> int | None:
@@ -99,7 +118,8 @@ class LazyCounts:
         -------
         xarray.DataArray
             ``int64`` counts named ``counts`` with dims ``("item", "category")`` (items
-            numbered from 0 where ``items`` is None) and ``attrs["cant_solve"]``.
+            numbered from 0 where ``items`` is None), the categories in the order of
+            ``categories`` (the can't-solve category last) and ``attrs["cant_solve"]``.
 
         Raises
         ------
@@ -110,11 +130,13 @@ class LazyCounts:
         Examples
         --------
         >>> import dask.array as da
-        >>> lazy = LazyCounts(da.from_array(np.array([[3, 1], [0, 2]]), chunks=1), None,
-        ...                   ["yes", "?"], cant_solve="?")
-        >>> counts = lazy.compute()
-        >>> counts.values.tolist(), counts.attrs["cant_solve"], counts["item"].values.tolist()
-        ([[3, 1], [0, 2]], '?', [0, 1])
+        >>> lazy = LazyCounts(da.from_array(np.array([[1, 3], [2, 0]]), chunks=1), None,
+        ...                   ["?", "yes"], cant_solve="?")
+        >>> counts = lazy.compute()  # the can't-solve category last
+        >>> counts["category"].values.tolist(), counts.values.tolist()
+        (['yes', '?'], [[3, 1], [0, 2]])
+        >>> counts.attrs["cant_solve"], counts["item"].values.tolist()
+        ('?', [0, 1])
         """
         import dask
         import xarray as xr
@@ -161,15 +183,17 @@ class LazyCounts:
         categories : list of labels, optional
             Where the counts have labels of their own (``named``): the category order
             wanted, which must hold every one of them (the columns are reordered, lazily; a
-            label nobody gave gets a column of zeros). Otherwise (columns named by
-            position) new labels for the count columns, one per column, in order. None
-            returns these counts unchanged.
+            label nobody gave gets a column of zeros), the can't-solve category then moved
+            last, as :func:`ambppl.read_annotations` moves it. Otherwise (columns named by
+            position) new labels for the count columns, one per column, in the source's
+            order (that of ``"0"``, ``"1"``, ..., even where the can't-solve column was
+            moved last). None returns these counts unchanged.
 
         Returns
         -------
         LazyCounts
             A copy with ``categories`` as strings (the dask arrays shared, or reordered
-            lazily); the can't-solve label follows its column.
+            lazily); the can't-solve label follows its column, which stays last.
 
         Raises
         ------
@@ -188,37 +212,35 @@ class LazyCounts:
         >>> moved = lazy.relabel(["b", "c", "a"])
         >>> moved.categories, moved.values.compute().tolist()
         (['b', 'c', 'a'], [[1, 0, 3], [2, 0, 0]])
+        >>> lazy.with_cant_solve("a").relabel(["a", "b"]).categories  # can't-solve last
+        ['b', 'a']
         >>> bare = LazyCounts(lazy.values, None, ["0", "1"], named=False)
         >>> bare.relabel(["yes", "no"]).categories
         ['yes', 'no']
+        >>> bare.with_cant_solve("0").relabel(["?", "yes"]).categories  # the source's order
+        ['yes', '?']
         """
         if categories is None:
             return self
         cats = _check_categories(categories) or []  # a list: categories is not None
         if self.named:
-            # the counts' own labels: reordered by label, as read_annotations does
-            _order(self.categories, cats, None, sort=False)  # every label must be there
+            # the counts' own labels: reordered by label, as read_annotations does (every
+            # label must be there; the can't-solve category last)
+            cats, _ = _order(self.categories, cats, self.cant_solve, sort=False)
             where = [self.categories.index(c) if c in self.categories else -1 for c in cats]
-            values = self.values
-            if where != list(range(len(self.categories))):
-                if values.numblocks[1] != 1:
-                    values = values.rechunk({1: -1})
-                values = values.map_blocks(
-                    _select_columns,
-                    where,
-                    chunks=(values.chunks[0], (len(where),)),
-                    dtype=values.dtype,
-                )
-            return replace(self, values=values, categories=cats)
+            return replace(self, values=_columns(self.values, where), categories=cats)
         if len(cats) != len(self.categories):  # as read_annotations says it
             raise ValueError(
                 f"categories must name the {len(self.categories)} columns of the count matrix "
                 f"in order, but got {len(cats)} labels: {cats!r}"
             )
+        # the new labels name the source's columns in order, wherever the columns are now
+        source = self.source_columns or range(len(cats))
+        labels = [cats[k] for k in source]
         cant_solve = self.cant_solve
         if cant_solve is not None:
-            cant_solve = cats[self.categories.index(cant_solve)]
-        return replace(self, categories=cats, cant_solve=cant_solve)
+            cant_solve = labels[self.categories.index(cant_solve)]
+        return replace(self, categories=labels, cant_solve=cant_solve)
 
     def with_cant_solve(self, cant_solve: Any) -> LazyCounts:
         """These counts with the can't-solve category ``cant_solve``.
@@ -228,12 +250,14 @@ class LazyCounts:
         cant_solve : label, int or None
             A label among ``categories`` (a number is taken for a label when its text is
             one, as :func:`ambppl.read_annotations` takes it), else an integer position
-            along the categories (``-1``: the last); None: no can't-solve category.
+            along ``categories`` as they are (``-1``: the last); None: no can't-solve
+            category.
 
         Returns
         -------
         LazyCounts
-            A copy whose ``cant_solve`` is that label (or None).
+            A copy whose ``cant_solve`` is that label (or None), its column moved last
+            (lazily), the others in their order, as :func:`ambppl.read_annotations` puts it.
 
         Raises
         ------
@@ -246,6 +270,9 @@ class LazyCounts:
         >>> lazy = LazyCounts(da.from_array(np.array([[3, 1, 0]])), None, ["1", "2", "3"])
         >>> lazy.with_cant_solve(1).cant_solve, lazy.with_cant_solve(-1).cant_solve
         ('1', '3')
+        >>> moved = lazy.with_cant_solve("2")
+        >>> moved.categories, moved.values.compute().tolist()
+        (['1', '3', '2'], [[3, 0, 1]])
         """
         return replace(self, cant_solve=_cant_solve_label(cant_solve, self.categories))
 
@@ -343,6 +370,22 @@ def _distinct_in_chunk(
         f"as answers: {answers}",
     )
     return block
+
+
+def _columns(values: Any, where: list[int]) -> Any:
+    """The dask array of counts ``values`` with its columns ``where``, in that order (-1: a
+    column of zeros), reordered lazily; ``values`` itself where ``where`` is every column in
+    order."""
+    if where == list(range(values.shape[1])):
+        return values
+    if values.numblocks[1] != 1:
+        values = values.rechunk({1: -1})
+    return values.map_blocks(
+        _select_columns,
+        where,
+        chunks=(values.chunks[0], (len(where),)),
+        dtype=values.dtype,
+    )
 
 
 def _select_columns(block: np.ndarray, where: list[int]) -> np.ndarray:

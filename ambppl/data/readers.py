@@ -55,7 +55,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ambppl.data.chunked import count_long_in_chunks, open_counts_in_chunks
+from ambppl.data.chunked import _chunking, count_long_in_chunks, open_counts_in_chunks
 from ambppl.data.examples import example_path
 from ambppl.data.files import (
     _READ_NOTE,
@@ -567,7 +567,10 @@ def read_input(
         ``cant_solve=None`` for that.
     progress : callable, optional
         Called with one line saying what is read and how (``reading <path>``, ``... in chunks
-        of N items (dask)``, ``counting the answers in <path> with dask, block by block``).
+        of N items (dask): M chunks`` with the sizes the chunks have, ``counting the answers
+        in <path> with dask, block by block``); counts opened lazily without
+        ``chunk_items`` that hold at most ``lazy`` items, which ``ambppl score`` then reads
+        into memory, are said as ``reading <path>``.
     per_category : sequence of str, optional
         Names of the arguments given one value per category (the command line's
         ``--prior 1,1,2``): where given, ``progress`` also names the categories in the order
@@ -646,8 +649,7 @@ def _read_input_data(
         say(f"reading {path}")
         return read_long(path, format=format, **columns, **options)
     if chunked:
-        say(f"reading {path} in chunks of {lazy} items (dask)")
-        return open_counts_in_chunks(
+        opened = open_counts_in_chunks(
             path,
             chunk_items=lazy,
             format=format,
@@ -655,6 +657,12 @@ def _read_input_data(
             categories=options.get("categories"),
             cant_solve=own,
         )
+        n_items = opened.n_items
+        if chunk_items is None and n_items is not None and n_items <= lazy:
+            say(f"reading {path}")  # one chunk's worth, which ambppl score reads into memory
+        else:  # the chunks dask will read, from the metadata
+            say(f"reading {path} {_chunking(opened, path)}")
+        return opened
     layout, ftype = _parse_format(format)
     if chunk_items is not None and (
         layout == "long"

@@ -1164,8 +1164,8 @@ def test_score_streams_parquet_and_zarr_counts(tmp_path: Path, capsys) -> None:
     assert main([*argv, "-o", str(out)]) == 0
     err = capsys.readouterr().err
     assert "in chunks of 150 items" in err and "500 items" in err
-    # a dataset, part by part: chunks of whole row groups (100 items) of >= 150 items
-    assert out.is_dir() and len(list(out.glob("*.parquet"))) == 3
+    # a dataset, part by part: chunks of 150 items across row groups of 100 (150 x 3 + 50)
+    assert out.is_dir() and len(list(out.glob("*.parquet"))) == 4
     table = pd.read_parquet(out)
     assert list(table.columns) == list(SCORE_COLUMNS)  # the items' order, no rank column
     np.testing.assert_array_equal(table.index, np.arange(500))
