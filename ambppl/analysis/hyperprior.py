@@ -30,8 +30,9 @@ def hyperprior_sensitivity(result: Any, *, threshold: float = PSENSE_THRESHOLD) 
     hyperparameter of a learned-prior fit (``mu`` and ``kappa`` of ``hierarchical_dirichlet``;
     the sampled scales of the rater models: ``sigma_item`` and ``sigma_rater`` of
     ``rater_effects``, ``sigma_item_shared`` and ``sigma_rater_shared`` with two categories;
-    ``pi``, ``diag_gap`` and ``sigma_rater`` of ``dawid_skene``): how far its posterior moves when the hyperprior, or the likelihood, is raised to a power
-    near 1. Computed from the fit's draws by Pareto-smoothed importance weights, no refit.
+    ``pi``, ``diag_gap`` and ``sigma_rater`` of ``dawid_skene``): how far its posterior
+    moves when the hyperprior, or the likelihood, is raised to a power near 1. Computed
+    from the fit's draws by Pareto-smoothed importance weights, no refit.
 
     Parameters
     ----------

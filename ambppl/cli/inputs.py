@@ -97,6 +97,8 @@ def _read(
             "counts; give the answers file (--layout long or wide)"
         )
     columns = {**_columns(args), "cant_solve": args.cant_solve}
+    if args.categories:
+        columns["categories"] = args.categories
     try:
         with command_line_messages(), _warnings_as_lines():
             # raised again when the inner block ends: printed by _warnings_as_lines, once each

@@ -180,6 +180,16 @@ def _na_values(text: str) -> list[str]:
     return values
 
 
+def _categories(text: str) -> list[str]:
+    """Parse ``--categories``: comma-separated answer categories."""
+    values = [v for v in text.split(",") if v != ""]
+    if not values:
+        raise argparse.ArgumentTypeError(
+            f"must name the answer categories, e.g. --categories yes,no, but got {text!r}"
+        )
+    return values
+
+
 def _comment_char(text: str) -> str:
     """Parse ``--comment``: one character."""
     if len(text) != 1:
@@ -295,6 +305,18 @@ def _add_reading_options(group: argparse._ArgumentGroup) -> None:
         metavar="LABEL",
         default=None,
         help="the answer that means 'can't solve' (e.g. \"I can't tell\"); default: none",
+    )
+    group.add_argument(
+        "--categories",
+        metavar="LABELS",
+        type=_categories,
+        action="extend",
+        default=None,
+        help="the answer categories, comma-separated or repeated, in the order to read them "
+        "(list the can't-solve answer too; it is moved last): categories no answer uses get zero "
+        "counts (e.g. a file answered only 'can't solve', or an unused class), and an answer "
+        "not listed is refused; a per-category --prior or --param follows this order; "
+        "default: the labels that occur, sorted, can't-solve last",
     )
     group.add_argument(
         "--layout",

@@ -222,9 +222,11 @@ def _order(
     if categories is not None:
         extra = [c for c in found if c not in categories]
         if extra:
+            listed = say(f"categories={categories!r}", f"--categories {','.join(categories)}")
+            where = say("categories", "--categories")
             raise ValueError(
-                f"labels {_show(extra)} occur in the data but are not in categories="
-                f"{categories!r}; add them to categories or remove those answers"
+                f"labels {_show(extra)} occur in the data but are not in {listed}; add them "
+                f"to {where} (the can't-solve answer too) or remove those answers"
             )
         order = list(categories)
     elif sort:
@@ -244,7 +246,8 @@ def _order(
     if len(order) < 2:
         fix = say(
             "pass categories=[...] to list the answers nobody gave",
-            "check that --label names the column of answers",
+            "check that --label names the column of answers, or list the categories with "
+            "--categories (e.g. --categories yes,no,<the can't-solve answer>)",
         )
         raise ValueError(
             f"the annotations must have at least 2 categories, but only {order!r} occurs; {fix}"
