@@ -11,7 +11,7 @@ import numpy as np
 
 import ambppl.maths.measures as measures
 from ambppl.inference.catalog import get_model
-from ambppl.inference.diagnostics import mcse_mean
+from ambppl.inference.diagnostics import diagnose, mcse_mean
 from ambppl.inference.fitting import INDEPENDENT_METHODS
 from ambppl.internal.checks import check_option, check_prob
 from ambppl.internal.messages import say
@@ -205,6 +205,20 @@ def series_mcse(series: xr.DataArray, independent: bool) -> np.ndarray:
 
     values = series.transpose("chain", "draw", ...).values
     return np.asarray(mcse_mean(values), dtype=np.float64)
+
+
+def effective_draws(series: xr.DataArray, independent: bool) -> np.ndarray:
+    """Effective number of draws behind the mean of ``series`` (dims chain, draw, ...), one
+    per scalar: chains x draws where the draws are independent, else ArviZ's ESS of the mean
+    (:func:`ambppl.inference.diagnostics.diagnose`, ``ess_mean``; :func:`series_mcse` is the
+    draws' sd over its square root). With an error known in closed form, the Monte Carlo
+    standard error of the mean is that sd over the square root of this number."""
+    n = series.sizes["chain"] * series.sizes["draw"]
+    if independent:
+        rest = [size for dim, size in series.sizes.items() if dim not in ("chain", "draw")]
+        return np.full(rest, float(n))
+    values = series.transpose("chain", "draw", ...).values
+    return np.asarray(diagnose(values, what=("ess_mean",))["ess_mean"], dtype=np.float64)
 
 
 def unseen_items(alpha: np.ndarray, n_draws: int) -> np.ndarray:

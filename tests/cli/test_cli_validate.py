@@ -49,11 +49,11 @@ def test_reference_verdicts_follow_the_family_wise_decision(
     the rows that decide) is <= alpha, and the last line says the level is family-wise."""
     from ambppl.validation import run_reference_cases
 
-    code = main(["validate", "--seed", "1", "--alpha", "0.3", *SMALL])
+    code = main(["validate", "--seed", "2", "--alpha", "0.3", *SMALL])
     out = capsys.readouterr().out
-    # the same run in Python: seed 1 gives rows whose own check fails at 0.3 although Holm
+    # the same run in Python: seed 2 gives rows whose own check fails at 0.3 although Holm
     # across the 18 deciding rows flags none (what made the old table contradict its verdict)
-    run = run_reference_cases(draws=200, chains=2, random_seed=1, alpha=0.3)
+    run = run_reference_cases(draws=200, chains=2, random_seed=2, alpha=0.3)
     rows = run.table
     decided = rows[rows["in_decision"]]
     assert run.passed and not decided["flagged"].any()
