@@ -251,11 +251,11 @@ def _add_input_options(parser: argparse.ArgumentParser, *, optional: bool = Fals
         help="the data have no rater ids (enough for the count models; rater_effects needs them)",
     )
     _add_reading_options(group)
+    _add_answer_options(group)
 
 
 def _add_reading_options(group: argparse._ArgumentGroup) -> None:
-    """How the input file is read: its type, the options of text files, the can't-solve
-    answer and the layout."""
+    """How the input file is read: its type and the options of text files."""
     group.add_argument(
         "--format",
         choices=FILE_TYPES,
@@ -300,6 +300,10 @@ def _add_reading_options(group: argparse._ArgumentGroup) -> None:
         help="text files: the encoding, e.g. latin-1 or cp1252 (default: UTF-8; a byte-order "
         "mark, UTF-16 and gzip are recognised)",
     )
+
+
+def _add_answer_options(group: argparse._ArgumentGroup) -> None:
+    """What the answers are: the can't-solve answer, the categories, and the table's layout."""
     group.add_argument(
         "--cant-solve",
         metavar="LABEL",
