@@ -419,5 +419,7 @@ def test_fit_memory_refusal_names_command_line_options(tmp_path, capsys, monkeyp
     )
     assert code == 2
     line = one_line_error(capsys)
-    assert "lower --draws or --chains" in line and "'ambppl score'" in line
+    assert "lower --draws or --chains" in line
+    # the conjugate route of the model asked for, in the command's words
+    assert "'ambppl score --model hierarchical_dirichlet --method empirical_bayes'" in line
     assert "var_names" not in line and "log_likelihood=False" not in line
