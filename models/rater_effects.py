@@ -274,7 +274,7 @@ from typing import Any
 import numpy as np
 
 from ambppl import amb
-from ambppl.data.matrices import count_difference
+from ambppl.data.matrices import refuse_other_counts
 from ambppl.inference.modeling import (
     add_annotation_data,
     add_measures,
@@ -1059,14 +1059,9 @@ def _check_fitted_counts(counts: Any, codes: dict[str, Any]) -> None:
         )
     # aligned by label: the counts of the answers in the order of the fit's counts
     table = pd.DataFrame(item_counts, index=items, columns=categories)
-    differ = count_difference(
-        table.loc[ref_items, ref_categories].to_numpy(), counts.values, ref_items
+    refuse_other_counts(
+        table, counts.values, ref_items, ref_categories, subject=subject, fitted=fitted, fix=fix
     )
-    if differ is not None:
-        raise ValueError(
-            f"{subject}, but their counts differ from {fitted} {differ}, categories "
-            f"{ref_categories}: {fix}"
-        )
 
 
 def _posterior_for_integration(result: Any, codes: dict[str, Any]) -> Any:

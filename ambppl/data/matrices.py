@@ -302,6 +302,44 @@ def count_difference(a: Any, b: Any, items: list[str]) -> str | None:
     )
 
 
+def refuse_other_counts(
+    table: Any,
+    counts: Any,
+    items: list[str],
+    categories: list[str],
+    *,
+    subject: str,
+    fitted: str,
+    fix: str,
+) -> None:
+    """Refuse ``table`` where its counts, read by label, differ from ``counts``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Counts indexed by item label, with a column per category label.
+    counts : array_like or xarray.DataArray
+        The reference counts, items x categories, in the order of ``items`` and
+        ``categories``.
+    items, categories : list of str
+        The reference's labels: ``table`` is read in their order.
+    subject, fitted, fix : str
+        The message's words: what must hold, the reference's name and the fix.
+
+    Raises
+    ------
+    ValueError
+        ``"{subject}, but their counts differ from {fitted} on N of M items (...),
+        categories [...]: {fix}"``, the words of :func:`ambppl.validation.check_fit`.
+    """
+    differ = count_difference(table.loc[items, categories].to_numpy(), np.asarray(counts), items)
+    if differ is not None:
+        raise ValueError(
+            f"{subject}, but their counts differ from {fitted} {differ}, categories "
+            f"{categories}: {fix}"
+        )
+
+
 def ids_of_one_type(ids: Any) -> np.ndarray:
     """Item or rater ids as given where they are of one type, else all as text.
 
