@@ -15,12 +15,15 @@ Data: the weather sentiment example (200 tweets, 4 proper classes + can't-solve)
 after 1000 tuning steps, ArviZ's MCSE and ESS thinning) to measure the false-alarm rate
 when the draws are autocorrelated MCMC draws; ``--collapsed N`` fits a 60-tweet subset of
 the weather data with ``hierarchical_dirichlet`` (collapsed) N times and runs the
-conditional ``check_moments``.
+conditional ``check_moments``; ``--reference N`` fits each of the seven reference cases
+(``models/reference``) N times with 2 x 300 exact draws (seeds 1000, 1001, ...) and runs
+``check_reference`` (about 0.1 s a fit; N = 400 is the figure of ``check_reference``'s
+Notes).
 
 Each rate is printed with its binomial standard error ``sqrt(r (1 - r) / n)``.
 
 Run: ``.venv/bin/python benchmarks/calibration_validation.py [--seeds 200] [--nuts 0]
-[--collapsed 0]`` (about 4 s per seed for the exact part on 2 cores).
+[--collapsed 0] [--reference 0]`` (about 4 s per seed for the exact part on 2 cores).
 """
 
 from __future__ import annotations
@@ -52,35 +55,42 @@ def main() -> None:
     parser.add_argument("--power-seeds", type=int, default=50)
     parser.add_argument("--nuts", type=int, default=0)
     parser.add_argument("--collapsed", type=int, default=0)
+    parser.add_argument("--reference", type=int, default=0)
     args = parser.parse_args()
+    if args.reference:
+        _reference_cases(args.reference)
     logging.getLogger("pymc").setLevel(logging.ERROR)
     weather = read_annotations(example_path("weather_sentiment"), cant_solve="I can't tell")
     two_class = read_annotations(TWO_CLASS, cant_solve="2")
 
-    start = time.perf_counter()
-    fa = {"moments (weather, 200 items)": [], "moments (two-class)": [], "density": []}
-    for seed in range(args.seeds):
-        w = ambppl.fit(weather, draws=1000, chains=4, random_seed=seed)
-        fa["moments (weather, 200 items)"].append(not check_moments(w).passed)
-        t = ambppl.fit(two_class, draws=1000, chains=4, random_seed=seed)
-        fa["moments (two-class)"].append(not check_moments(t).passed)
-        fa["density"].append(not check_density(t).passed)
-    print(f"False-alarm rate at alpha = 0.01, exact draws ({time.perf_counter() - start:.0f} s):")
-    for name, flags in fa.items():
-        print(f"  {name:32s} {_rate(flags)}")
-
-    start = time.perf_counter()
-    print("\nPower (share of seeds flagged), two-class items, exact draws + fault:")
-    print(f"  {'fault':16s} {'check_moments':>28s} {'check_density':>28s}")
-    for fault in FAULTS:
-        m, d = [], []
-        for seed in range(args.power_seeds):
+    if args.seeds:
+        start = time.perf_counter()
+        fa = {"moments (weather, 200 items)": [], "moments (two-class)": [], "density": []}
+        for seed in range(args.seeds):
+            w = ambppl.fit(weather, draws=1000, chains=4, random_seed=seed)
+            fa["moments (weather, 200 items)"].append(not check_moments(w).passed)
             t = ambppl.fit(two_class, draws=1000, chains=4, random_seed=seed)
-            wrong = wrong_posterior(t, fault, random_seed=10_000 + seed)
-            m.append(not check_moments(wrong).passed)
-            d.append(not check_density(wrong).passed)
-        print(f"  {fault:16s} {_rate(m):>28s} {_rate(d):>28s}")
-    print(f"  ({time.perf_counter() - start:.0f} s)")
+            fa["moments (two-class)"].append(not check_moments(t).passed)
+            fa["density"].append(not check_density(t).passed)
+        print(
+            f"False-alarm rate at alpha = 0.01, exact draws ({time.perf_counter() - start:.0f} s):"
+        )
+        for name, flags in fa.items():
+            print(f"  {name:32s} {_rate(flags)}")
+
+    if args.power_seeds:
+        start = time.perf_counter()
+        print("\nPower (share of seeds flagged), two-class items, exact draws + fault:")
+        print(f"  {'fault':16s} {'check_moments':>28s} {'check_density':>28s}")
+        for fault in FAULTS:
+            m, d = [], []
+            for seed in range(args.power_seeds):
+                t = ambppl.fit(two_class, draws=1000, chains=4, random_seed=seed)
+                wrong = wrong_posterior(t, fault, random_seed=10_000 + seed)
+                m.append(not check_moments(wrong).passed)
+                d.append(not check_density(wrong).passed)
+            print(f"  {fault:16s} {_rate(m):>28s} {_rate(d):>28s}")
+        print(f"  ({time.perf_counter() - start:.0f} s)")
 
     if args.nuts:
         start = time.perf_counter()
@@ -114,6 +124,35 @@ def main() -> None:
             f"\nFalse-alarm rate, hierarchical_dirichlet collapsed, conditional moments "
             f"({time.perf_counter() - start:.0f} s):\n  moments {_rate(m)}"
         )
+
+
+def _reference_cases(n: int) -> None:
+    """False-alarm rate of ``check_reference`` on ``n`` exact fits of every reference case."""
+    from ambppl.validation.reference import (
+        check_reference,
+        list_reference_cases,
+        load_reference_case,
+    )
+
+    start = time.perf_counter()
+    every = []
+    print("False-alarm rate of check_reference at alpha = 0.01, 2 x 300 exact draws:")
+    for name in list_reference_cases()["name"]:
+        case = load_reference_case(name)
+        flags = []
+        for r in range(n):
+            fit = ambppl.fit(
+                case.counts,
+                case.model,
+                draws=300,
+                chains=2,
+                random_seed=1000 + r,
+                **case.parameters,
+            )
+            flags.append(not check_reference(fit, case).passed)
+        every += flags
+        print(f"  {name:32s} {_rate(flags)}")
+    print(f"  {'all cases':32s} {_rate(every)} ({time.perf_counter() - start:.0f} s)\n")
 
 
 if __name__ == "__main__":

@@ -10,13 +10,12 @@ import numpy as np
 from ambppl.inference.catalog import get_model
 from ambppl.internal.messages import say
 from ambppl.maths.measures import measure_name, measures_for
-from ambppl.maths.moments import dirichlet_mean, dirichlet_moments, dirichlet_var
+from ambppl.maths.moments import dirichlet_mean, dirichlet_var
 from ambppl.validation._draws import (
     MIN_EXPECTED,
     Fitted,
     check_alpha_level,
     check_mcse,
-    effective_draws,
     measure_list,
     read_fit,
     series_mcse,
@@ -24,6 +23,7 @@ from ambppl.validation._draws import (
     unseen_refusal,
 )
 from ambppl.validation._result import NotApplicable, ValidationResult, decide
+from ambppl.validation._skewed import dirichlet_square_moments, mean_z
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -190,7 +190,7 @@ def check_moments(
             diff = series.mean(("chain", "draw")).values - centre
             if moment == "var":
                 var_y, third_y = reference.spread(measure, x.sizes)
-                z, err = _variance_z(series, diff, var_y, third_y, independent)
+                z, err = mean_z(series, diff, var_y, third_y, independent)
             else:
                 err = series_mcse(series, independent)
                 with np.errstate(divide="ignore", invalid="ignore"):
@@ -249,7 +249,7 @@ class _Marginal:
 
     def spread(self, measure: str, sizes: Any) -> tuple[np.ndarray, np.ndarray]:
         """Closed-form variance and third central moment of each item's ``(x - m)^2``."""
-        return _square_moments(self.alpha, measure, self.cs)
+        return dirichlet_square_moments(self.alpha, measure, self.cs)
 
     def concentrations(self) -> np.ndarray:
         """Each item's posterior Dirichlet concentration (items x K)."""
@@ -304,7 +304,7 @@ class _Conditional:
         var_y = np.zeros(len(self.values))
         third_y = np.zeros(len(self.values))
         for c in range(conc.shape[0]):  # one chain at a time bounds the memory
-            v, t = _square_moments(conc[c][:, None, :] + self.values, measure, self.cs)
+            v, t = dirichlet_square_moments(conc[c][:, None, :] + self.values, measure, self.cs)
             var_y += v.sum(axis=0)
             third_y += t.sum(axis=0)
         n = conc.shape[0] * conc.shape[1]
@@ -325,83 +325,6 @@ _COSTLY = {"old": 100}
 #: vector and draw; an average over the hyperparameters' posterior, which a few dozen
 #: draws give to within a few per cent of its spread over them).
 _SPREAD_DRAWS = 25
-
-#: Gamma shape ``k = 4 / skew^2`` above which :func:`_normal_score` takes the Wilson-Hilferty
-#: normal approximation of the gamma law instead of the incomplete gamma function (whose
-#: tails scipy gets wrong by tens of per cent for ``k`` near 1e8; right to 1e-15 up to
-#: 4e4 and to 2e-9 at 4.4e5; Wilson-Hilferty's tail probabilities at ``|t| <= 5`` are off by
-#: 1.4e-4 at ``k = 4e4`` and 1.2e-5 at 4.4e5, against mpmath; 2026-12-07).
-_WILSON_HILFERTY_K = 1e5
-
-
-def _square_moments(alpha: np.ndarray, measure: str, cs: int | None) -> tuple[np.ndarray, ...]:
-    """Variance and third central moment of ``(x - m)^2``, ``x`` the measure of ``q ~
-    Dirichlet(alpha)`` (rows) and ``m`` its exact mean: with ``x``'s central moments
-    ``mu_r`` (:func:`ambppl.dirichlet_moments`), ``mu_4 - mu_2^2`` and ``mu_6 - 3 mu_4 mu_2
-    + 2 mu_2^3``, from the standardized moments (NaN or inf where they leave float64)."""
-    moments = dirichlet_moments(alpha, measure, 6, cant_solve=cs)
-    var = np.asarray(moments.var, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        s4 = np.asarray(moments.excess_kurtosis, dtype=np.float64) + 3.0
-        s6 = np.asarray(moments.central, dtype=np.float64)[..., 6] / var**3
-        return var * var * (s4 - 1.0), var**3 * (s6 - 3.0 * s4 + 2.0)
-
-
-def _variance_z(
-    series: xr.DataArray,
-    diff: np.ndarray,
-    var_y: np.ndarray,
-    third_y: np.ndarray,
-    independent: bool,
-) -> tuple[np.ndarray, np.ndarray]:
-    """z-scores and Monte Carlo standard errors of the variance rows.
-
-    The mean of ``(x - m)^2`` over ``n`` effective draws (:func:`effective_draws`) has
-    variance ``var_y / n`` and skewness ``third_y / var_y^1.5 / sqrt(n)``, both in closed
-    form; ``diff`` (mean minus centre) is read against the gamma law (Pearson type III)
-    with these three moments, and ``z`` is the normal score of its tail probability, so
-    that ``2 * norm.sf(|z|)`` is the row's two-sided p-value. Where ``var_y`` is not a
-    positive number (a variance below float64's range) the draws' own error and a normal
-    tail are taken instead."""
-    n_eff = effective_draws(series, independent)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        err = np.sqrt(var_y / n_eff)
-        skew = third_y / var_y**1.5 / np.sqrt(n_eff)
-        known = np.isfinite(err) & (err > 0)
-        if not known.all():
-            err = np.where(known, err, series_mcse(series, independent))
-        skew = np.where(known & np.isfinite(skew), skew, 0.0)
-        return _normal_score(diff / err, skew), err
-
-
-def _normal_score(t: np.ndarray, skew: np.ndarray) -> np.ndarray:
-    """Normal score ``Phi^-1(F(t))`` of a standardized statistic ``t`` whose law is taken
-    as the gamma law (Pearson type III) of mean 0, variance 1 and skewness ``skew``: for
-    ``skew > 0``, ``t = (G - k) / sqrt(k)`` with ``G ~ Gamma(k)``, ``k = 4 / skew^2`` (a
-    negative skewness mirrors it; a zero one is the normal law, ``t`` itself). ``t`` below
-    the law's lower end ``-2 / skew`` gets ``-inf``. Shapes above
-    :data:`_WILSON_HILFERTY_K` use ``(G / k)^(1/3) ~ N(1 - 1 / (9 k), 1 / (9 k))``."""
-    from scipy import special
-    from scipy.stats import norm
-
-    t = np.array(t, dtype=np.float64)
-    skew = np.broadcast_to(np.asarray(skew, dtype=np.float64), t.shape)
-    skewed = np.isfinite(t) & np.isfinite(skew) & (skew != 0)
-    if skewed.any():
-        sign = np.sign(skew[skewed])
-        k = 4.0 / skew[skewed] ** 2
-        u = sign * t[skewed] * np.abs(skew[skewed]) / 2.0  # G / k - 1
-        inside = u > -1.0
-        score = np.full(u.shape, -np.inf)
-        exact = inside & (k <= _WILSON_HILFERTY_K)
-        g = k[exact] * (1.0 + u[exact])
-        lower, upper = special.gammainc(k[exact], g), special.gammaincc(k[exact], g)
-        score[exact] = np.where(lower < upper, -norm.isf(lower), norm.isf(upper))
-        wh = inside & (k > _WILSON_HILFERTY_K)
-        cube = np.expm1(np.log1p(u[wh]) / 3.0)  # (G / k)^(1/3) - 1 without cancellation
-        score[wh] = (cube + 1.0 / (9.0 * k[wh])) * 3.0 * np.sqrt(k[wh])
-        t[skewed] = sign * score
-    return t
 
 
 def _reference(fitted: Fitted) -> _Marginal | _Conditional:

@@ -5,7 +5,7 @@ mean). With its error estimated from the same draws, the z-scores had a heavy lo
 low sample variance comes with a low estimated error), and ``check_moments`` of a correct
 posterior failed in 5-11 % of fits at ``alpha = 0.01`` with 2 x 500 or 2 x 300 draws. The
 error is now the closed-form one, and the tail that of a gamma law with the closed-form
-skewness (:func:`ambppl.validation.closed_form._variance_z`).
+skewness (:func:`ambppl.validation._skewed.mean_z`).
 
 Replicates are run many at once: the weather counts are tiled ``BLOCK`` times into one
 result whose posterior is replaced by fresh independent Dirichlet draws, and each
@@ -26,7 +26,7 @@ from scipy.stats import binom, norm, pearson3
 import ambppl
 from ambppl.data.readers import example_path, read_annotations
 from ambppl.validation import check_moments
-from ambppl.validation.closed_form import _normal_score, _square_moments
+from ambppl.validation._skewed import dirichlet_square_moments, normal_score
 
 ALPHA = 0.01
 #: Replicates tiled into one result (memory: chains x draws x BLOCK x 200 x 5 x 8 bytes).
@@ -172,7 +172,7 @@ def test_nuts_errors_take_the_closed_form_sd_over_the_ess(weather):
     x = fit["posterior"]["amb"].transpose("chain", "draw", "item").values
     m = ambppl.dirichlet_mean(alpha, "amb", cant_solve=-1)
     ess = diagnose((x - m) ** 2, what="ess_mean")["ess_mean"]
-    var_y, _ = _square_moments(alpha, "amb", 4)
+    var_y, _ = dirichlet_square_moments(alpha, "amb", 4)
     rows = (ind["moment"] == "var").to_numpy()
     np.testing.assert_allclose(ind["mcse"][rows], np.sqrt(var_y / 600), rtol=1e-12)
     np.testing.assert_allclose(arv["mcse"][rows], np.sqrt(var_y / ess), rtol=1e-12)
@@ -205,7 +205,7 @@ def test_square_moments_are_exact_for_two_classes():
         m = expect(x)
         dev = [x[0] - m, *x[1:]]
         mu = {r: expect(power(dev, r)) for r in (2, 4, 6)}
-        var_y, third_y = _square_moments(np.array([[a, b]], dtype=float), "amb", None)
+        var_y, third_y = dirichlet_square_moments(np.array([[a, b]], dtype=float), "amb", None)
         np.testing.assert_allclose(var_y, float(mu[4] - mu[2] ** 2), rtol=1e-9)
         want = mu[6] - 3 * mu[4] * mu[2] + 2 * mu[2] ** 3
         np.testing.assert_allclose(third_y, float(want), rtol=1e-8)
@@ -216,7 +216,7 @@ def test_normal_score_is_that_of_the_pearson_type_iii_law(skew):
     # scipy's pearson3 (standardized: mean 0, sd 1, the given skewness) is the reference.
     t = np.array([-4.5, -2.0, -0.5, 0.0, 0.7, 3.0, 5.0])
     inside = skew * t > -2.0  # its support: t > -2 / skew for skew > 0
-    got = _normal_score(t, np.full(t.shape, skew))
+    got = normal_score(t, np.full(t.shape, skew))
     cdf = pearson3.cdf(t[inside], skew)
     want = np.where(cdf < 0.5, -norm.isf(cdf), norm.isf(pearson3.sf(t[inside], skew)))
     np.testing.assert_allclose(got[inside], want, rtol=1e-8, atol=1e-10)
@@ -229,17 +229,17 @@ def test_normal_score_of_a_small_skewness_is_cornish_fishers():
     # under 1e-6 at skew 1e-4 and |t| <= 5 (scipy's incomplete gamma gave errors of tens of
     # per cent in the tail probability at k ~ 1e8). A zero skewness keeps t, and the two
     # routes meet at the switch.
-    from ambppl.validation.closed_form import _WILSON_HILFERTY_K
+    from ambppl.validation._skewed import WILSON_HILFERTY_K
 
     t = np.array([-5.0, -4.5, -1.0, 0.0, 2.0, 4.5, 5.0])
     for skew in (1e-4, -1e-4, 1e-6, 1e-9):
-        got = _normal_score(t, np.full(t.shape, skew))
+        got = normal_score(t, np.full(t.shape, skew))
         np.testing.assert_allclose(got, t - skew * (t**2 - 1) / 6, atol=1e-6, rtol=0)
-    np.testing.assert_array_equal(_normal_score(t, np.zeros(t.shape)), t)
-    edge = 2.0 / np.sqrt(_WILSON_HILFERTY_K)
-    below, above = (_normal_score(t, np.full(t.shape, s)) for s in (edge * 1.0001, edge * 0.9999))
+    np.testing.assert_array_equal(normal_score(t, np.zeros(t.shape)), t)
+    edge = 2.0 / np.sqrt(WILSON_HILFERTY_K)
+    below, above = (normal_score(t, np.full(t.shape, s)) for s in (edge * 1.0001, edge * 0.9999))
     np.testing.assert_allclose(below, above, atol=1e-4, rtol=0)
-    odd = _normal_score(np.array([np.inf, np.nan, 1.0]), np.array([0.5, 0.5, np.nan]))
+    odd = normal_score(np.array([np.inf, np.nan, 1.0]), np.array([0.5, 0.5, np.nan]))
     assert np.isposinf(odd[0]) and np.isnan(odd[1]) and odd[2] == 1.0
 
 
