@@ -1126,7 +1126,16 @@ class _LogPosterior:
         return marginal_terms(log_pi[None], log_theta[None], self.codes)[0]
 
     def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """``(-log p(x | y), -gradient)``, for a minimizer."""
+        """``(-log p(x | y), -gradient)``, for a minimizer.
+
+        A trial step of L-BFGS's line search can leave float64 (``exp`` of a coordinate above
+        about 709: with scipy 1.18 one step reached coordinates of 3e13 on a small test set);
+        the value is then inf or NaN, from which the line search steps back, so it is
+        computed without a warning."""
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return self._value_and_gradient(x)
+
+    def _value_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         k, c, r, p = self.k, self.c, self.n_raters, self.params
         val = self.constrained(x)
         joint = self.joint(val["log_pi"], val["log_theta"])
