@@ -18,12 +18,16 @@ the weather data with ``hierarchical_dirichlet`` (collapsed) N times and runs th
 conditional ``check_moments``; ``--reference N`` fits each of the seven reference cases
 (``models/reference``) N times with 2 x 300 exact draws (seeds 1000, 1001, ...) and runs
 ``check_reference`` (about 0.1 s a fit; N = 400 is the figure of ``check_reference``'s
-Notes).
+Notes); ``--check-fit N`` runs ``check_fit`` on N correct exact fits (2 x 500 draws) of data
+simulated from the flat model (200 items x 10 answers, ``q_i ~ Dirichlet(1, 1, 1)``,
+can't-solve last), where its three checks apply (about 4 s a seed; N = 300 is the figure of
+``check_fit``'s Notes).
 
 Each rate is printed with its binomial standard error ``sqrt(r (1 - r) / n)``.
 
 Run: ``.venv/bin/python benchmarks/calibration_validation.py [--seeds 200] [--nuts 0]
-[--collapsed 0] [--reference 0]`` (about 4 s per seed for the exact part on 2 cores).
+[--collapsed 0] [--reference 0] [--check-fit 0]`` (about 4 s per seed for the exact part on
+2 cores).
 """
 
 from __future__ import annotations
@@ -56,9 +60,12 @@ def main() -> None:
     parser.add_argument("--nuts", type=int, default=0)
     parser.add_argument("--collapsed", type=int, default=0)
     parser.add_argument("--reference", type=int, default=0)
+    parser.add_argument("--check-fit", type=int, default=0)
     args = parser.parse_args()
     if args.reference:
         _reference_cases(args.reference)
+    if args.check_fit:
+        _check_fit_verdict(args.check_fit)
     logging.getLogger("pymc").setLevel(logging.ERROR)
     weather = read_annotations(example_path("weather_sentiment"), cant_solve="I can't tell")
     two_class = read_annotations(TWO_CLASS, cant_solve="2")
@@ -153,6 +160,27 @@ def _reference_cases(n: int) -> None:
         every += flags
         print(f"  {name:32s} {_rate(flags)}")
     print(f"  {'all cases':32s} {_rate(every)} ({time.perf_counter() - start:.0f} s)\n")
+
+
+def _check_fit_verdict(n: int) -> None:
+    """False-alarm rate of ``check_fit``'s verdict, and of each check, on ``n`` correct fits."""
+    from ambppl.validation import check_fit
+
+    start = time.perf_counter()
+    verdict, per_check = [], {}
+    for seed in range(100, 100 + n):
+        rng = np.random.default_rng(seed)
+        counts = rng.multinomial(10, rng.dirichlet(np.ones(3), size=200))
+        counts = ambppl.read_annotations(counts, cant_solve="2")
+        fit = ambppl.fit(counts, draws=500, chains=2, random_seed=seed)
+        check = check_fit(fit, random_seed=seed + 10**6)
+        verdict.append(not check.passed)
+        for name, out in check.checks.items():
+            per_check.setdefault(name, []).append(not out.passed)
+    print("False-alarm rate of check_fit at alpha = 0.01 (flat-model data, 2 x 500 exact draws):")
+    print(f"  {'verdict':32s} {_rate(verdict)} ({time.perf_counter() - start:.0f} s)")
+    for name, flags in per_check.items():
+        print(f"  {name:32s} {_rate(flags)}")
 
 
 if __name__ == "__main__":

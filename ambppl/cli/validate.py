@@ -50,9 +50,9 @@ def _add_validate(subparsers: Any) -> argparse.ArgumentParser:
         "--alpha",
         type=_open_prob,
         default=0.01,
-        help="false-alarm rate: with a file, of each check (family-wise over its rows); "
-        "without, of the whole run (Holm across the reference cases' rows) (default: "
-        "%(default)s)",
+        help="false-alarm rate of the verdict: with a file, each of the m checks of the "
+        "draws that apply is decided at alpha / m (family-wise over its rows); without, "
+        "Holm across the reference cases' rows (default: %(default)s)",
     )
     checks.add_argument(
         "--compare",
@@ -217,5 +217,7 @@ def _validate_file(args: argparse.Namespace, start: float) -> int:
         word = "passed: convergence only; no check of the posterior applies to this fit"
     if not check.checks and not check.errors:
         word = "NOTHING CHECKED: no check applies to this fit"
-    print(f"{word} (level {args.alpha:g} each; {time.perf_counter() - start:.1f} s)")
+    m = len(check.posterior_checks)
+    each = f", each of {m} checks at {args.alpha / m:.3g}" if m > 1 else ""
+    print(f"{word} (level {args.alpha:g}{each}; {time.perf_counter() - start:.1f} s)")
     return 0 if check.passed else 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -174,3 +175,19 @@ def decide(table: Any, p_column: str, alpha: float) -> tuple[bool, float | None]
     finite = adjusted[np.isfinite(adjusted)]
     p = float(finite.min()) if finite.size else None
     return (p is None or p > alpha), p
+
+
+def at_level(result: ValidationResult, level: float) -> ValidationResult:
+    """The same check decided at another family-wise level.
+
+    Holm's adjusted p-values (``table["p_holm"]``) do not depend on the level, so only
+    ``flagged``, ``passed`` and ``level`` change: a row is flagged where ``p_holm <= level``
+    and the check passes where its family-wise p-value exceeds ``level``, exactly as the
+    check run at ``level`` decides (:func:`decide`).
+    """
+    table = result.table.copy()
+    if "p_holm" in table.columns:
+        adjusted = table["p_holm"].to_numpy(dtype=np.float64)
+        table["flagged"] = np.nan_to_num(adjusted, nan=1.0) <= level
+    passed = result.p_value is None or result.p_value > level
+    return dataclasses.replace(result, passed=passed, level=level, table=table)

@@ -11,6 +11,12 @@ for ``dawid_skene``, given the class ``z_i``, summed over ``label_prob``). The r
 independent given the draws, so the mean over ``S`` replicates has Monte Carlo standard
 error ``sqrt(mean_s Var_s) / sqrt(S)`` (``Var_s`` the exact variance under draw ``s``); each
 item is tested at 5 of them (two-sided normal tail 5.7e-7 per item).
+
+``dawid_skene``'s mixed predictive (``check_predictive``'s default kind) draws each item's
+class afresh from the population, ``z_i ~ Categorical(pi)`` of a posterior draw, then each
+observed answer from its own rater's ``confusion`` row for ``z_i``: the same law with
+``label_prob_i`` replaced by ``pi`` for every item, checked against exact references the same
+way (and, for the mean over items, against the exact law of that mean).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import xarray as xr
 
 import ambppl
 from ambppl.data import read_long
+from ambppl.inference.catalog import get_model
 from ambppl.validation import NotApplicable, predictive
 from ambppl.validation.predictive import check_predictive, posterior_predictive
 
@@ -345,9 +352,261 @@ def test_dawid_skene_replicates_survive_a_netcdf_round_trip(
     np.testing.assert_array_equal(a["answers"].values, b["answers"].values)
 
 
-def test_dawid_skene_mixed_check_still_names_the_posterior_kind(dawid_skene_map) -> None:
-    with pytest.raises(NotApplicable, match=r"use kind='posterior'"):
-        check_predictive(dawid_skene_map, random_seed=1)
+# ------------------------------------------------------------------- dawid_skene, mixed
+
+
+def _count_pmfs(rows: np.ndarray, cs: int) -> dict[str, np.ndarray]:
+    """Law of the modal proper count and of the can't-solve count (0..n) of ``n`` independent
+    answers, answer ``j`` drawn from ``rows[..., j, :]`` (..., n, C): the sum over all ``C^n``
+    answer tuples of their probability, per count (..., n + 1)."""
+    n, n_cat = rows.shape[-2:]
+    tuples = np.array(list(itertools.product(range(n_cat), repeat=n)))  # (T, n)
+    prob = rows[..., np.arange(n), tuples].prod(axis=-1)  # (..., T)
+    counts = np.zeros((len(tuples), n_cat), dtype=np.int64)
+    np.add.at(counts, (np.repeat(np.arange(len(tuples)), n), tuples.ravel()), 1)
+    modal = np.delete(counts, cs, axis=1).max(axis=1)
+    return {
+        "modal_share": prob @ np.eye(n + 1)[modal],
+        "cant_solve_share": prob @ np.eye(n + 1)[counts[:, cs]],
+    }
+
+
+def _mixed_item_pmfs(weights, confusion, item, rater, cs):
+    """Per draw and item (model order), the law of each count (draws, items, n + 1) when z_i ~
+    weights[:, i] and every answer a of item i comes from confusion[rater_a, z_i]: the sum over
+    the classes z of weights_z times the law given z (the raters' rows for z). The mixed
+    predictive has weights pi (one row for every item), the posterior kind label_prob_i."""
+    n_draws, n_items, n_classes = weights.shape
+    n = np.bincount(item).max()
+    out = {s: np.zeros((n_draws, n_items, n + 1)) for s in ("modal_share", "cant_solve_share")}
+    for i in range(n_items):
+        raters = rater[item == i]
+        for k in range(n_classes):
+            for s, pmf in _count_pmfs(confusion[:, raters, k, :], cs).items():
+                out[s][:, i] += weights[:, i, k, None] * pmf
+    return out
+
+
+def _population_tree(seed=31, n_items=10, n_raters=5, per_item=3, n_draws=200):
+    """Draws of pi (about 0.7 / 0.3) and of raters who answer class b with can't-solve three
+    times as often as class a; the class posterior label_prob says every item is class b,
+    so replicates drawn from it (the posterior kind) differ from the population's."""
+    rng = np.random.default_rng(seed)
+    item, rater = _design(rng, n_items, n_raters, per_item)
+    pi = rng.dirichlet([28.0, 12.0], size=n_draws)  # (draws, class)
+    rows = []
+    for base in ([0.8, 0.12, 0.08], [0.15, 0.55, 0.3]):
+        per_rater = rng.dirichlet(30 * np.array(base), size=n_raters)
+        rows.append(np.stack([rng.dirichlet(300 * r, size=n_draws) for r in per_rater], axis=1))
+    confusion = np.stack(rows, axis=2)  # (draws, raters, class, category)
+    label_prob = np.broadcast_to([0.05, 0.95], (n_draws, n_items, 2))
+    q = np.einsum("dik,dkc->dic", label_prob, confusion.mean(axis=1))
+    one = ("chain", "draw")
+    posterior = xr.Dataset(
+        {
+            "pi": ((*one, "class"), pi[None]),
+            "label_prob": ((*one, "item", "class"), label_prob[None]),
+            "confusion": ((*one, "rater", "class", "category"), confusion[None]),
+            "q": ((*one, "item", "category"), q[None]),
+        }
+    )
+    model_items = [f"i{j}" for j in rng.permutation(n_items)]
+    counts_order = sorted(model_items)
+    tree = _tree(posterior, item, rater, "dawid_skene", model_items, counts_order, n_raters)
+    return tree, (pi, label_prob, confusion, item, rater, model_items, counts_order)
+
+
+def test_dawid_skene_mixed_replicates_draw_the_class_from_pi_then_each_raters_answer() -> None:
+    """Exact references of the mixed predictive, per item and for the mean over items.
+
+    Per item: the replicated mean of a share against its exact mean, in units of the Monte
+    Carlo standard error ``sqrt(mean_s Var_s / S)`` (each of the D draws is used exactly S / D
+    times and the replicates are independent given their draws, so the variance of their mean
+    is ``sum_j Var_s(j) / S^2``).
+
+    Over items: per replicate the check summarizes the items by the mean share ``T``; given
+    draw ``s`` the items are independent (``z_i ~ pi^(s)`` independently, the answers
+    independent given the ``z``), so the exact law of ``T`` under draw ``s`` is the
+    convolution of the items' laws (every item has n = 3 answers: ``T = sum_i M_i / (3N)``
+    with integer counts ``M_i``). With ``mu_s``, ``v_s`` its mean and variance and ``mu =
+    mean_s mu_s``: the mean of the S replicates has expectation ``mu`` and variance ``mean_s
+    v_s / S`` (as above); their variance with ``ddof=1`` (``rep_sd^2``) has expectation
+    ``mean_s v_s + S / (S - 1) var_s(mu_s)`` (``var_s`` over the draws, ``ddof=0``: ``sum_j
+    E (T_j - Tbar)^2 = (S - 1) mean_s v_s + S var_s(mu_s)`` for S / D replicates per draw) and,
+    to first order (the sample variance is the mean of ``(T_j - mu)^2`` less ``(Tbar -
+    mu)^2``, of order 1 / S), variance ``mean_s Var_s[(T - mu)^2] / S``, from the exact
+    fourth and second moments about ``mu`` under each draw. Each is tested at 5 standard
+    errors (two-sided normal tail 5.7e-7; 24 tests).
+    """
+    tree, (pi, label_prob, confusion, item, rater, model_items, order) = _population_tree()
+    n_draws, n_items = label_prob.shape[:2]
+    size = 20 * n_draws
+    check = check_predictive(
+        tree, statistics=["modal_share", "cant_solve_share"], replicates=size, random_seed=12
+    )
+    assert check.details["kind"] == "mixed" and "Categorical(pi)" in check.description
+    mixed = _mixed_item_pmfs(
+        np.broadcast_to(pi[:, None, :], label_prob.shape), confusion, item, rater, CS
+    )
+    own = _mixed_item_pmfs(label_prob, confusion, item, rater, CS)  # the posterior kind's
+    shares = np.arange(4) / 3.0
+    items = check.details["items"].set_index(["statistic", "item"])
+    table = check.table.set_index(["statistic", "summary"])
+    for stat, pmf in mixed.items():
+        pmf = _to_counts_order(np.moveaxis(pmf, 2, 1), model_items, order)  # (D, 4, items)
+        pmf = np.moveaxis(pmf, 1, 2)
+        mean = pmf @ shares
+        var = pmf @ shares**2 - mean**2
+        rep_mean = items.loc[stat].loc[order, "rep_mean"].to_numpy()
+        z = _z_scores(rep_mean, mean, var, size)
+        assert np.all(np.abs(z) < Z_TOL), (stat, z)
+
+        law = np.ones((n_draws, 1))  # the sum of the items' counts, per draw
+        for i in range(n_items):
+            wider = np.zeros((n_draws, law.shape[1] + 3))
+            for m in range(4):
+                wider[:, m : m + law.shape[1]] += law * pmf[:, i, m, None]
+            law = wider
+        t = np.arange(law.shape[1]) / (3.0 * n_items)
+        mu_s = law @ t
+        v_s = law @ t**2 - mu_s**2
+        mu = mu_s.mean()
+        dev = t - mu
+        var_dev2 = law @ dev**4 - (law @ dev**2) ** 2
+        row = table.loc[(stat, "mean")]
+        z_mean = (row["rep_mean"] - mu) / np.sqrt(v_s.mean() / size)
+        expected_var = v_s.mean() + size / (size - 1) * mu_s.var()
+        z_var = (row["rep_sd"] ** 2 - expected_var) / np.sqrt(var_dev2.mean() / size)
+        assert abs(z_mean) < Z_TOL and abs(z_var) < Z_TOL, (stat, z_mean, z_var)
+
+        # the class posterior (every item class b) predicts other shares: the reference is
+        # the population's
+        own_mean = (np.moveaxis(own[stat], 1, 0) @ shares).T.mean()  # mean over draws, items
+        if stat == "cant_solve_share":
+            assert (row["rep_mean"] - own_mean) / np.sqrt(v_s.mean() / size) < -10 * Z_TOL
+
+
+@pytest.mark.parametrize("chunk_bytes", [None, 1])
+def test_dawid_skene_mixed_replicates_keep_the_observed_design(chunk_bytes, monkeypatch) -> None:
+    """Raters who answer each class with one category, each their own way, and draws of pi
+    that make every item's class certain (a different class per draw): each replicate is
+    exactly the answers of the observed raters of every item, counted in the counts' rows and
+    categories, whatever order the model's categories are in (here can't-solve first), also
+    with the draws processed one at a time (``CHUNK_BYTES = 1``)."""
+    if chunk_bytes is not None:
+        monkeypatch.setattr(predictive, "CHUNK_BYTES", chunk_bytes)
+    rng = np.random.default_rng(25)
+    n_chains, n_draws, n_items, n_raters = 2, 7, 8, 4
+    item, rater = _design(rng, n_items, n_raters, 3)
+    # answer (in CATEGORIES) of rater r on class k: r0 right, r1 swaps a and b, r2 always
+    # can't-solve, r3 right on a and can't-solve on b
+    answer = np.array([[0, 1], [1, 0], [2, 2], [0, 2]])
+    model_categories = ["cs", "a", "b"]
+    column = [model_categories.index(c) for c in CATEGORIES]  # model column of each category
+    confusion = np.zeros((n_raters, 2, 3))
+    for r in range(n_raters):
+        for k in range(2):
+            confusion[r, k, column[answer[r, k]]] = 1.0
+    true_class = rng.integers(0, 2, size=(n_chains, n_draws))  # one class per draw
+    one = ("chain", "draw")
+    posterior = xr.Dataset(
+        {
+            "pi": ((*one, "class"), np.eye(2)[true_class]),
+            "label_prob": ((*one, "item", "class"), np.full((n_chains, n_draws, n_items, 2), 0.5)),
+            "confusion": (
+                (*one, "rater", "class", "category"),
+                np.broadcast_to(confusion, (n_chains, n_draws, *confusion.shape)),
+            ),
+            "q": ((*one, "item", "category"), np.full((n_chains, n_draws, n_items, 3), 1 / 3)),
+        }
+    )
+    model_items = [f"i{j}" for j in rng.permutation(n_items)]
+    order = sorted(model_items)
+    tree = _tree(posterior, item, rater, "dawid_skene", model_items, order, n_raters)
+    tree["posterior"] = tree["posterior"].to_dataset().assign_coords(category=model_categories)
+    n = tree["observed_data"]["counts"].values.sum(axis=1)
+
+    want = np.zeros((n_chains * n_draws, n_items, 3), dtype=np.int64)  # counts' rows, categories
+    row = np.array([order.index(model_items[i]) for i in item])
+    for d, k in enumerate(true_class.ravel()):
+        np.add.at(want[d], (row, answer[rater, k]), 1)
+    check = check_predictive(tree, replicates=None, random_seed=3)
+    reps = check.details["replicated"]
+    np.testing.assert_array_equal(
+        reps["cant_solve_share"]["mean"], (want[..., CS] / n).mean(axis=-1)
+    )
+    np.testing.assert_allclose(
+        reps["modal_share"]["mean"], _modal_share(want, n, CS).mean(axis=-1), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        reps["modal_share"]["sd"], _modal_share(want, n, CS).std(axis=-1), rtol=1e-12
+    )
+
+    # categories that are not the counts' are refused, not matched by position
+    other = tree.copy()
+    other["posterior"] = tree["posterior"].to_dataset().assign_coords(category=["x", "a", "b"])
+    with pytest.raises(ValueError, match=r"posterior\['confusion'\]'s categories must be"):
+        check_predictive(other, random_seed=3)
+
+
+def _simulated_answers(seed: int, n_items: int = 80, n_raters: int = 6, per_item: int = 4):
+    """Answers simulated from dawid_skene itself (the model file's simulate_answers): two
+    classes and can't-solve, each rater's rows a Dirichlet around a good rater."""
+    rng = np.random.default_rng(seed)
+    item, rater = _design(rng, n_items, n_raters, per_item)
+    theta = np.stack(
+        [
+            np.stack([rng.dirichlet([16, 3, 1.5]), rng.dirichlet([3, 16, 1.5])])
+            for _ in range(n_raters)
+        ]
+    )
+    simulate = get_model("dawid_skene").module.simulate_answers
+    y = simulate([0.6, 0.4], theta, item, rater, rng=rng)
+    frame = pd.DataFrame(
+        {
+            "task": [f"t{i:03d}" for i in item],
+            "worker": [f"w{r}" for r in rater],
+            "label": [CATEGORIES[k] for k in y],
+        }
+    )
+    return read_long(frame, cant_solve="cs")
+
+
+@pytest.fixture(scope="module")
+def simulated_map():
+    return ambppl.fit(_simulated_answers(41), "dawid_skene", method="map")
+
+
+def test_dawid_skene_mixed_check_passes_on_answers_from_the_model(simulated_map) -> None:
+    check = check_predictive(simulated_map, random_seed=42)
+    assert check.details["kind"] == "mixed" and "Categorical(pi)" in check.description
+    assert len(check.table) == 6 and check.passed, check.table
+
+
+def test_dawid_skene_mixed_check_runs_on_the_map_fit(simulated_map) -> None:
+    """The mixed check raised NotApplicable ("dawid_skene has no population of q_i") and was
+    skipped; the item population is pi."""
+    check = check_predictive(simulated_map, replicates=200, random_seed=1)
+    assert check.details["kind"] == "mixed" and check.details["replicates"] == 200
+    assert "fresh true class z_i ~ Categorical(pi)" in check.description
+    again = check_predictive(simulated_map, replicates=200, random_seed=1)
+    np.testing.assert_array_equal(
+        check.details["replicated"]["modal_share"]["mean"],
+        again.details["replicated"]["modal_share"]["mean"],
+    )
+
+
+def test_a_dawid_skene_fit_without_pi_or_design_is_not_applicable(simulated_map) -> None:
+    no_pi = simulated_map.copy()
+    no_pi["posterior"] = simulated_map["posterior"].to_dataset().drop_vars("pi")
+    with pytest.raises(NotApplicable, match=r"lacks posterior\['pi'\]; refit") as info:
+        check_predictive(no_pi, random_seed=1)
+    assert "use kind='posterior'" in str(info.value)
+    check_predictive(no_pi, kind="posterior", replicates=20, random_seed=1)  # still applies
+    no_design = simulated_map.copy()
+    no_design["constant_data"] = xr.Dataset()
+    with pytest.raises(NotApplicable, match=r"lacks constant_data\['answer_item'\]"):
+        check_predictive(no_design, random_seed=1)
 
 
 # ------------------------------------------------------------------- rater_effects

@@ -102,15 +102,35 @@ def test_draws_of_other_items_than_the_counts_are_an_error_not_a_skip(small_exac
     assert "posterior has 5 items but observed_data['counts'] has 6" in verdict.errors["moments"]
 
 
-def test_a_fit_no_check_applies_to_is_not_passed() -> None:
-    """A point (dawid_skene's map): no check applies, so nothing passed; the verdict said
-    "every check passed (no check applied)" and ambppl validate exited 0."""
+def _random_answers() -> pd.DataFrame:
     rng = np.random.default_rng(4)
     rows = [(f"i{i}", f"r{r}", rng.choice(["a", "b", "c"])) for i in range(10) for r in range(4)]
-    answers = read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]), cant_solve="c")
-    verdict = check_fit(ambppl.fit(answers, "dawid_skene", method="map"), random_seed=1)
+    return read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]), cant_solve="c")
+
+
+def test_a_dawid_skene_point_gets_the_mixed_predictive_check() -> None:
+    """dawid_skene's map point: no draws for moments and density, but the mixed predictive
+    applies (fresh classes from pi, the answers from the raters' confusion rows); it was
+    skipped ("dawid_skene has no population of q_i to draw from")."""
+    verdict = check_fit(ambppl.fit(_random_answers(), "dawid_skene", method="map"), random_seed=1)
+    assert list(verdict.checks) == ["predictive"] and not verdict.errors
+    assert set(verdict.skipped) == {"moments", "density"}
+    assert "z_i ~ Categorical(pi)" in verdict["predictive"].description
+    assert verdict.predictive is not None and len(verdict.predictive) == 6
+    assert (
+        verdict.passed and verdict.verdict == "dawid_skene (map): every check passed (predictive)"
+    )
+
+
+def test_a_fit_no_check_applies_to_is_not_passed() -> None:
+    """A point (dawid_skene's map) stored without q (var_names): no check applies, so nothing
+    passed; the verdict said "every check passed (no check applied)" and ambppl validate
+    exited 0."""
+    result = ambppl.fit(_random_answers(), "dawid_skene", method="map", var_names=["amb"])
+    verdict = check_fit(result, random_seed=1)
     assert not verdict.checks and not verdict.errors
     assert set(verdict.skipped) == {"moments", "density", "predictive"}
+    assert "posterior draws of q" in verdict.skipped["predictive"]
     assert "at least 100 draws" in verdict.skipped["moments"]
     # more draws do not help a point: the reason names the model's methods that draw
     assert verdict.skipped["moments"].endswith(
@@ -126,16 +146,48 @@ def test_a_fit_no_check_applies_to_is_not_passed() -> None:
 
 
 def test_a_failed_computation_check_says_it_may_be_a_false_alarm(flat_check) -> None:
-    # each check raises a false alarm at its level (1 in 100 correct runs at 0.01): the text
-    # says so and asks for a rerun before a report (it once said "please report it")
+    # each check raises a false alarm at its level (1 in 300 correct runs: three checks at
+    # 0.01 / 3): the text says so and asks for a rerun before a report (it once said
+    # "please report it")
     import dataclasses
 
     check = flat_check
     failed = dataclasses.replace(check.checks["moments"], passed=False)
     text = dataclasses.replace(check, checks={**check.checks, "moments": failed}).text()
     assert "moments: the draws disagree with the closed-form posterior moments: a false " in text
-    assert "alarm (the check raises one in 100 correct runs)" in text
+    assert "alarm (the check raises one in 300 correct runs)" in text
     assert "rerun with another seed, and report it if it fails again" in text
+
+
+def test_the_verdict_holds_its_level_over_the_checks(flat_check) -> None:
+    """Each of the m checks of the draws is decided at alpha / m (Bonferroni), so a correct
+    fit fails the verdict with probability at most alpha. At alpha each, three checks failed
+    a correct fit in 5 of 150 (0.033 +- 0.015; check_fit's Notes)."""
+    check = flat_check
+    assert check.level == 0.01 and check.posterior_checks == ["moments", "density", "predictive"]
+    for name in check.posterior_checks:
+        out = check.checks[name]
+        assert out.level == pytest.approx(0.01 / 3)
+        # flagged rows and the verdict are those of the check run at that level
+        assert list(out.table["flagged"]) == list(out.table["p_holm"] <= 0.01 / 3)
+        assert out.passed == (out.p_value > 0.01 / 3)
+    # the predictive intervals are those of the lower level: wider than at 0.01
+    assert (check.predictive["level"] >= 1 - 0.01 / 3 - 1e-12).all()
+
+
+def test_a_check_between_alpha_over_m_and_alpha_passes() -> None:
+    """A family-wise p-value of 0.005 fails a lone check at 0.01 and passes one of three."""
+    import pandas as pd
+
+    from ambppl.validation._result import ValidationResult, at_level, decide
+
+    table = pd.DataFrame({"p_value": [0.0025, 0.2]})
+    passed, p = decide(table, "p_value", 0.01)
+    lone = ValidationResult("moments", passed, 1.0, p, 0.01, table)
+    assert not lone.passed and p == pytest.approx(0.005)
+    one_of_three = at_level(lone, 0.01 / 3)
+    assert one_of_three.passed and one_of_three.level == pytest.approx(0.01 / 3)
+    assert not one_of_three.table["flagged"].any() and lone.table["flagged"].iloc[0]
 
 
 def test_flat_data_pass_every_check(flat_check) -> None:
@@ -496,14 +548,15 @@ def test_a_rater_model_fit_gets_its_own_predictive_check() -> None:
 def test_validate_command_says_nothing_was_checked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    rng = np.random.default_rng(4)
-    rows = [(f"i{i}", f"r{r}", rng.choice(["a", "b", "c"])) for i in range(10) for r in range(4)]
+    """One item (the predictive check compares items) fitted by map (no draws)."""
+    rows = [("i0", f"r{r}", label) for r, label in enumerate(["a", "b", "c", "a"])]
     path = tmp_path / "answers.csv"
     pd.DataFrame(rows, columns=["task", "worker", "label"]).to_csv(path, index=False)
     argv = ["validate", str(path), "--cant-solve", "c", "--model", "dawid_skene"]
     assert main([*argv, "--method", "map", "-q"]) == 1
     out = capsys.readouterr().out
     assert "NOTHING CHECKED: no check applies to this fit" in out
+    assert "needs at least two items with answers" in out
     assert "all checks passed" not in out
 
 

@@ -327,11 +327,11 @@ def test_one_answered_item_is_not_applicable_not_an_error():
     assert verdict.passed, verdict.text()
 
 
-def test_a_model_without_a_population_prior_is_not_applicable_in_plain_words() -> None:
-    """dawid_skene's q_i mix its classes' answer distributions: no prior of q_i to draw fresh
-    items from. The reason named the model file's internals ("concentration(hyper)", "the
-    model file defines no concentration()") and a list of hyperparameters that included the
-    per-item outputs label_prob and label_entropy."""
+def test_a_latent_class_fit_without_its_population_is_not_applicable_in_plain_words() -> None:
+    """dawid_skene's item population is its class prevalences pi (a fresh class per item),
+    so its mixed check runs; a result stored without pi cannot draw fresh items. Before it
+    had one, the reason named the model file's internals ("concentration(hyper)") and a list
+    of hyperparameters that included the per-item outputs label_prob and label_entropy."""
     import pandas as pd
 
     from ambppl.data import read_long
@@ -341,7 +341,10 @@ def test_a_model_without_a_population_prior_is_not_applicable_in_plain_words() -
     rows = [(f"i{i}", f"r{r}", rng.choice(["a", "b"])) for i in range(12) for r in range(4)]
     answers = read_long(pd.DataFrame(rows, columns=["task", "worker", "label"]))
     result = ambppl.fit(answers, "dawid_skene", method="laplace", draws=200, random_seed=1)
-    with pytest.raises(NotApplicable, match=r"model 'dawid_skene' has none") as info:
-        check_predictive(result, random_seed=1)
+    assert check_predictive(result, random_seed=1).check == "predictive"  # it applies
+    without = result.copy()
+    without["posterior"] = result["posterior"].to_dataset().drop_vars("pi")
+    with pytest.raises(NotApplicable, match=r"the result lacks posterior\['pi'\]") as info:
+        check_predictive(without, random_seed=1)
     assert "concentration(" not in str(info.value) and "label_prob" not in str(info.value)
     assert "use kind='posterior'" in str(info.value)
