@@ -175,6 +175,15 @@ def _answers_with_raters(result: xr.DataTree, attrs: dict[str, Any]) -> bool:
     return all(constant(result, v) is not None for v in ("answer_item", "answer_rater"))
 
 
+def _counted(codes: np.ndarray, row: np.ndarray, n_items: int, n_cat: int) -> np.ndarray:
+    """Replicated answers (replicates x answers, category positions of the counts) counted
+    per item (``row``: each answer's row of the counts): replicates x items x categories."""
+    reps = codes.shape[0]
+    flat = (np.arange(reps)[:, None] * n_items + row) * n_cat + codes
+    out = np.bincount(flat.ravel(), minlength=reps * n_items * n_cat)
+    return out.reshape(reps, n_items, n_cat)
+
+
 def _answer_design(
     result: xr.DataTree, values: np.ndarray, model_items: Any, n_raters: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -286,18 +295,13 @@ def _rater_posterior(
         for name, var in arrays.items()
     }
 
-    def count(codes: np.ndarray) -> np.ndarray:
-        d = codes.shape[0]
-        cell = (np.arange(d)[:, None] * n_items + row) * n_cat + codes
-        return np.bincount(cell.ravel(), minlength=d * n_items * n_cat).reshape(d, n_items, n_cat)
-
     if form == "latent_class":
         label_prob, confusion = flat["label_prob"], flat["confusion"]
 
         def counts(draws: np.ndarray) -> np.ndarray:
             z = _draw_categorical(rng, label_prob[draws])  # (draws, model items)
             rows = confusion[draws[:, None], rater, z[:, item]]  # (draws, answers, K)
-            return count(_draw_categorical(rng, rows))
+            return _counted(_draw_categorical(rng, rows), row, n_items, n_cat)
 
         where = (
             "each item's true class z_i drawn from the class posterior (label_prob) of a "
@@ -313,7 +317,7 @@ def _rater_posterior(
             logits -= logits.max(axis=-1, keepdims=True)
             p = np.exp(logits)
             p /= p.sum(axis=-1, keepdims=True)
-            return count(_draw_categorical(rng, p))
+            return _counted(_draw_categorical(rng, p), row, n_items, n_cat)
 
         where = (
             "each observed answer replicated by its own rater from softmax(eta_i + b_r) of "
@@ -700,15 +704,6 @@ def _replicate_rater_answers(
     )
     per_draw = 8 * item.size * n_cat * 4 + 8 * n_items * n_cat * 4
     return block, size, where, per_draw
-
-
-def _counted(codes: np.ndarray, row: np.ndarray, n_items: int, n_cat: int) -> np.ndarray:
-    """Replicated answers (replicates x answers, category positions of the counts) counted
-    per item (``row``: each answer's row of the counts): replicates x items x categories."""
-    reps = codes.shape[0]
-    flat = (np.arange(reps)[:, None] * n_items + row) * n_cat + codes
-    out = np.bincount(flat.ravel(), minlength=reps * n_items * n_cat)
-    return out.reshape(reps, n_items, n_cat)
 
 
 def _category_positions(var: Any, counts: Any, n_cat: int) -> np.ndarray:
