@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ambppl.maths import DirichletMoments
 from ambppl.maths.draws import dirichlet_draws
 from ambppl.maths.measures import evaluate
 from ambppl.maths.moments import dirichlet_moments
@@ -62,9 +63,13 @@ def dirichlet_square_moments(
     alpha: np.ndarray, measure: str, cs: int | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`square_moments` of the measure of ``q ~ Dirichlet(alpha)`` (rows), with the
-    closed-form central moments of :func:`ambppl.dirichlet_moments` (``amb``, ``modified``;
-    the kurtosis as it returns it, right where a central moment leaves float64)."""
-    moments = dirichlet_moments(alpha, measure, 6, cant_solve=cs)
+    closed-form central moments of :func:`ambppl.dirichlet_moments` (``amb``, ``modified``)."""
+    return square_of(dirichlet_moments(alpha, measure, 6, cant_solve=cs))
+
+
+def square_of(moments: DirichletMoments) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`square_moments` from :func:`ambppl.dirichlet_moments`' result (order 6 or
+    more), with the kurtosis as it returns it: right where a central moment leaves float64."""
     var = np.asarray(moments.var, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         s4 = np.asarray(moments.excess_kurtosis, dtype=np.float64) + 3.0

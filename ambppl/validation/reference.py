@@ -32,10 +32,10 @@ from ambppl.validation._draws import (
 )
 from ambppl.validation._result import ValidationResult, decide
 from ambppl.validation._skewed import (
-    dirichlet_square_moments,
     mean_z,
     pilot_central_moments,
     square_moments,
+    square_of,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -492,10 +492,9 @@ class _ReferenceLaw:
         }
         self.mean = np.array([stored["mean"][i] for i in labels], dtype=np.float64)
         if measure in ("amb", "modified"):
-            self.central = np.asarray(
-                dirichlet_moments(alpha, measure, 6, cant_solve=cs).central, dtype=np.float64
-            )
-            self.square = dirichlet_square_moments(alpha, measure, cs)
+            moments = dirichlet_moments(alpha, measure, 6, cant_solve=cs)
+            self.central = np.asarray(moments.central, dtype=np.float64)
+            self.square = square_of(moments)
         else:
             self.central = pilot_central_moments(alpha, measure, cs, self.mean)
             self.square = square_moments(self.central)
