@@ -10,7 +10,8 @@ that module itself to compare samplers).
 
 All of them take at least 40 minutes on 2 cores, by the times in their docstrings:
 ``bench_hierarchical`` about 23, ``bench_rater_effects`` about 7 (436 s for nutpie's fit),
-``bench_scale`` about 5, ``bench_reuse`` about 3, ``bench_import`` a few seconds; the
+``bench_scale`` about 5, ``bench_reuse`` about 3, ``bench_fastmath`` about 2,
+``bench_import`` a few seconds; the
 others (``bench_data``, ``bench_exact``, ``bench_fit``, ``bench_moments``,
 ``bench_planning``) have no recorded total; ``bench_decision_rate`` takes about a minute.
 
@@ -18,7 +19,7 @@ What they print:
 
 * ratios against a baseline measured in the same run (the machines are noisy):
   ``bench_data``, ``bench_exact``, ``bench_fit``, ``bench_hierarchical``, ``bench_import``,
-  ``bench_moments``, ``bench_reuse``, ``bench_scale`` (and, run on their own,
+  ``bench_moments``, ``bench_reuse``, ``bench_scale``, ``bench_fastmath`` (and, run on their own,
   ``report_learned_prior.py`` and ``compare_revisions.py``);
 * no ratio: ``bench_rater_effects`` (per NUTS sampler, the wall time to the convergence
   standard and the diagnostics: the samplers are compared with the standard and with each

@@ -380,7 +380,9 @@ Barzan             0 / 0                  0 / 0             0 / 2 (.5)         +
 difference is the mean per-item difference on the gold items +- its standard error.
 Spearman NUTS / MAP / ck: dog .74/.80/.74, face .07/.25/.13, product .83/.79/.74, spam
 .27/.20/.20, Barzan -.06/.08/-.06. NUTS's labels moved by one face item since the previous
-run with the same seed: threaded chains are not reproducible to the last item. The Lap
+run with the same seed (PyTensor then compiled with fast math, under which a program compiled
+afresh and one loaded from its cache draw differently; fits compile without it since
+2026-12-08, and a seed fixes the draws: ``ambppl.inference.compilation``). The Lap
 column is of laplace's former start, PyMC's initial point; started at the map route's mode,
 ``--methods laplace`` gives the same accuracies and ECEs to the digits shown but for dog's
 ECE, .135 (the former start rerun: .133), whose mode it moves; the product data's Laplace

@@ -53,6 +53,7 @@ from ambppl.data.contract import (
     refuse_read_options,
 )
 from ambppl.inference.catalog import ModelEntry, get_model, model_parameters
+from ambppl.inference.compilation import reproducible_compilation
 from ambppl.inference.convergence import CONVERGENCE, ConvergenceWarning, check_convergence
 from ambppl.inference.laplace import POINT_SENTENCE, laplace_draws, mode_point
 from ambppl.inference.modeling import category_parameters, log_likelihood
@@ -146,7 +147,8 @@ def fit(
         run NUTS (its info record's ``nuts_defaults``, e.g. 2000 draws for
         ``rater_effects``), else 1000 and 4.
     random_seed : int, numpy.random.Generator or None
-        Seed; the same seed gives identical draws.
+        Seed; the same seed gives identical draws on the same machine with the same
+        packages, also for the routes that compile (see Notes).
     sampler : {"pymc", "nutpie", "numpyro", "blackjax"}, optional
         NUTS implementation for the methods that run NUTS (PyMC's ``nuts_sampler``).
         Default for ``"nuts"``: the model's own (its info record's ``sampler``, e.g. nutpie
@@ -292,6 +294,15 @@ def fit(
     compile; default fits of 300 items took 4.1 s each after the first instead of 9.4 s on 2
     cores, ``benchmarks/bench_reuse.py``).
 
+    The routes that compile a PyTensor program (``nuts``, ``collapsed``, ``laplace``,
+    ``map`` but for a model file's own mode) compile it without PyTensor's fast-math flags
+    (:mod:`ambppl.inference.compilation`). With them, the default of PyTensor's numba backend,
+    a program compiled afresh and the same program loaded from PyTensor's disk cache differ
+    in the last bits of the gradient, and NUTS turned that into other draws: a seeded fit
+    gave one result on a machine's first run and another on the next. The price is 0-11 %
+    per gradient for the rater models and 7-15 % of a collapsed fit
+    (``benchmarks/bench_fastmath.py``).
+
     Every item gets its own independent draws. Sampling once per *distinct* count vector and
     broadcasting (much faster on real data, where count vectors repeat) would make items with
     equal counts share identical draws: right for each item's marginal posterior but wrong
@@ -412,7 +423,13 @@ def fit(
             progressbar=progressbar,
             sample_kwargs=sample_kwargs or {},
         )
-        tree, conc = _ROUTES[method](job)
+        # a route that compiles a PyTensor program compiles it without fast math, so that
+        # the seed fixes the draws whatever PyTensor's disk cache holds (compilation.py)
+        compiling = (
+            reproducible_compilation() if _compiles(job, method) else contextlib.nullcontext()
+        )
+        with compiling:
+            tree, conc = _ROUTES[method](job)
         if log_likelihood:
             _add_log_likelihood(tree, job, conc)
         attrs: dict[str, Any] = {
@@ -805,6 +822,15 @@ def _route_map(job: _Job) -> tuple[xr.DataTree, np.ndarray | None]:
         free = [rv.name for rv in pm_model.free_RVs]
     info = {**info, "approximation": POINT_SENTENCE}
     return _optimizer_tree(job, post, constant, info, free)
+
+
+def _compiles(job: _Job, method: str) -> bool:
+    """Whether the route compiles a PyTensor program: every route but the exact ones and the
+    model file's own ``posterior_mode`` (``map`` of ``dawid_skene``: numpy and scipy alone,
+    which does not import PyTensor)."""
+    if method in ("exact", "empirical_bayes"):
+        return False
+    return not (method == "map" and _own_mode(job.entry) is not None)
 
 
 def _own_mode(entry: ModelEntry) -> Callable[..., Any] | None:
