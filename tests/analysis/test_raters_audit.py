@@ -140,11 +140,12 @@ def test_the_page_says_the_mode_is_overconfident_with_the_modes_numbers() -> Non
 
 @pytest.mark.slow  # compiles the PyMC program of dawid_skene
 def test_the_pages_laplace_numbers() -> None:
-    """Laplace's label_prob and label_entropy of the tweet as the page quotes them (0.68 and
-    0.69, seeded), within the rounding and three Monte Carlo standard errors of the mean of
-    the per-draw class posterior (the draws are independent)."""
+    """Laplace's label_prob and label_entropy of the tweet as the page quotes them (0.67 and
+    0.69, seeded; 0.68 before fit compiled without fast math, 0.672 since), within the
+    rounding and three Monte Carlo standard errors of the mean of the per-draw class
+    posterior (the draws are independent)."""
     page = _page()
-    assert "give 0.68 (0.69)" in page and '0.68 and 0.69 with method="laplace"' in page
+    assert "give 0.67 (0.69)" in page and '0.67 and 0.69 with method="laplace"' in page
     answers, _ = _one_cant_solve_tweet()
     result = ambppl.fit(answers, "dawid_skene", method="laplace", draws=250, random_seed=1)
     row = ambppl.summarize(result).loc["new"]
@@ -153,7 +154,7 @@ def test_the_pages_laplace_numbers() -> None:
     probs = result["posterior"]["label_prob"].sel(item="new")
     probs = probs.transpose(..., probs.dims[-1]).values.reshape(-1, probs.shape[-1])
     mean, mcse = probs.mean(axis=0), probs.std(axis=0, ddof=1) / np.sqrt(len(probs))
-    assert abs(row["label_prob"] - 0.68) <= 0.005 + 3 * mcse[mean.argmax()]
+    assert abs(row["label_prob"] - 0.67) <= 0.005 + 3 * mcse[mean.argmax()]
     # label_entropy = -sum p log p / log K of the mean: to first order its error is the
     # gradient -(log p + 1) / log K times the errors of the means
     slope = np.abs(np.log(mean) + 1) / np.log(len(mean))
