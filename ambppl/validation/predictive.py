@@ -560,9 +560,7 @@ def _replicate_q(
     post = result["posterior"]
     q = post["q"].transpose("chain", "draw", "item", "category")
     total = q.sizes["chain"] * q.sizes["draw"]
-    size = total if replicates is None else replicates
-    # evenly spaced posterior draws (with repeats when more replicates than draws)
-    pick = np.floor(np.arange(size) * total / size).astype(np.int64)
+    size, pick = _spread_draws(total, replicates)
     if kind == "posterior":
         flat = q.values.reshape(total, n_items, n_cat)
         return (
@@ -681,8 +679,7 @@ def _replicate_rater_answers(
     b = post["b"].transpose("chain", "draw", "rater", "category")
     n_items, n_cat = values.shape
     total = mu.sizes["chain"] * mu.sizes["draw"]
-    size = total if replicates is None else replicates
-    pick = np.floor(np.arange(size) * total / size).astype(np.int64)
+    size, pick = _spread_draws(total, replicates)
     mu_flat = mu.values.reshape(total, n_cat)
     sigma_flat = sigma.values.reshape(total, n_cat)
     b_flat = b.values.reshape(total, b.sizes["rater"], n_cat)
@@ -704,6 +701,14 @@ def _replicate_rater_answers(
     )
     per_draw = 8 * item.size * n_cat * 4 + 8 * n_items * n_cat * 4
     return block, size, where, per_draw
+
+
+def _spread_draws(total: int, replicates: int | None) -> tuple[int, np.ndarray]:
+    """The number of replicates (``total`` posterior draws where ``replicates`` is None) and
+    the flat posterior draw each one uses: evenly spaced, with repeats when there are more
+    replicates than draws."""
+    size = total if replicates is None else replicates
+    return size, np.floor(np.arange(size) * total / size).astype(np.int64)
 
 
 def _category_positions(var: Any, counts: Any, n_cat: int) -> np.ndarray:
@@ -765,8 +770,7 @@ def _replicate_class_answers(
     to_counts = _category_positions(confusion, observed_counts(result), n_cat)
     n_raters = confusion.sizes["rater"]
     total = pi.sizes["chain"] * pi.sizes["draw"]
-    size = total if replicates is None else replicates
-    pick = np.floor(np.arange(size) * total / size).astype(np.int64)
+    size, pick = _spread_draws(total, replicates)
     pi_flat = np.asarray(pi.values, dtype=np.float64).reshape(total, -1)
     theta_flat = np.asarray(confusion.values, dtype=np.float64).reshape(total, *confusion.shape[2:])
     # the model's item order, matched to the counts' rows by label, as the posterior kind does
@@ -1088,10 +1092,7 @@ def check_predictive(
     elif kind == "posterior" and _answers_with_raters(result, attrs):
         replicate, per_draw, where = _rater_posterior(result, values, rng)
         post = result["posterior"]
-        total = post.sizes["chain"] * post.sizes["draw"]
-        size = total if replicates is None else replicates
-        # evenly spaced posterior draws (with repeats when more replicates than draws)
-        pick = np.floor(np.arange(size) * total / size).astype(np.int64)
+        size, pick = _spread_draws(post.sizes["chain"] * post.sizes["draw"], replicates)
         per_draw += 8 * n_items * n_cat * 3
 
         def counts_block(a: int, b: int) -> np.ndarray:
