@@ -167,21 +167,31 @@ def _dawid_skene_tree(seed=21, n_items=10, n_raters=5, per_item=3, n_draws=300):
         axis=1,
     )
     label_prob = np.stack([p_a, 1 - p_a], axis=-1)  # (draws, items, class)
+    tree, q, model_items, counts_order = _class_tree(rng, label_prob, confusion, item, rater)
+    return tree, (label_prob, confusion, q, item, rater, model_items, counts_order)
+
+
+def _class_tree(rng, label_prob, confusion, item, rater, pi=None):
+    """A one-chain dawid_skene tree of these draws (``pi`` too where given), its q, and the
+    model's item order (a permutation of the counts' sorted one)."""
     # q: a random rater from the population (here the mean of the raters' rows), mixed over
     # the class posterior, as dawid_skene stores it
     q = np.einsum("dik,dkc->dic", label_prob, confusion.mean(axis=1))
     one = ("chain", "draw")
+    variables = {} if pi is None else {"pi": ((*one, "class"), pi[None])}
     posterior = xr.Dataset(
         {
+            **variables,
             "label_prob": ((*one, "item", "class"), label_prob[None]),
             "confusion": ((*one, "rater", "class", "category"), confusion[None]),
             "q": ((*one, "item", "category"), q[None]),
         }
     )
+    n_items, n_raters = label_prob.shape[1], confusion.shape[1]
     model_items = [f"i{j}" for j in rng.permutation(n_items)]
     counts_order = sorted(model_items)
     tree = _tree(posterior, item, rater, "dawid_skene", model_items, counts_order, n_raters)
-    return tree, (label_prob, confusion, q, item, rater, model_items, counts_order)
+    return tree, q, model_items, counts_order
 
 
 def _rater_effects_tree(seed=22, n_items=10, n_draws=300):
@@ -400,19 +410,7 @@ def _population_tree(seed=31, n_items=10, n_raters=5, per_item=3, n_draws=200):
         rows.append(np.stack([rng.dirichlet(300 * r, size=n_draws) for r in per_rater], axis=1))
     confusion = np.stack(rows, axis=2)  # (draws, raters, class, category)
     label_prob = np.broadcast_to([0.05, 0.95], (n_draws, n_items, 2))
-    q = np.einsum("dik,dkc->dic", label_prob, confusion.mean(axis=1))
-    one = ("chain", "draw")
-    posterior = xr.Dataset(
-        {
-            "pi": ((*one, "class"), pi[None]),
-            "label_prob": ((*one, "item", "class"), label_prob[None]),
-            "confusion": ((*one, "rater", "class", "category"), confusion[None]),
-            "q": ((*one, "item", "category"), q[None]),
-        }
-    )
-    model_items = [f"i{j}" for j in rng.permutation(n_items)]
-    counts_order = sorted(model_items)
-    tree = _tree(posterior, item, rater, "dawid_skene", model_items, counts_order, n_raters)
+    tree, _, model_items, counts_order = _class_tree(rng, label_prob, confusion, item, rater, pi)
     return tree, (pi, label_prob, confusion, item, rater, model_items, counts_order)
 
 
